@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: MIT
+// Reads a trace file: validates the header and every chunk's checksums when it
+// opens, then hands out events merged across threads in time order. A file
+// whose writer was killed is readable up to its last whole chunk, and `cut()`
+// says where it stops; a damaged or foreign file raises Error with the byte
+// offset of the damage.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tailor/trace/event.h"
+#include "tailor/trace/metadata.h"
+
+namespace tailor::trace {
+
+class Error : public std::runtime_error {
+ public:
+  Error(const std::string& file, std::uint64_t offset, const std::string& what);
+  std::uint64_t offset() const noexcept { return offset_; }
+
+ private:
+  std::uint64_t offset_;
+};
+
+class Reader {
+ public:
+  /// Opens and checks `path`. Throws Error if it cannot be read, is not a
+  /// tailor trace, is of a newer version, or is damaged before its end.
+  explicit Reader(const std::string& path);
+  ~Reader();
+  Reader(const Reader&) = delete;
+  Reader& operator=(const Reader&) = delete;
+
+  const std::string& path() const noexcept;
+  const Header& header() const noexcept;
+  const std::vector<Module>& modules() const noexcept;
+  const std::optional<EndRecord>& end() const noexcept;
+  /// Empty for a trace that ends with its end record; otherwise a sentence
+  /// saying at which byte the trace was cut and what was lost.
+  const std::string& cut() const noexcept;
+  bool complete() const noexcept { return cut().empty(); }
+
+  std::uint64_t event_count() const noexcept;   ///< events in the readable chunks
+  std::uint32_t thread_count() const noexcept;  ///< distinct threads with events
+  std::uint64_t chunk_count() const noexcept;
+  std::uint64_t file_size() const noexcept;
+
+  /// Next event in time order (ties keep file order); false at the end.
+  bool next(Event& event);
+  /// Starts the event sequence again.
+  void rewind();
+  /// Every event, in the order next() gives them.
+  std::vector<Event> read_all();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tailor::trace

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the Debian packages tailor needs to build, test and benchmark,
+# skipping those already present. Safe to run repeatedly.
+set -euo pipefail
+
+packages=(
+  # toolchain
+  g++ cmake ninja-build make pkg-config
+  # libraries of the toolkit (never of the allocator core)
+  libzstd-dev libxxhash-dev libcli11-dev nlohmann-json3-dev libfmt-dev libdw-dev
+  # tests and micro-benchmarks
+  libgtest-dev libgmock-dev libbenchmark-dev
+  # programs the tests record (real programs under the recorder)
+  python3 git
+  # peers measured in benchmarks
+  heaptrack hyperfine
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: MIT
+// One pass over a trace in time order, keeping the live blocks in a hash map;
+// see trace_stats.h for the accounting rules.
+#include "trace_stats.h"
+
+#include <algorithm>
+#include <bit>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+
+#include "symbolizer.h"
+
+namespace tailor::analyze {
+
+namespace {
+
+using trace::Event;
+using trace::Op;
+
+struct LiveBlock {
+  std::uint64_t size;
+  std::uint64_t event_index;
+  std::uint64_t time_ns;
+  std::uint64_t callsite;
+  std::uint32_t thread;
+};
+
+struct SiteAccumulator {
+  std::uint64_t calls = 0, bytes = 0, live = 0, peak_live = 0;
+};
+
+Distribution summarize(std::vector<std::uint64_t>& v) {
+  Distribution d;
+  d.count = v.size();
+  if (v.empty()) return d;
+  long double sum = 0;
+  for (auto x : v) sum += static_cast<long double>(x);
+  d.mean = static_cast<double>(sum / static_cast<long double>(v.size()));
+  auto at = [&v](double q) {
+    auto k = static_cast<std::size_t>(q * static_cast<double>(v.size() - 1));
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+    return v[k];
+  };
+  d.min = *std::min_element(v.begin(), v.end());
+  d.max = *std::max_element(v.begin(), v.end());
+  d.p50 = at(0.50);
+  d.p90 = at(0.90);
+  d.p99 = at(0.99);
+  return d;
+}
+
+class Accumulator {
+ public:
+  explicit Accumulator(const StatsOptions& o) : options_(o) { live_.reserve(1 << 16); }
+
+  void add(const Event& e) {
+    ++s_.events;
+    if (s_.events == 1) first_ns_ = e.time_ns;
+    last_ns_ = e.time_ns;
+    if (e.op == Op::ThreadStart || e.op == Op::ThreadExit) {
+      ThreadStats& t = thread(e);
+      if (e.op == Op::ThreadStart) t.tid = e.size;
+      return;
+    }
+    ++s_.memory_ops;
+    ++s_.calls[trace::describe_kind(e)];
+    ThreadStats& t = thread(e);
+    if (trace::is_allocation(e.op)) {
+      if (trace::is_aligned(e)) {
+        ++s_.aligned_calls;
+        ++s_.alignments[e.aux];
+      }
+      if (e.address == 0) {
+        ++s_.failed;
+        return;
+      }
+      allocate(e, trace::requested_bytes(e), t);
+    } else if (trace::is_release(e.op)) {
+      if (e.address == 0) {
+        ++s_.null_releases;
+        return;
+      }
+      ++s_.releases;
+      ++t.releases;
+      release(e, e.address);
+    } else if (e.op == Op::Realloc) {
+      realloc(e, t);
+    }
+  }
+
+  TraceStats finish() {
+    s_.duration_ns = s_.events ? last_ns_ - first_ns_ : 0;
+    s_.average_size = s_.objects ? static_cast<double>(s_.total_bytes) / static_cast<double>(s_.objects) : 0;
+    s_.live_objects_at_end = live_.size();
+    for (const auto& [addr, b] : live_) s_.live_bytes_at_end += b.size;
+    s_.lifetime_events = summarize(lifetime_events_);
+    s_.lifetime_ns = summarize(lifetime_ns_);
+
+    s_.distinct_sizes = sizes_.size();
+    std::vector<SizeShare> all;
+    all.reserve(sizes_.size());
+    for (const auto& [size, count] : sizes_) all.push_back({size, count, size * count});
+    std::sort(all.begin(), all.end(), [](const SizeShare& a, const SizeShare& b) {
+      return a.count != b.count ? a.count > b.count : a.size < b.size;
+    });
+    all.resize(std::min(all.size(), options_.top));
+    s_.top_sizes = std::move(all);
+    std::map<std::uint64_t, SizeShare> buckets;
+    for (const auto& [size, count] : sizes_) {
+      std::uint64_t bound = size <= 1 ? 1 : std::bit_ceil(size);
+      SizeShare& b = buckets[bound];
+      b.size = bound;
+      b.count += count;
+      b.bytes += size * count;
+    }
+    for (const auto& [bound, b] : buckets) s_.size_buckets.push_back(b);
+
+    s_.distinct_callsites = sites_.size();
+    std::vector<CallSiteStats> sites;
+    sites.reserve(sites_.size());
+    for (const auto& [addr, a] : sites_) sites.push_back({addr, a.calls, a.bytes, a.peak_live, {}});
+    auto top = [&](auto key) {
+      std::vector<CallSiteStats> v = sites;
+      std::sort(v.begin(), v.end(), [&](const auto& a, const auto& b) {
+        return key(a) != key(b) ? key(a) > key(b) : a.address < b.address;
+      });
+      v.resize(std::min(v.size(), options_.top));
+      return v;
+    };
+    s_.top_sites_by_calls = top([](const CallSiteStats& c) { return c.calls; });
+    s_.top_sites_by_bytes = top([](const CallSiteStats& c) { return c.bytes; });
+
+    for (auto& [id, t] : threads_) s_.threads.push_back(t);
+    return std::move(s_);
+  }
+
+ private:
+  ThreadStats& thread(const Event& e) {
+    auto [it, fresh] = threads_.try_emplace(e.thread);
+    ThreadStats& t = it->second;
+    if (fresh) {
+      t.thread = e.thread;
+      t.first_ns = e.time_ns;
+    }
+    t.last_ns = e.time_ns;
+    return t;
+  }
+
+  void allocate(const Event& e, std::uint64_t bytes, ThreadStats& t) {
+    ++s_.objects;
+    s_.total_bytes += bytes;
+    ++t.allocations;
+    t.bytes += bytes;
+    ++sizes_[bytes];
+    SiteAccumulator& site = sites_[e.callsite];
+    ++site.calls;
+    site.bytes += bytes;
+    site.live += bytes;
+    site.peak_live = std::max(site.peak_live, site.live);
+    auto [it, fresh] = live_.try_emplace(e.address);
+    if (!fresh) {
+      // The trace missed this block's release; forget the old one.
+      ++s_.reused_live;
+      in_use_ -= it->second.size;
+      sites_[it->second.callsite].live -= it->second.size;
+    }
+    it->second = {bytes, s_.events, e.time_ns, e.callsite, e.thread};
+    in_use_ += bytes;
+    if (in_use_ > s_.max_in_use) {
+      s_.max_in_use = in_use_;
+      s_.time_of_max_in_use_ns = e.time_ns;
+    }
+    s_.max_live_objects = std::max<std::uint64_t>(s_.max_live_objects, live_.size());
+  }
+
+  void release(const Event& e, std::uint64_t address) {
+    auto it = live_.find(address);
+    if (it == live_.end()) {
+      ++s_.unknown_releases;
+      return;
+    }
+    const LiveBlock& b = it->second;
+    lifetime_events_.push_back(s_.events - b.event_index);
+    lifetime_ns_.push_back(e.time_ns - b.time_ns);
+    if (b.thread != e.thread) ++s_.cross_thread_releases;
+    in_use_ -= b.size;
+    sites_[b.callsite].live -= b.size;
+    live_.erase(it);
+  }
+
+  void realloc(const Event& e, ThreadStats& t) {
+    ++s_.realloc.calls;
+    if (e.aux == 0) {  // realloc(NULL, n) is malloc(n)
+      ++s_.realloc.from_null;
+      if (e.address == 0) {
+        ++s_.failed;
+        return;
+      }
+      allocate(e, e.size, t);
+      return;
+    }
+    if (e.address == 0) {
+      if (e.size == 0) {  // realloc(p, 0): glibc frees p
+        ++s_.realloc.to_zero;
+        release(e, e.aux);
+      } else {
+        ++s_.realloc.failed;
+        ++s_.failed;
+      }
+      return;
+    }
+    ++(e.address == e.aux ? s_.realloc.in_place : s_.realloc.moved);
+    release(e, e.aux);
+    allocate(e, e.size, t);
+  }
+
+  StatsOptions options_;
+  TraceStats s_;
+  std::unordered_map<std::uint64_t, LiveBlock> live_;
+  std::unordered_map<std::uint64_t, std::uint64_t> sizes_;
+  std::unordered_map<std::uint64_t, SiteAccumulator> sites_;
+  std::map<std::uint32_t, ThreadStats> threads_;
+  std::vector<std::uint64_t> lifetime_events_, lifetime_ns_;
+  std::uint64_t in_use_ = 0;
+  std::uint64_t first_ns_ = 0, last_ns_ = 0;
+};
+
+nlohmann::json dist_json(const Distribution& d) {
+  return {{"count", d.count}, {"mean", d.mean}, {"min", d.min}, {"p50", d.p50},
+          {"p90", d.p90},     {"p99", d.p99},   {"max", d.max}};
+}
+
+nlohmann::json sites_json(const std::vector<CallSiteStats>& v) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& c : v)
+    a.push_back({{"address", c.address}, {"calls", c.calls}, {"bytes", c.bytes},
+                 {"peak_live_bytes", c.peak_live_bytes}, {"symbol", c.symbol}});
+  return a;
+}
+
+nlohmann::json sizes_json(const std::vector<SizeShare>& v) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& s : v) a.push_back({{"size", s.size}, {"count", s.count}, {"bytes", s.bytes}});
+  return a;
+}
+
+}  // namespace
+
+TraceStats compute_stats(trace::Reader& reader, const StatsOptions& options) {
+  Accumulator acc(options);
+  reader.rewind();
+  Event e;
+  while (reader.next(e)) acc.add(e);
+  reader.rewind();
+  return acc.finish();
+}
+
+void symbolize(TraceStats& stats, const std::vector<trace::Module>& modules) {
+  Symbolizer sym(modules);
+  for (auto* list : {&stats.top_sites_by_calls, &stats.top_sites_by_bytes})
+    for (auto& c : *list) c.symbol = c.address ? sym.resolve_return_address(c.address).to_string() : "(unknown)";
+}
+
+nlohmann::json to_json(const TraceStats& s) {
+  nlohmann::json threads = nlohmann::json::array();
+  for (const auto& t : s.threads)
+    threads.push_back({{"thread", t.thread}, {"tid", t.tid}, {"allocations", t.allocations}, {"bytes", t.bytes},
+                       {"releases", t.releases}, {"first_ns", t.first_ns}, {"last_ns", t.last_ns}});
+  nlohmann::json alignments = nlohmann::json::object();
+  for (const auto& [a, n] : s.alignments) alignments[std::to_string(a)] = n;
+  return {
+      {"objects", s.objects},
+      {"total_bytes", s.total_bytes},
+      {"max_in_use_bytes", s.max_in_use},
+      {"average_size", s.average_size},
+      {"memory_ops", s.memory_ops},
+      {"events", s.events},
+      {"duration_ns", s.duration_ns},
+      {"calls", s.calls},
+      {"releases", s.releases},
+      {"null_releases", s.null_releases},
+      {"failed_allocations", s.failed},
+      {"max_live_objects", s.max_live_objects},
+      {"time_of_max_in_use_ns", s.time_of_max_in_use_ns},
+      {"live_objects_at_end", s.live_objects_at_end},
+      {"live_bytes_at_end", s.live_bytes_at_end},
+      {"unknown_releases", s.unknown_releases},
+      {"reused_live", s.reused_live},
+      {"cross_thread_releases", s.cross_thread_releases},
+      {"realloc",
+       {{"calls", s.realloc.calls}, {"in_place", s.realloc.in_place}, {"moved", s.realloc.moved},
+        {"from_null", s.realloc.from_null}, {"to_zero", s.realloc.to_zero}, {"failed", s.realloc.failed}}},
+      {"aligned_calls", s.aligned_calls},
+      {"alignments", alignments},
+      {"distinct_sizes", s.distinct_sizes},
+      {"top_sizes", sizes_json(s.top_sizes)},
+      {"size_buckets", sizes_json(s.size_buckets)},
+      {"lifetime_events", dist_json(s.lifetime_events)},
+      {"lifetime_ns", dist_json(s.lifetime_ns)},
+      {"distinct_callsites", s.distinct_callsites},
+      {"top_sites_by_calls", sites_json(s.top_sites_by_calls)},
+      {"top_sites_by_bytes", sites_json(s.top_sites_by_bytes)},
+      {"threads", threads},
+  };
+}
+
+}  // namespace tailor::analyze

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+// The statistics of one trace: seed 002's Table 2 (objects, total bytes, peak
+// bytes in use, average size, memory operations) and the breakdowns behind
+// them (sizes, lifetimes, call sites, threads, realloc and aligned calls,
+// anomalies). Exact: computed from every event, in time order.
+//
+// Accounting rules (also in docs/trace-format.md, "Statistics"):
+//  - an object is a block handed out: a successful malloc, calloc, aligned
+//    call, operator new, or realloc (a realloc ends the old block's life and
+//    starts a new object, as an allocator sees it, even when done in place);
+//  - bytes are requested bytes (calloc: count x size), never usable size;
+//  - memory operations are calls into the allocation API, free(NULL) included.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "tailor/trace/reader.h"
+
+namespace tailor::analyze {
+
+struct Distribution {
+  std::uint64_t count = 0;
+  double mean = 0;
+  std::uint64_t min = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
+};
+
+struct SizeShare {
+  std::uint64_t size = 0;   ///< exact request size, or bucket upper bound
+  std::uint64_t count = 0;
+  std::uint64_t bytes = 0;
+};
+
+struct CallSiteStats {
+  std::uint64_t address = 0;
+  std::uint64_t calls = 0;     ///< allocations made from here
+  std::uint64_t bytes = 0;
+  std::uint64_t peak_live_bytes = 0;
+  std::string symbol;          ///< filled by symbolize()
+};
+
+struct ThreadStats {
+  std::uint32_t thread = 0;
+  std::uint64_t tid = 0;
+  std::uint64_t allocations = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t releases = 0;
+  std::uint64_t first_ns = 0, last_ns = 0;
+};
+
+struct TraceStats {
+  // Seed 002, Table 2.
+  std::uint64_t objects = 0;
+  std::uint64_t total_bytes = 0;
+  std::uint64_t max_in_use = 0;
+  double average_size = 0;
+  std::uint64_t memory_ops = 0;
+
+  std::uint64_t events = 0;
+  std::uint64_t duration_ns = 0;
+  std::map<std::string, std::uint64_t> calls;  ///< by kind as `tailor dump` names it
+  std::uint64_t releases = 0;          ///< free / delete of a non-null pointer
+  std::uint64_t null_releases = 0;     ///< free(NULL), delete nullptr
+  std::uint64_t failed = 0;            ///< allocation calls that returned no block
+  std::uint64_t max_live_objects = 0;
+  std::uint64_t time_of_max_in_use_ns = 0;
+  std::uint64_t live_objects_at_end = 0;
+  std::uint64_t live_bytes_at_end = 0;
+  std::uint64_t unknown_releases = 0;  ///< of blocks the trace never saw allocated (e.g. inherited over fork)
+  std::uint64_t reused_live = 0;       ///< allocations returning a block the trace still had live
+  std::uint64_t cross_thread_releases = 0;
+
+  struct {
+    std::uint64_t calls = 0, in_place = 0, moved = 0, from_null = 0, to_zero = 0, failed = 0;
+  } realloc;
+  std::uint64_t aligned_calls = 0;
+  std::map<std::uint64_t, std::uint64_t> alignments;  ///< alignment -> calls
+
+  std::uint64_t distinct_sizes = 0;
+  std::vector<SizeShare> top_sizes;        ///< by count, descending
+  std::vector<SizeShare> size_buckets;     ///< power-of-two upper bounds, ascending
+
+  Distribution lifetime_events;  ///< of released objects: events between allocation and release
+  Distribution lifetime_ns;
+
+  std::uint64_t distinct_callsites = 0;
+  std::vector<CallSiteStats> top_sites_by_calls;
+  std::vector<CallSiteStats> top_sites_by_bytes;
+
+  std::vector<ThreadStats> threads;
+};
+
+struct StatsOptions {
+  std::size_t top = 10;
+};
+
+TraceStats compute_stats(trace::Reader& reader, const StatsOptions& options = {});
+
+/// Fills the symbol of every reported call site from the trace's modules.
+void symbolize(TraceStats& stats, const std::vector<trace::Module>& modules);
+
+nlohmann::json to_json(const TraceStats& stats);
+
+}  // namespace tailor::analyze

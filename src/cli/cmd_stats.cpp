@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: MIT
+// `tailor stats TRACE [--json]`: exact statistics of a trace (see
+// src/analyze/trace_stats.h for what each number counts).
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "tailor/trace/reader.h"
+#include "trace_stats.h"
+
+namespace tailor::cli {
+
+namespace {
+
+struct StatsCmdOptions {
+  std::string trace;
+  bool json = false;
+  bool no_symbols = false;
+  std::size_t top = 10;
+};
+
+std::string pct(std::uint64_t part, std::uint64_t whole) {
+  return whole ? fmt::format("{:5.1f}%", 100.0 * static_cast<double>(part) / static_cast<double>(whole)) : "    -";
+}
+
+std::string human_ns(double ns) {
+  if (ns < 1e3) return fmt::format("{:.0f} ns", ns);
+  if (ns < 1e6) return fmt::format("{:.1f} us", ns / 1e3);
+  if (ns < 1e9) return fmt::format("{:.1f} ms", ns / 1e6);
+  return fmt::format("{:.2f} s", ns / 1e9);
+}
+
+void print_text(const trace::Reader& r, const analyze::TraceStats& s) {
+  const auto& h = r.header();
+  std::string cmd;
+  for (const auto& a : h.command_line) cmd += (cmd.empty() ? "" : " ") + a;
+  fmt::print("trace     {} (pid {}: {})\n", r.path(), h.pid, cmd);
+  if (!r.complete()) fmt::print("warning   {}\n", r.cut());
+  fmt::print("events    {} in {} over {} thread(s)\n\n", s.events, human_ns(static_cast<double>(s.duration_ns)),
+             s.threads.size());
+
+  fmt::print("{:>14} {:>16} {:>14} {:>12} {:>14}\n", "objects", "total bytes", "max in use", "average size",
+             "memory ops");
+  fmt::print("{:>14} {:>16} {:>14} {:>12.2f} {:>14}\n\n", s.objects, s.total_bytes, s.max_in_use, s.average_size,
+             s.memory_ops);
+
+  fmt::print("calls\n");
+  for (const auto& [kind, n] : s.calls) fmt::print("  {:<26} {:>14} {}\n", kind, n, pct(n, s.memory_ops));
+  fmt::print("  releases of NULL {:>23}   failed allocations {}\n", s.null_releases, s.failed);
+  fmt::print("  realloc: {} calls, {} in place, {} moved, {} from NULL, {} to size 0, {} failed\n", s.realloc.calls,
+             s.realloc.in_place, s.realloc.moved, s.realloc.from_null, s.realloc.to_zero, s.realloc.failed);
+  fmt::print("  aligned: {} calls", s.aligned_calls);
+  for (const auto& [a, n] : s.alignments) fmt::print(", {} x align {}", n, a);
+  fmt::print("\n\n");
+
+  fmt::print("live      peak {} objects; at end {} objects, {} bytes (never freed)\n", s.max_live_objects,
+             s.live_objects_at_end, s.live_bytes_at_end);
+  fmt::print("          {} releases of unknown blocks, {} cross-thread releases, {} allocations over a live block\n\n",
+             s.unknown_releases, s.cross_thread_releases, s.reused_live);
+
+  fmt::print("lifetime of released objects ({}):\n", s.lifetime_events.count);
+  const auto& le = s.lifetime_events;
+  const auto& ln = s.lifetime_ns;
+  fmt::print("  {:<8} {:>12} {:>12} {:>12} {:>12} {:>12}\n", "", "mean", "p50", "p90", "p99", "max");
+  fmt::print("  {:<8} {:>12.1f} {:>12} {:>12} {:>12} {:>12}\n", "events", le.mean, le.p50, le.p90, le.p99, le.max);
+  fmt::print("  {:<8} {:>12} {:>12} {:>12} {:>12} {:>12}\n\n", "time", human_ns(ln.mean),
+             human_ns(static_cast<double>(ln.p50)), human_ns(static_cast<double>(ln.p90)),
+             human_ns(static_cast<double>(ln.p99)), human_ns(static_cast<double>(ln.max)));
+
+  fmt::print("top sizes ({} distinct)\n", s.distinct_sizes);
+  for (const auto& z : s.top_sizes)
+    fmt::print("  {:>12} bytes {:>14} {}  ({} bytes)\n", z.size, z.count, pct(z.count, s.objects), z.bytes);
+  fmt::print("\nsizes by power of two\n");
+  std::uint64_t prev = 0;
+  for (const auto& b : s.size_buckets) {
+    fmt::print("  {:>12} .. {:<12} {:>14} {}  {} of bytes\n", prev + (prev ? 1 : 0), b.size, b.count,
+               pct(b.count, s.objects), pct(b.bytes, s.total_bytes));
+    prev = b.size;
+  }
+
+  fmt::print("\ncall sites ({} distinct), top by calls\n", s.distinct_callsites);
+  for (const auto& c : s.top_sites_by_calls)
+    fmt::print("  {:>14} {} {:>16} bytes  {}\n", c.calls, pct(c.calls, s.objects), c.bytes, c.symbol);
+  fmt::print("top by bytes\n");
+  for (const auto& c : s.top_sites_by_bytes)
+    fmt::print("  {:>16} bytes {} {:>14} calls  {}\n", c.bytes, pct(c.bytes, s.total_bytes), c.calls, c.symbol);
+
+  fmt::print("\nthreads\n");
+  for (const auto& t : s.threads)
+    fmt::print("  T{:<4} tid {:<8} {:>14} allocations {:>16} bytes {:>14} releases\n", t.thread, t.tid, t.allocations,
+               t.bytes, t.releases);
+}
+
+int stats(const StatsCmdOptions& o) {
+  trace::Reader r(o.trace);
+  analyze::StatsOptions so;
+  so.top = o.top;
+  analyze::TraceStats s = analyze::compute_stats(r, so);
+  if (!o.no_symbols) analyze::symbolize(s, r.modules());
+  if (o.json) {
+    nlohmann::json j = analyze::to_json(s);
+    j["trace"] = {{"path", r.path()}, {"pid", r.header().pid}, {"command_line", r.header().command_line},
+                  {"complete", r.complete()}, {"cut", r.cut()}};
+    fmt::print("{}\n", j.dump(2));
+  } else {
+    print_text(r, s);
+  }
+  if (!r.complete()) fmt::print(stderr, "tailor stats: {}: {}\n", o.trace, r.cut());
+  return 0;
+}
+
+}  // namespace
+
+void add_stats(CLI::App& app, Runner& run) {
+  auto o = std::make_shared<StatsCmdOptions>();
+  CLI::App* cmd = app.add_subcommand("stats", "Exact statistics of a trace: Table 2 of the DMM paper and more");
+  cmd->add_option("trace", o->trace, "Trace file")->required();
+  cmd->add_flag("--json", o->json, "Machine-readable output");
+  cmd->add_flag("--no-symbols", o->no_symbols, "Do not symbolize call sites");
+  cmd->add_option("--top", o->top, "Entries in each top list")->capture_default_str();
+  cmd->callback([o, &run] { run = [o] { return stats(*o); }; });
+}
+
+}  // namespace tailor::cli

@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: MIT
+// Registration of the subcommands of `tailor`. Each add_* declares its options
+// on the app and stores in `run` the action to perform if it is selected.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace tailor::cli {
+
+using Runner = std::function<int()>;
+
+void add_record(CLI::App& app, Runner& run);
+void add_dump(CLI::App& app, Runner& run);
+void add_stats(CLI::App& app, Runner& run);
+
+}  // namespace tailor::cli

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: MIT
+// Every form of C++ operator new and delete (plain, array, sized, aligned,
+// nothrow), recorded as New / Delete events whose flags tell the form apart.
+//
+// new is implemented here on the next malloc / aligned_alloc with the
+// standard new-handler loop, exactly as libstdc++ implements it, rather than
+// forwarded to libstdc++'s operator new: a bad_alloc thrown from inside a
+// forwarded call would unwind through a frame holding the thread's busy mark.
+// Here the handler runs and bad_alloc is thrown outside any recorder state,
+// and the recorder needs no C++ runtime of its own (it is built without
+// exceptions and linked without libstdc++). delete forwards to the next
+// definition, or to free.
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <new>
+
+#include "real_functions.h"
+#include "recorder.h"
+
+using tailor::record::BusyScope;
+using tailor::record::real;
+using tailor::record::tls;
+using tailor::trace::Op;
+namespace rec = tailor::record;
+namespace tr = tailor::trace;
+
+namespace {
+
+std::uint64_t addr(const void* p) { return reinterpret_cast<std::uint64_t>(p); }
+
+void* raw_alloc(std::size_t n, std::size_t alignment) {
+  if (alignment <= alignof(std::max_align_t)) return real.malloc ? real.malloc(n) : rec::bootstrap_alloc(n);
+  if (!real.aligned_alloc) return rec::bootstrap_alloc(n, alignment);
+  return real.aligned_alloc(alignment, (n + alignment - 1) & ~(alignment - 1));
+}
+
+// One attempt, recorded if it succeeds (or if it is the nothrow form's final answer).
+void* attempt(const void* caller, std::uint8_t flags, std::size_t n, std::size_t alignment, bool record_failure) {
+  if (tls.busy || !rec::active()) return raw_alloc(n, alignment);
+  BusyScope busy;
+  void* p = raw_alloc(n, alignment);
+  if (p || record_failure) {
+    int saved = errno;
+    rec::record(Op::New, flags, n, addr(p), alignment, caller, rec::now_ns());
+    errno = saved;
+  }
+  return p;
+}
+
+void* hook_new(const void* caller, std::uint8_t flags, std::size_t n, std::size_t alignment) {
+  std::size_t request = n ? n : 1;
+  bool nothrow = flags & tr::kNothrow;
+  for (;;) {
+    std::new_handler handler = real.get_new_handler ? real.get_new_handler() : nullptr;
+    if (void* p = attempt(caller, flags, request, alignment, nothrow && !handler)) return p;
+    if (!handler) {
+      if (nothrow) return nullptr;
+      if (real.throw_bad_alloc) real.throw_bad_alloc();
+      std::abort();  // operator new called without a C++ runtime loaded
+    }
+    handler();  // may throw bad_alloc: no recorder state is held here
+  }
+}
+
+template <class Next, class... Args>
+void hook_delete(const void* caller, std::uint8_t flags, Next next, void* p, std::size_t size, std::size_t alignment,
+                 Args... args) {
+  if (rec::is_bootstrap(p)) return;
+  if (!tls.busy && rec::active()) {
+    BusyScope busy;
+    int saved = errno;
+    rec::record(Op::Delete, flags, size, addr(p), alignment, caller, rec::now_ns());
+    if (next) next(p, args...); else if (real.free) real.free(p);
+    errno = saved;
+    return;
+  }
+  if (next) next(p, args...); else if (real.free) real.free(p);
+}
+
+constexpr std::uint8_t kArr = tr::kArray;
+constexpr std::uint8_t kAl = tr::kAligned;
+constexpr std::uint8_t kNo = tr::kNothrow;
+constexpr std::uint8_t kSz = tr::kSized;
+std::size_t al(std::align_val_t a) { return static_cast<std::size_t>(a); }
+
+}  // namespace
+
+#define TAILOR_EXPORT __attribute__((visibility("default")))
+#define CALLER __builtin_return_address(0)
+
+TAILOR_EXPORT void* operator new(std::size_t n) { return hook_new(CALLER, 0, n, 0); }
+TAILOR_EXPORT void* operator new[](std::size_t n) { return hook_new(CALLER, kArr, n, 0); }
+TAILOR_EXPORT void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return hook_new(CALLER, kNo, n, 0); }
+TAILOR_EXPORT void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
+  return hook_new(CALLER, kArr | kNo, n, 0);
+}
+TAILOR_EXPORT void* operator new(std::size_t n, std::align_val_t a) { return hook_new(CALLER, kAl, n, al(a)); }
+TAILOR_EXPORT void* operator new[](std::size_t n, std::align_val_t a) { return hook_new(CALLER, kArr | kAl, n, al(a)); }
+TAILOR_EXPORT void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+  return hook_new(CALLER, kAl | kNo, n, al(a));
+}
+TAILOR_EXPORT void* operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+  return hook_new(CALLER, kArr | kAl | kNo, n, al(a));
+}
+
+TAILOR_EXPORT void operator delete(void* p) noexcept { hook_delete(CALLER, 0, real.op_delete, p, 0, 0); }
+TAILOR_EXPORT void operator delete[](void* p) noexcept { hook_delete(CALLER, kArr, real.op_delete_array, p, 0, 0); }
+TAILOR_EXPORT void operator delete(void* p, std::size_t n) noexcept {
+  hook_delete(CALLER, kSz, real.op_delete_sized, p, n, 0, n);
+}
+TAILOR_EXPORT void operator delete[](void* p, std::size_t n) noexcept {
+  hook_delete(CALLER, kArr | kSz, real.op_delete_array_sized, p, n, 0, n);
+}
+TAILOR_EXPORT void operator delete(void* p, std::align_val_t a) noexcept {
+  hook_delete(CALLER, kAl, real.op_delete_aligned, p, 0, al(a), a);
+}
+TAILOR_EXPORT void operator delete[](void* p, std::align_val_t a) noexcept {
+  hook_delete(CALLER, kArr | kAl, real.op_delete_array_aligned, p, 0, al(a), a);
+}
+TAILOR_EXPORT void operator delete(void* p, std::size_t n, std::align_val_t a) noexcept {
+  hook_delete(CALLER, kSz | kAl, real.op_delete_sized_aligned, p, n, al(a), n, a);
+}
+TAILOR_EXPORT void operator delete[](void* p, std::size_t n, std::align_val_t a) noexcept {
+  hook_delete(CALLER, kArr | kSz | kAl, real.op_delete_array_sized_aligned, p, n, al(a), n, a);
+}
+TAILOR_EXPORT void operator delete(void* p, const std::nothrow_t& t) noexcept {
+  hook_delete(CALLER, kNo, real.op_delete_nothrow, p, 0, 0, t);
+}
+TAILOR_EXPORT void operator delete[](void* p, const std::nothrow_t& t) noexcept {
+  hook_delete(CALLER, kArr | kNo, real.op_delete_array_nothrow, p, 0, 0, t);
+}
+TAILOR_EXPORT void operator delete(void* p, std::align_val_t a, const std::nothrow_t& t) noexcept {
+  hook_delete(CALLER, kAl | kNo, real.op_delete_aligned_nothrow, p, 0, al(a), a, t);
+}
+TAILOR_EXPORT void operator delete[](void* p, std::align_val_t a, const std::nothrow_t& t) noexcept {
+  hook_delete(CALLER, kArr | kAl | kNo, real.op_delete_array_aligned_nothrow, p, 0, al(a), a, t);
+}

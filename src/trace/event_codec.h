@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+// Turns a run of one thread's events into the column-wise, delta-coded byte
+// string that is then compressed into an Events chunk, and back. Columns of
+// like values (kinds, time deltas, sizes, address deltas, ...) compress far
+// better than interleaved records: this is what keeps a trace near 2-4 bytes
+// per event. Encoding never allocates; the caller provides the workspace.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tailor/trace/event.h"
+
+namespace tailor::trace::codec {
+
+/// Bytes of workspace encode() needs for n events (columns are staged apart).
+std::size_t workspace_size(std::size_t n) noexcept;
+
+/// Upper bound of the encoded size of n events.
+std::size_t max_encoded_size(std::size_t n) noexcept;
+
+/// Encodes events[0..n) whose times are measured from base_time_ns into out
+/// (at least max_encoded_size(n) bytes) using workspace (workspace_size(n)
+/// bytes). Returns the encoded size.
+std::size_t encode(const Event* events, std::size_t n, std::uint64_t base_time_ns,
+                   std::uint8_t* workspace, std::uint8_t* out) noexcept;
+
+/// Decodes exactly n events of thread `thread` from [data, data+size).
+/// Returns false and sets `why` if the bytes are not a valid encoding.
+bool decode(const std::uint8_t* data, std::size_t size, std::size_t n, std::uint32_t thread,
+            std::uint64_t base_time_ns, std::vector<Event>& out, std::string& why);
+
+}  // namespace tailor::trace::codec

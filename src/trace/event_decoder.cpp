@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: MIT
+// Event decoding, the reader's half of the codec (layout in event_encoder.cpp
+// and docs/trace-format.md). Checks every column against the event count.
+#include "event_codec.h"
+
+#include "byte_io.h"
+#include "format.h"
+
+namespace tailor::trace::codec {
+
+using format::kColumns;
+
+bool decode(const std::uint8_t* data, std::size_t size, std::size_t n, std::uint32_t thread,
+            std::uint64_t base_time_ns, std::vector<Event>& out, std::string& why) {
+  io::Cursor header(data, data + size);
+  std::uint32_t len[kColumns];
+  std::size_t total = 4 * kColumns;
+  for (unsigned c = 0; c < kColumns; ++c) {
+    len[c] = header.u32();
+    total += len[c];
+  }
+  if (!header.ok() || total != size) {
+    why = "column lengths do not add up to the payload size";
+    return false;
+  }
+  if (len[format::kKinds] != 2 * n) {
+    why = "kind column holds " + std::to_string(len[format::kKinds] / 2) + " events, header says " +
+          std::to_string(n);
+    return false;
+  }
+  std::vector<io::Cursor> col;
+  col.reserve(kColumns);
+  const std::uint8_t* p = data + 4 * kColumns;
+  for (unsigned c = 0; c < kColumns; ++c) {
+    col.emplace_back(p, p + len[c]);
+    p += len[c];
+  }
+
+  std::size_t first = out.size();
+  out.resize(first + n);
+  std::uint64_t prev_time = base_time_ns, prev_address = 0, prev_callsite = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    Event& e = out[first + i];
+    std::uint8_t op = col[format::kKinds].u8();
+    if (op == 0 || op > kMaxOp) {
+      why = "event " + std::to_string(i) + " has unknown operation " + std::to_string(op);
+      out.resize(first);
+      return false;
+    }
+    e.op = static_cast<Op>(op);
+    e.flags = col[format::kKinds].u8();
+    e.thread = thread;
+    e.time_ns = prev_time + static_cast<std::uint64_t>(io::unzigzag(col[format::kTime].varint()));
+    e.size = col[format::kSize].varint();
+    e.address = prev_address + static_cast<std::uint64_t>(io::unzigzag(col[format::kAddress].varint()));
+    std::uint64_t aux = col[format::kAux].varint();
+    e.aux = e.op == Op::Realloc ? e.address + static_cast<std::uint64_t>(io::unzigzag(aux)) : aux;
+    e.callsite = prev_callsite + static_cast<std::uint64_t>(io::unzigzag(col[format::kCallsite].varint()));
+    prev_time = e.time_ns;
+    prev_address = e.address;
+    prev_callsite = e.callsite;
+  }
+  for (unsigned c = 0; c < kColumns; ++c) {
+    if (!col[c].ok() || col[c].remaining() != 0) {
+      static const char* const names[kColumns] = {"kind", "time", "size", "address", "aux", "callsite"};
+      why = std::string(names[c]) + " column is " + (col[c].ok() ? "longer" : "shorter") + " than " +
+            std::to_string(n) + " events";
+      out.resize(first);
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace tailor::trace::codec

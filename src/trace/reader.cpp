@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: MIT
+// Trace reader. Opening maps the file, checks the header, and walks the chunk
+// headers once, verifying both checksums of every chunk, so that damage is
+// reported at open with its byte offset rather than half-way through an
+// analysis. Events are then merged across threads lazily: a chunk is
+// decompressed only when the merge reaches its first timestamp.
+#include "tailor/trace/reader.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <queue>
+#include <set>
+
+#include "byte_io.h"
+#include "event_codec.h"
+#include "format.h"
+#include "hash.h"
+
+namespace tailor::trace {
+
+Error::Error(const std::string& file, std::uint64_t offset, const std::string& what)
+    : std::runtime_error(file + ": byte " + std::to_string(offset) + ": " + what), offset_(offset) {}
+
+namespace {
+
+struct ChunkRef {
+  std::uint64_t offset = 0;  // of the chunk header
+  std::uint64_t sequence = 0;
+  format::ChunkHeader h;
+};
+
+// Decoded events of one chunk and the merge position in them.
+struct Cursor {
+  std::vector<Event> events;
+  std::size_t index = 0;
+  std::uint64_t sequence = 0;
+};
+
+struct CursorLater {
+  bool operator()(const Cursor* a, const Cursor* b) const noexcept {
+    const Event& x = a->events[a->index];
+    const Event& y = b->events[b->index];
+    if (x.time_ns != y.time_ns) return x.time_ns > y.time_ns;
+    return a->sequence > b->sequence;
+  }
+};
+
+}  // namespace
+
+struct Reader::Impl {
+  std::string path;
+  const std::uint8_t* data = nullptr;
+  std::uint64_t size = 0;
+  Header header;
+  std::vector<Module> modules;
+  std::optional<EndRecord> end;
+  std::string cut;
+  std::vector<ChunkRef> event_chunks;  // sorted by first time, then file order
+  std::uint64_t chunks = 0;
+  std::uint64_t events = 0;
+  std::uint32_t threads = 0;
+
+  // Merge state.
+  std::size_t next_chunk = 0;
+  std::vector<std::unique_ptr<Cursor>> live;
+  std::priority_queue<Cursor*, std::vector<Cursor*>, CursorLater> heap;
+  std::vector<std::uint8_t> scratch;
+
+  [[noreturn]] void fail(std::uint64_t offset, const std::string& what) const { throw Error(path, offset, what); }
+
+  void open() {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw Error(path, 0, std::string("cannot open: ") + std::strerror(errno));
+    struct stat st {};
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(fd);
+      throw Error(path, 0, "not a regular file");
+    }
+    size = static_cast<std::uint64_t>(st.st_size);
+    if (size > 0) {
+      void* m = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+      if (m == MAP_FAILED) {
+        int e = errno;
+        ::close(fd);
+        throw Error(path, 0, std::string("cannot map: ") + std::strerror(e));
+      }
+      data = static_cast<const std::uint8_t*>(m);
+      madvise(m, size, MADV_SEQUENTIAL);
+    }
+    ::close(fd);
+  }
+
+  ~Impl() {
+    if (data) munmap(const_cast<std::uint8_t*>(data), size);
+  }
+
+  std::uint64_t read_header() {
+    if (size < sizeof format::kFileMagic || std::memcmp(data, format::kFileMagic, sizeof format::kFileMagic) != 0)
+      fail(0, size == 0 ? "empty file, not a tailor trace" : "not a tailor trace (bad magic)");
+    if (size < format::kFilePrefixSize) fail(size, "trace cut inside its file header");
+    io::Cursor c(data + sizeof format::kFileMagic, data + size);
+    header.version = c.u16();
+    c.u16();  // flags, none defined
+    std::uint32_t body = c.u32();
+    if (header.version == 0 || header.version > kFormatVersion)
+      fail(8, "format version " + std::to_string(header.version) + " is not supported (this reader knows 1 to " +
+                  std::to_string(kFormatVersion) + ")");
+    if (body > format::kMaxHeaderBody) fail(12, "file header claims " + std::to_string(body) + " bytes");
+    if (size < format::kFilePrefixSize + body + 8) fail(size, "trace cut inside its file header");
+    const std::uint8_t* b = data + format::kFilePrefixSize;
+    io::Cursor hc(b + body, b + body + 8);
+    if (hc.u64() != hash64(b, body)) fail(format::kFilePrefixSize, "file header checksum mismatch");
+
+    io::Cursor f(b, b + body);
+    header.pointer_bytes = f.u8();
+    std::uint8_t little = f.u8();
+    f.u16();
+    header.page_size = f.u32();
+    header.pid = f.u32();
+    header.ppid = f.u32();
+    header.start_realtime_ns = f.u64();
+    header.start_monotonic_ns = f.u64();
+    std::uint32_t n = f.u32();
+    const std::uint8_t* s = f.bytes(n);
+    if (s) header.executable.assign(reinterpret_cast<const char*>(s), n);
+    n = f.u32();
+    s = f.bytes(n);
+    if (!f.ok()) fail(format::kFilePrefixSize, "file header fields overrun the header");
+    if (little != 1) fail(format::kFilePrefixSize + 1, "trace was written big-endian; not supported");
+    std::string cmd(reinterpret_cast<const char*>(s), n);
+    for (std::size_t pos = 0; pos < cmd.size();) {
+      std::size_t nul = cmd.find('\0', pos);
+      if (nul == std::string::npos) nul = cmd.size();
+      header.command_line.push_back(cmd.substr(pos, nul - pos));
+      pos = nul + 1;
+    }
+    return format::kFilePrefixSize + body + 8;
+  }
+
+  format::ChunkHeader parse_chunk_header(std::uint64_t at) const {
+    io::Cursor c(data + at, data + at + format::kChunkHeaderSize);
+    format::ChunkHeader h;
+    h.magic = c.u32();
+    h.type = static_cast<format::ChunkType>(c.u8());
+    h.codec = static_cast<format::Codec>(c.u8());
+    h.reserved = c.u16();
+    h.thread = c.u32();
+    h.count = c.u32();
+    h.raw_size = c.u32();
+    h.stored_size = c.u32();
+    h.first_time_ns = c.u64();
+    h.last_time_ns = c.u64();
+    h.payload_hash = c.u64();
+    h.header_hash = c.u64();
+    return h;
+  }
+
+  void index(std::uint64_t at) {
+    std::set<std::uint32_t> thread_ids;
+    while (at < size) {
+      if (size - at < format::kChunkHeaderSize) {
+        cut = "trace cut at byte " + std::to_string(at) + ": only " + std::to_string(size - at) +
+              " bytes of a chunk header remain";
+        break;
+      }
+      format::ChunkHeader h = parse_chunk_header(at);
+      if (h.magic != format::kChunkMagic) fail(at, "no chunk starts here (bad chunk magic)");
+      if (h.header_hash != hash64(data + at, format::kChunkHashedSize)) fail(at, "chunk header checksum mismatch");
+      if (end) fail(at, "chunk after the end record");
+      if (h.stored_size > format::kMaxChunkBytes || h.raw_size > format::kMaxChunkBytes)
+        fail(at, "chunk claims " + std::to_string(std::max(h.stored_size, h.raw_size)) + " bytes, over the limit");
+      std::uint64_t payload = at + format::kChunkHeaderSize;
+      if (size - payload < h.stored_size) {
+        cut = "trace cut at byte " + std::to_string(size) + ": the chunk at byte " + std::to_string(at) + " needs " +
+              std::to_string(h.stored_size) + " payload bytes, " + std::to_string(size - payload) + " remain";
+        break;
+      }
+      if (h.payload_hash != hash64(data + payload, h.stored_size)) fail(payload, "chunk payload checksum mismatch");
+      switch (h.type) {
+        case format::ChunkType::Events:
+          if (h.codec != format::Codec::Zstd && h.codec != format::Codec::Raw)
+            fail(at + 5, "unknown codec " + std::to_string(static_cast<int>(h.codec)));
+          if (h.count == 0 || h.count > format::kMaxChunkEvents)
+            fail(at + 12, "event count " + std::to_string(h.count) + " out of range");
+          event_chunks.push_back({at, chunks, h});
+          events += h.count;
+          thread_ids.insert(h.thread);
+          break;
+        case format::ChunkType::Modules:
+          parse_modules(payload, h);
+          break;
+        case format::ChunkType::End:
+          parse_end(payload, h);
+          break;
+        default:
+          fail(at + 4, "unknown chunk type " + std::to_string(static_cast<int>(h.type)));
+      }
+      ++chunks;
+      at = payload + h.stored_size;
+    }
+    if (cut.empty() && !end)
+      cut = "trace cut at byte " + std::to_string(size) +
+            ": no end record (the recorded process was killed or crashed); events after the last whole chunk are lost";
+    threads = static_cast<std::uint32_t>(thread_ids.size());
+    std::stable_sort(event_chunks.begin(), event_chunks.end(), [](const ChunkRef& a, const ChunkRef& b) {
+      return a.h.first_time_ns < b.h.first_time_ns;
+    });
+  }
+
+  void parse_modules(std::uint64_t payload, const format::ChunkHeader& h) {
+    if (h.codec != format::Codec::Raw) fail(payload - format::kChunkHeaderSize + 5, "module chunk must be raw");
+    io::Cursor c(data + payload, data + payload + h.stored_size);
+    for (std::uint32_t i = 0; i < h.count; ++i) {
+      Module m;
+      m.load_address = c.u64();
+      m.start = c.u64();
+      m.end = c.u64();
+      m.time_ns = c.u64();
+      std::uint32_t n = c.u32();
+      const std::uint8_t* s = c.bytes(n);
+      if (s) m.path.assign(reinterpret_cast<const char*>(s), n);
+      n = c.u32();
+      s = c.bytes(n);
+      if (s) m.build_id.assign(reinterpret_cast<const char*>(s), n);
+      if (!c.ok()) fail(payload, "module " + std::to_string(i) + " overruns its chunk");
+      modules.push_back(std::move(m));
+    }
+  }
+
+  void parse_end(std::uint64_t payload, const format::ChunkHeader& h) {
+    if (h.stored_size != format::kEndPayloadSize) fail(payload, "end record has the wrong size");
+    io::Cursor c(data + payload, data + payload + h.stored_size);
+    EndRecord e;
+    e.reason = static_cast<EndReason>(c.u8());
+    c.u8();
+    c.u16();
+    e.status = static_cast<std::int32_t>(c.u32());
+    e.events = c.u64();
+    e.dropped = c.u64();
+    e.time_ns = c.u64();
+    if (e.reason < EndReason::Exit || e.reason > EndReason::Exec) fail(payload, "end record has an unknown reason");
+    end = e;
+  }
+
+  void decode(const ChunkRef& ref, std::vector<Event>& out) {
+    const std::uint8_t* payload = data + ref.offset + format::kChunkHeaderSize;
+    const std::uint8_t* raw = payload;
+    if (ref.h.codec == format::Codec::Zstd) {
+      scratch.resize(ref.h.raw_size);
+      std::size_t n = ZSTD_decompress(scratch.data(), scratch.size(), payload, ref.h.stored_size);
+      if (ZSTD_isError(n)) fail(ref.offset, std::string("cannot decompress chunk: ") + ZSTD_getErrorName(n));
+      if (n != ref.h.raw_size) fail(ref.offset, "chunk decompresses to " + std::to_string(n) + " bytes, header says " +
+                                                    std::to_string(ref.h.raw_size));
+      raw = scratch.data();
+    } else if (ref.h.raw_size != ref.h.stored_size) {
+      fail(ref.offset, "raw chunk with different raw and stored sizes");
+    }
+    std::string why;
+    if (!codec::decode(raw, ref.h.raw_size, ref.h.count, ref.h.thread, ref.h.first_time_ns, out, why))
+      fail(ref.offset, "bad event chunk: " + why);
+  }
+
+  void reset_merge() {
+    next_chunk = 0;
+    heap = {};
+    live.clear();
+  }
+
+  bool next(Event& e) {
+    for (;;) {
+      // Bring in every chunk that could hold an event no later than the heap's minimum.
+      while (next_chunk < event_chunks.size() &&
+             (heap.empty() || event_chunks[next_chunk].h.first_time_ns <= heap.top()->events[heap.top()->index].time_ns)) {
+        auto cur = std::make_unique<Cursor>();
+        cur->sequence = event_chunks[next_chunk].sequence;
+        decode(event_chunks[next_chunk], cur->events);
+        ++next_chunk;
+        heap.push(cur.get());
+        live.push_back(std::move(cur));
+      }
+      if (heap.empty()) return false;
+      Cursor* top = heap.top();
+      heap.pop();
+      e = top->events[top->index++];
+      if (top->index < top->events.size()) {
+        heap.push(top);
+      } else {
+        auto it = std::find_if(live.begin(), live.end(), [top](const auto& p) { return p.get() == top; });
+        if (it != live.end()) {
+          std::swap(*it, live.back());
+          live.pop_back();
+        }
+      }
+      return true;
+    }
+  }
+};
+
+Reader::Reader(const std::string& path) : impl_(std::make_unique<Impl>()) {
+  impl_->path = path;
+  impl_->open();
+  std::uint64_t at = impl_->read_header();
+  impl_->index(at);
+}
+
+Reader::~Reader() = default;
+
+const std::string& Reader::path() const noexcept { return impl_->path; }
+const Header& Reader::header() const noexcept { return impl_->header; }
+const std::vector<Module>& Reader::modules() const noexcept { return impl_->modules; }
+const std::optional<EndRecord>& Reader::end() const noexcept { return impl_->end; }
+const std::string& Reader::cut() const noexcept { return impl_->cut; }
+std::uint64_t Reader::event_count() const noexcept { return impl_->events; }
+std::uint32_t Reader::thread_count() const noexcept { return impl_->threads; }
+std::uint64_t Reader::chunk_count() const noexcept { return impl_->chunks; }
+std::uint64_t Reader::file_size() const noexcept { return impl_->size; }
+
+bool Reader::next(Event& event) { return impl_->next(event); }
+void Reader::rewind() { impl_->reset_merge(); }
+
+std::vector<Event> Reader::read_all() {
+  rewind();
+  std::vector<Event> all;
+  all.reserve(impl_->events);
+  Event e;
+  while (next(e)) all.push_back(e);
+  rewind();
+  return all;
+}
+
+}  // namespace tailor::trace
