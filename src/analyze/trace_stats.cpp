@@ -63,7 +63,7 @@ class Accumulator {
       return;
     }
     ++s_.memory_ops;
-    ++s_.calls[trace::describe_kind(e)];
+    ++kinds_[static_cast<std::uint8_t>(e.op)][e.flags & 0xf];
     ThreadStats& t = thread(e);
     if (trace::is_allocation(e.op)) {
       if (trace::is_aligned(e)) {
@@ -90,6 +90,14 @@ class Accumulator {
 
   TraceStats finish() {
     s_.duration_ns = s_.events ? last_ns_ - first_ns_ : 0;
+    for (unsigned op = 1; op <= trace::kMaxOp; ++op)
+      for (unsigned flags = 0; flags < 16; ++flags)
+        if (std::uint64_t n = kinds_[op][flags]) {
+          Event k;
+          k.op = static_cast<Op>(op);
+          k.flags = static_cast<std::uint8_t>(flags);
+          s_.calls[trace::describe_kind(k)] += n;
+        }
     s_.average_size = s_.objects ? static_cast<double>(s_.total_bytes) / static_cast<double>(s_.objects) : 0;
     s_.live_objects_at_end = live_.size();
     for (const auto& [addr, b] : live_) s_.live_bytes_at_end += b.size;
@@ -221,6 +229,7 @@ class Accumulator {
   std::unordered_map<std::uint64_t, SiteAccumulator> sites_;
   std::map<std::uint32_t, ThreadStats> threads_;
   std::vector<std::uint64_t> lifetime_events_, lifetime_ns_;
+  std::uint64_t kinds_[trace::kMaxOp + 1][16] = {};  // calls by op and flags
   std::uint64_t in_use_ = 0;
   std::uint64_t first_ns_ = 0, last_ns_ = 0;
 };

@@ -70,7 +70,7 @@ __attribute__((visibility("default"))) void* malloc(std::size_t n) {
   if (!recording()) return pass_malloc(n);
   BusyScope busy;
   void* p = real.malloc(n);
-  note(Op::Malloc, 0, n, addr(p), 0, __builtin_return_address(0), rec::now_ns());
+  note(Op::Malloc, 0, n, addr(p), 0, __builtin_return_address(0), rec::now_ticks());
   return p;
 }
 
@@ -78,7 +78,7 @@ __attribute__((visibility("default"))) void free(void* p) {
   if (rec::is_bootstrap(p)) return;
   if (!recording()) return pass_free(p);
   BusyScope busy;
-  note(Op::Free, 0, 0, addr(p), 0, __builtin_return_address(0), rec::now_ns());
+  note(Op::Free, 0, 0, addr(p), 0, __builtin_return_address(0), rec::now_ticks_ordered());
   int saved = errno;
   real.free(p);
   errno = saved;
@@ -88,7 +88,7 @@ __attribute__((visibility("default"))) void* calloc(std::size_t n, std::size_t s
   if (!recording()) return pass_calloc(n, size);
   BusyScope busy;
   void* p = real.calloc(n, size);
-  note(Op::Calloc, 0, n, addr(p), size, __builtin_return_address(0), rec::now_ns());
+  note(Op::Calloc, 0, n, addr(p), size, __builtin_return_address(0), rec::now_ticks());
   return p;
 }
 
@@ -97,14 +97,14 @@ __attribute__((visibility("default"))) void* realloc(void* old, std::size_t n) {
     void* q = move_from_bootstrap(old, n);
     if (recording()) {
       BusyScope busy;
-      note(Op::Malloc, 0, n, addr(q), 0, __builtin_return_address(0), rec::now_ns());
+      note(Op::Malloc, 0, n, addr(q), 0, __builtin_return_address(0), rec::now_ticks());
     }
     return q;
   }
   if (!recording()) return real.realloc ? real.realloc(old, n) : pass_malloc(n);
   BusyScope busy;
   void* p = real.realloc(old, n);
-  note(Op::Realloc, 0, n, addr(p), addr(old), __builtin_return_address(0), rec::now_ns());
+  note(Op::Realloc, 0, n, addr(p), addr(old), __builtin_return_address(0), rec::now_ticks_ordered());
   return p;
 }
 
@@ -122,7 +122,7 @@ __attribute__((visibility("default"))) void* reallocarray(void* old, std::size_t
   BusyScope busy;
   void* p = real.reallocarray(old, n, size);
   note(Op::Realloc, tr::kArray, overflow ? UINT64_MAX : bytes, addr(p), addr(old), __builtin_return_address(0),
-       rec::now_ns());
+       rec::now_ticks());
   return p;
 }
 
@@ -130,7 +130,7 @@ __attribute__((visibility("default"))) void* memalign(std::size_t alignment, std
   if (!recording()) return real.memalign ? real.memalign(alignment, n) : rec::bootstrap_alloc(n, alignment);
   BusyScope busy;
   void* p = real.memalign(alignment, n);
-  note(Op::Memalign, 0, n, addr(p), alignment, __builtin_return_address(0), rec::now_ns());
+  note(Op::Memalign, 0, n, addr(p), alignment, __builtin_return_address(0), rec::now_ticks());
   return p;
 }
 
@@ -143,7 +143,7 @@ __attribute__((visibility("default"))) int posix_memalign(void** out, std::size_
   BusyScope busy;
   void* before = *out;
   int rc = real.posix_memalign(out, alignment, n);
-  note(Op::PosixMemalign, 0, n, rc == 0 ? addr(*out) : 0, alignment, __builtin_return_address(0), rec::now_ns());
+  note(Op::PosixMemalign, 0, n, rc == 0 ? addr(*out) : 0, alignment, __builtin_return_address(0), rec::now_ticks());
   if (rc != 0) *out = before;
   return rc;
 }
@@ -152,7 +152,7 @@ __attribute__((visibility("default"))) void* aligned_alloc(std::size_t alignment
   if (!recording()) return real.aligned_alloc ? real.aligned_alloc(alignment, n) : rec::bootstrap_alloc(n, alignment);
   BusyScope busy;
   void* p = real.aligned_alloc(alignment, n);
-  note(Op::AlignedAlloc, 0, n, addr(p), alignment, __builtin_return_address(0), rec::now_ns());
+  note(Op::AlignedAlloc, 0, n, addr(p), alignment, __builtin_return_address(0), rec::now_ticks());
   return p;
 }
 
@@ -161,7 +161,7 @@ __attribute__((visibility("default"))) void* valloc(std::size_t n) {
   BusyScope busy;
   void* p = real.valloc(n);
   note(Op::Valloc, 0, n, addr(p), static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE)), __builtin_return_address(0),
-       rec::now_ns());
+       rec::now_ticks());
   return p;
 }
 
@@ -170,7 +170,7 @@ __attribute__((visibility("default"))) void* pvalloc(std::size_t n) {
   BusyScope busy;
   void* p = real.pvalloc(n);
   note(Op::Pvalloc, 0, n, addr(p), static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE)), __builtin_return_address(0),
-       rec::now_ns());
+       rec::now_ticks());
   return p;
 }
 
@@ -179,7 +179,7 @@ __attribute__((visibility("default"))) void free_sized(void* p, std::size_t size
   if (rec::is_bootstrap(p)) return;
   if (!recording()) return real.free_sized ? real.free_sized(p, size) : pass_free(p);
   BusyScope busy;
-  note(Op::Free, tr::kSized, size, addr(p), 0, __builtin_return_address(0), rec::now_ns());
+  note(Op::Free, tr::kSized, size, addr(p), 0, __builtin_return_address(0), rec::now_ticks_ordered());
   int saved = errno;
   if (real.free_sized) real.free_sized(p, size); else real.free(p);
   errno = saved;
@@ -189,7 +189,7 @@ __attribute__((visibility("default"))) void free_aligned_sized(void* p, std::siz
   if (rec::is_bootstrap(p)) return;
   if (!recording()) return real.free_aligned_sized ? real.free_aligned_sized(p, alignment, size) : pass_free(p);
   BusyScope busy;
-  note(Op::Free, tr::kSized | tr::kAligned, size, addr(p), alignment, __builtin_return_address(0), rec::now_ns());
+  note(Op::Free, tr::kSized | tr::kAligned, size, addr(p), alignment, __builtin_return_address(0), rec::now_ticks_ordered());
   int saved = errno;
   if (real.free_aligned_sized) real.free_aligned_sized(p, alignment, size); else real.free(p);
   errno = saved;

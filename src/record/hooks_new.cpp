@@ -42,7 +42,7 @@ void* attempt(const void* caller, std::uint8_t flags, std::size_t n, std::size_t
   void* p = raw_alloc(n, alignment);
   if (p || record_failure) {
     int saved = errno;
-    rec::record(Op::New, flags, n, addr(p), alignment, caller, rec::now_ns());
+    rec::record(Op::New, flags, n, addr(p), alignment, caller, rec::now_ticks());
     errno = saved;
   }
   return p;
@@ -70,7 +70,7 @@ void hook_delete(const void* caller, std::uint8_t flags, Next next, void* p, std
   if (!tls.busy && rec::active()) {
     BusyScope busy;
     int saved = errno;
-    rec::record(Op::Delete, flags, size, addr(p), alignment, caller, rec::now_ns());
+    rec::record(Op::Delete, flags, size, addr(p), alignment, caller, rec::now_ticks_ordered());
     if (next) next(p, args...); else if (real.free) real.free(p);
     errno = saved;
     return;

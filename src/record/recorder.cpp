@@ -4,12 +4,15 @@
 // Locks, always taken in this order and never on the hot path:
 //   modules_mu  - one module scan at a time (tried, never waited for)
 //   registry_mu - the list of live thread logs and the pool of free ones
+//   queue_mu    - the background writer's queue of full buffers
 //   writer_mu   - the trace writer and its file descriptor
-// fork() takes all three (pthread_atfork) so the child inherits them free.
+// fork() takes all four (pthread_atfork) so the child inherits them free.
 #include "recorder.h"
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -19,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "calibration.h"
 #include "module_map.h"
 #include "output_file.h"
 #include "real_functions.h"
@@ -28,6 +32,8 @@ namespace tailor::record {
 
 __thread ThreadState tls __attribute__((tls_model("initial-exec"))) = {nullptr, 0, 0};
 std::atomic<State> state{State::Uninitialized};
+bool use_tsc = false;
+std::uint64_t flush_interval_ticks = kFlushIntervalNs;
 
 namespace {
 
@@ -42,6 +48,7 @@ pthread_once_t init_once = PTHREAD_ONCE_INIT;
 pthread_key_t exit_key;
 
 trace::Writer writer;
+TickClock clock;  // writer_mu
 int trace_fd = -1;
 pid_t recorder_pid = 0;
 char trace_path[4096];
@@ -138,38 +145,138 @@ bool start_file() noexcept {
   return true;
 }
 
-// Writes log events [flushed, count). Caller holds writer_mu.
-void write_pending(ThreadLog* log) noexcept {
-  std::uint32_t n = log->count.load(std::memory_order_acquire);
-  std::uint32_t from = log->flushed.load(std::memory_order_relaxed);
-  if (n > from) {
-    if (state.load(std::memory_order_relaxed) == State::Active) {
-      if (writer.write_events(log->thread, log->events + from, n - from)) {
-        written_events.fetch_add(n - from, std::memory_order_relaxed);
-      } else {
-        complain("cannot write trace", writer.last_error());
-        state.store(State::Disabled);
-      }
+// Writes events [from, to) of one buffer. Caller holds writer_mu.
+void write_range(ThreadLog* log, std::uint32_t buffer, std::uint32_t from, std::uint32_t to) noexcept {
+  if (to <= from) return;
+  if (state.load(std::memory_order_relaxed) == State::Active) {
+    clock.to_ns(log->events[buffer] + from, to - from);
+    if (writer.write_events(log->thread, log->events[buffer] + from, to - from)) {
+      written_events.fetch_add(to - from, std::memory_order_relaxed);
     } else {
-      dropped_events.fetch_add(n - from, std::memory_order_relaxed);
+      complain("cannot write trace", writer.last_error());
+      state.store(State::Disabled);
     }
+  } else {
+    dropped_events.fetch_add(to - from, std::memory_order_relaxed);
   }
-  log->flushed.store(n, std::memory_order_relaxed);
 }
 
-// The owner's flush: write what is pending and empty the log.
-void flush_own(ThreadLog* log) noexcept {
+// Writes a full buffer if nobody else is writing it; true if it is free afterwards.
+bool write_full_buffer(ThreadLog* log, std::uint32_t b) noexcept {
+  int s = log->state[b].load(std::memory_order_acquire);
+  if (s != kFull) return s == kFree;
+  // Modules first, while the buffer can still be taken over: a thread that
+  // waits for this buffer must never wait on the loader's lock through us.
   report_modules(false);
-  Locked w(writer_mu);
-  write_pending(log);
-  log->count.store(0, std::memory_order_relaxed);
+  int expected = kFull;
+  if (!log->state[b].compare_exchange_strong(expected, kWriting, std::memory_order_acquire)) return expected == kFree;
+  {
+    Locked w(writer_mu);
+    write_range(log, b, log->full_from[b], log->full_count[b]);
+  }
+  log->state[b].store(kFree, std::memory_order_release);
+  return true;
+}
+
+// Until buffer b is free: write it ourselves if it is queued, wait if the writer thread has it.
+void settle_buffer(ThreadLog* log, std::uint32_t b) noexcept {
+  while (!write_full_buffer(log, b)) sched_yield();
+}
+
+// --- background writer ------------------------------------------------------
+
+struct Submission {
+  ThreadLog* log;
+  std::uint32_t buffer;
+};
+constexpr std::size_t kQueue = 1024;
+pthread_mutex_t queue_mu = PTHREAD_MUTEX_INITIALIZER;  // between registry_mu and writer_mu in lock order
+pthread_cond_t queue_cv = PTHREAD_COND_INITIALIZER;
+Submission queue[kQueue];
+std::size_t queue_head = 0, queue_size = 0;
+enum class WriterThread { NotStarted, Running, Unavailable };
+WriterThread writer_thread = WriterThread::NotStarted;  // queue_mu
+bool use_writer_thread = true;
+
+
+void* writer_main(void*) noexcept {
+  tls.busy = 1;  // anything this thread allocates is the recorder's, not the program's
+  for (;;) {
+    Submission s;
+    {
+      Locked q(queue_mu);
+      while (queue_size == 0) pthread_cond_wait(&queue_cv, &queue_mu);
+      s = queue[queue_head];
+      queue_head = (queue_head + 1) % kQueue;
+      --queue_size;
+    }
+    write_full_buffer(s.log, s.buffer);
+  }
+  return nullptr;
+}
+
+// Queues buffer b of log for the writer thread (started on first use, with
+// every signal blocked). False if there is no writer thread or no room.
+bool submit(ThreadLog* log, std::uint32_t b) noexcept {
+  Locked q(queue_mu);
+  if (writer_thread == WriterThread::NotStarted) {
+    writer_thread = WriterThread::Unavailable;
+    if (use_writer_thread) {
+      sigset_t all, old;
+      sigfillset(&all);
+      pthread_sigmask(SIG_SETMASK, &all, &old);
+      pthread_t t;
+      pthread_attr_t attr;
+      pthread_attr_init(&attr);
+      pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+      pthread_attr_setstacksize(&attr, 256 * 1024);
+      if (pthread_create(&t, &attr, writer_main, nullptr) == 0) {
+        writer_thread = WriterThread::Running;
+        pthread_setname_np(t, "tailor-record");
+      }
+      pthread_attr_destroy(&attr);
+      pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    }
+  }
+  if (writer_thread != WriterThread::Running || queue_size == kQueue) return false;
+  queue[(queue_head + queue_size) % kQueue] = {log, b};
+  ++queue_size;
+  pthread_cond_signal(&queue_cv);
+  return true;
+}
+
+// The owner hands its current buffer over and switches to the other one.
+}  // namespace
+
+void rotate(ThreadLog* log) noexcept {
+  std::uint32_t cur = log->current.load(std::memory_order_relaxed);
+  std::uint32_t other = 1 - cur;
+  settle_buffer(log, other);  // the older buffer goes first: chunks of a thread stay in order
+  log->full_from[cur] = log->flushed.load(std::memory_order_relaxed);
+  log->full_count[cur] = log->count.load(std::memory_order_relaxed);
+  log->state[cur].store(kFull, std::memory_order_release);
+  log->current.store(other, std::memory_order_release);
   log->flushed.store(0, std::memory_order_relaxed);
+  log->count.store(0, std::memory_order_release);
+  if (!submit(log, cur)) write_full_buffer(log, cur);
+}
+
+namespace {
+
+// Everything pending in a log, in order. Used at exit, exec and thread exit,
+// possibly while the owner still runs: it only ever reads what the owner published.
+void write_log(ThreadLog* log) noexcept {
+  std::uint32_t cur = log->current.load(std::memory_order_acquire);
+  settle_buffer(log, 1 - cur);
+  Locked w(writer_mu);
+  std::uint32_t n = log->count.load(std::memory_order_acquire);
+  write_range(log, cur, log->flushed.load(std::memory_order_relaxed), n);
+  log->flushed.store(n, std::memory_order_relaxed);
 }
 
 void flush_all() noexcept {
   Locked r(registry_mu);
-  Locked w(writer_mu);
-  for (ThreadLog* log = live_logs; log; log = log->next) write_pending(log);
+  for (ThreadLog* log = live_logs; log; log = log->next) write_log(log);
 }
 
 void unlink_log(ThreadLog* log) noexcept {
@@ -183,22 +290,15 @@ void unlink_log(ThreadLog* log) noexcept {
   free_logs = log;
 }
 
-void append(ThreadLog* log, Op op, std::uint8_t flags, std::uint64_t size, std::uint64_t address,
-            std::uint64_t aux, const void* callsite, std::uint64_t time_ns) noexcept {
-  std::uint32_t c = log->count.load(std::memory_order_relaxed);
-  Event& e = log->events[c];
-  e.time_ns = time_ns;
-  e.size = size;
-  e.address = address;
-  e.aux = aux;
-  e.callsite = reinterpret_cast<std::uint64_t>(callsite);
-  e.thread = log->thread;
-  e.op = op;
-  e.flags = flags;
-  log->count.store(c + 1, std::memory_order_release);
-  std::uint32_t from = log->flushed.load(std::memory_order_relaxed);
-  if (c + 1 == kLogEvents || time_ns - log->events[from < c ? from : c].time_ns > kFlushIntervalNs) flush_own(log);
+// The recorder's own events (thread start and exit) take the same path as the hooks'.
+void append(ThreadLog* log, Op op, std::uint64_t size, std::uint64_t time) noexcept {
+  ThreadLog* saved = tls.log;
+  tls.log = log;
+  record(op, 0, size, 0, 0, nullptr, time);
+  tls.log = saved;
 }
+
+}  // namespace
 
 ThreadLog* attach_thread(std::uint64_t time_ns) noexcept {
   ThreadLog* log = nullptr;
@@ -214,8 +314,11 @@ ThreadLog* attach_thread(std::uint64_t time_ns) noexcept {
     if (m == MAP_FAILED) return nullptr;
     log = new (m) ThreadLog();
   }
+  log->current.store(0);
   log->count.store(0);
   log->flushed.store(0);
+  log->state[0].store(kFree);
+  log->state[1].store(kFree);
   log->thread = next_thread.fetch_add(1);
   {
     Locked r(registry_mu);
@@ -224,9 +327,11 @@ ThreadLog* attach_thread(std::uint64_t time_ns) noexcept {
   }
   tls.log = log;
   pthread_setspecific(exit_key, log);
-  append(log, Op::ThreadStart, 0, static_cast<std::uint64_t>(syscall(SYS_gettid)), 0, 0, nullptr, time_ns);
+  append(log, Op::ThreadStart, static_cast<std::uint64_t>(syscall(SYS_gettid)), time_ns);
   return log;
 }
+
+namespace {
 
 // pthread key destructor: the thread is exiting. Deferred to the third round so
 // that other keys' destructors, which may still free memory, come first.
@@ -237,10 +342,10 @@ void on_thread_exit(void* value) noexcept {
     return;
   }
   BusyScope busy;
-  if (state.load() == State::Active) {
-    append(log, Op::ThreadExit, 0, 0, 0, 0, nullptr, now_ns());
-    flush_own(log);
-  }
+  if (state.load() == State::Active) append(log, Op::ThreadExit, 0, now_ticks());
+  write_log(log);
+  settle_buffer(log, 0);
+  settle_buffer(log, 1);
   {
     Locked r(registry_mu);
     unlink_log(log);
@@ -252,11 +357,13 @@ void on_thread_exit(void* value) noexcept {
 void before_fork() noexcept {
   pthread_mutex_lock(&modules_mu);
   pthread_mutex_lock(&registry_mu);
+  pthread_mutex_lock(&queue_mu);
   pthread_mutex_lock(&writer_mu);
 }
 
 void after_fork_parent() noexcept {
   pthread_mutex_unlock(&writer_mu);
+  pthread_mutex_unlock(&queue_mu);
   pthread_mutex_unlock(&registry_mu);
   pthread_mutex_unlock(&modules_mu);
 }
@@ -266,7 +373,12 @@ void after_fork_parent() noexcept {
 void after_fork_child() noexcept {
   modules_mu = PTHREAD_MUTEX_INITIALIZER;
   registry_mu = PTHREAD_MUTEX_INITIALIZER;
+  queue_mu = PTHREAD_MUTEX_INITIALIZER;
+  queue_cv = PTHREAD_COND_INITIALIZER;
   writer_mu = PTHREAD_MUTEX_INITIALIZER;
+  // The writer thread did not survive the fork; whatever it was given belongs to the parent.
+  queue_head = queue_size = 0;
+  writer_thread = WriterThread::NotStarted;
   State s = state.load();
   if (s != State::Active) return;
   ThreadLog* mine = tls.log;
@@ -288,11 +400,14 @@ void after_fork_child() noexcept {
   }
   report_modules(true);
   if (mine) {
+    mine->current.store(0);
     mine->count.store(0);
     mine->flushed.store(0);
+    mine->state[0].store(kFree);
+    mine->state[1].store(kFree);
     mine->next = nullptr;
     live_logs = mine;
-    append(mine, Op::ThreadStart, 0, static_cast<std::uint64_t>(syscall(SYS_gettid)), 0, 0, nullptr, now_ns());
+    append(mine, Op::ThreadStart, static_cast<std::uint64_t>(syscall(SYS_gettid)), now_ticks());
   }
 }
 
@@ -304,6 +419,11 @@ void initialize() noexcept {
     state.store(State::Disabled);
     return;
   }
+  use_tsc = TickClock::tsc_usable();
+  clock.start(use_tsc);
+  flush_interval_ticks = use_tsc ? kFlushIntervalNs * 3 : kFlushIntervalNs;  // ~GHz; a heuristic only
+  const char* thread = getenv("TAILOR_RECORD_THREAD");
+  use_writer_thread = !(thread && thread[0] == '0');
   const char* level = getenv("TAILOR_RECORD_ZSTD_LEVEL");
   int zstd_level = level ? std::atoi(level) : 1;
   if (!writer.init(kLogEvents, zstd_level)) {
@@ -332,17 +452,6 @@ bool ensure_active() noexcept {
     pthread_once(&init_once, initialize);
   }
   return state.load(std::memory_order_acquire) == State::Active;
-}
-
-void record(Op op, std::uint8_t flags, std::uint64_t size, std::uint64_t address, std::uint64_t aux,
-            const void* callsite, std::uint64_t time_ns) noexcept {
-  if (state.load(std::memory_order_relaxed) != State::Active) return;
-  ThreadLog* log = tls.log;
-  if (!log && !(log = attach_thread(time_ns))) {
-    dropped_events.fetch_add(1, std::memory_order_relaxed);
-    return;
-  }
-  append(log, op, flags, size, address, aux, callsite, time_ns);
 }
 
 void finish(EndReason reason, int status) noexcept {

@@ -4,8 +4,12 @@
 // exit) that decide which file a chunk goes to and when a trace ends.
 //
 // Hot path: a hook appends one Event to its thread's log (thread-local, no lock,
-// no atomic read-modify-write). Only a flush, once per kLogEvents events or
-// kFlushIntervalNs of time, takes the writer's mutex.
+// no atomic read-modify-write). Each log has two buffers: when the one being
+// filled is full (or holds events older than kFlushIntervalNs), it is handed
+// to a background writer thread that encodes, compresses and writes it while
+// the program fills the other. If the writer falls behind, the program's
+// thread writes the older buffer itself, so memory stays bounded and the
+// thread's chunks stay in order. TAILOR_RECORD_THREAD=0 writes inline.
 #pragma once
 
 #include <time.h>
@@ -18,15 +22,21 @@
 
 namespace tailor::record {
 
-inline constexpr std::uint32_t kLogEvents = 1u << 14;
-inline constexpr std::uint64_t kFlushIntervalNs = 250'000'000;  // a quiet thread's events reach disk within this
+inline constexpr std::uint32_t kLogEvents = 1u << 13;  // per buffer
+inline constexpr std::uint64_t kFlushIntervalNs = 250'000'000;  // an active thread's events reach disk within this
+
+enum BufferState : int { kFree, kFull, kWriting };
 
 struct ThreadLog {
   ThreadLog* next = nullptr;               // in the registry or the free pool
   std::uint32_t thread = 0;                // dense index written in chunk headers
-  std::atomic<std::uint32_t> count{0};     // events appended (owner stores, flushers load)
-  std::atomic<std::uint32_t> flushed{0};   // [0, flushed) already written by an exit-time flush
-  trace::Event events[kLogEvents];
+  std::atomic<std::uint32_t> current{0};   // buffer being filled (owner stores)
+  std::atomic<std::uint32_t> count{0};     // events in it (owner stores, flushers load)
+  std::atomic<std::uint32_t> flushed{0};   // [0, flushed) of it already written by an exit-time flush
+  std::atomic<int> state[2] = {kFree, kFree};
+  std::uint32_t full_from[2] = {0, 0};     // a full buffer's unwritten events: [full_from, full_count)
+  std::uint32_t full_count[2] = {0, 0};
+  trace::Event events[2][kLogEvents];
 };
 
 /// Per-thread state, in initial-exec TLS so that reaching it never allocates.
@@ -55,9 +65,55 @@ inline std::uint64_t now_ns() noexcept {
   return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
-/// Appends one event to the calling thread's log.
-void record(trace::Op op, std::uint8_t flags, std::uint64_t size, std::uint64_t address, std::uint64_t aux,
-            const void* callsite, std::uint64_t time_ns) noexcept;
+/// Event timestamps: the TSC where the kernel itself keeps time with it
+/// (invariant and synchronized across cores), else CLOCK_MONOTONIC. Ticks
+/// become CLOCK_MONOTONIC ns when written, by one linear map per process
+/// (calibration.h), so the order of ticks across threads is kept.
+///
+/// Allocations read the TSC with RDTSC, which may execute early: that only
+/// makes an allocation look earlier, never later than a release of the block
+/// in another thread. Releases use RDTSCP, which waits for the loads before it
+/// (among them, the load that brought the pointer from the allocating thread),
+/// so a release is never stamped before the allocation it ends.
+extern bool use_tsc;
+inline std::uint64_t now_ticks() noexcept {
+  if (__builtin_expect(use_tsc, 1)) return __builtin_ia32_rdtsc();
+  return now_ns();
+}
+inline std::uint64_t now_ticks_ordered() noexcept {
+  if (__builtin_expect(use_tsc, 1)) {
+    unsigned aux;
+    return __builtin_ia32_rdtscp(&aux);
+  }
+  return now_ns();
+}
+
+/// Slow paths of record(): a thread's first event, and a buffer to hand over.
+ThreadLog* attach_thread(std::uint64_t time) noexcept;
+void rotate(ThreadLog* log) noexcept;
+extern std::uint64_t flush_interval_ticks;
+
+/// Appends one event to the calling thread's log. Inline: this is the whole
+/// per-event cost of recording, apart from reading the clock.
+inline void record(trace::Op op, std::uint8_t flags, std::uint64_t size, std::uint64_t address, std::uint64_t aux,
+                   const void* callsite, std::uint64_t time) noexcept {
+  if (__builtin_expect(state.load(std::memory_order_relaxed) != State::Active, 0)) return;
+  ThreadLog* log = tls.log;
+  if (__builtin_expect(!log, 0) && !(log = attach_thread(time))) return;
+  std::uint32_t b = log->current.load(std::memory_order_relaxed);
+  std::uint32_t c = log->count.load(std::memory_order_relaxed);
+  trace::Event& e = log->events[b][c];
+  e.time_ns = time;
+  e.size = size;
+  e.address = address;
+  e.aux = aux;
+  e.callsite = reinterpret_cast<std::uint64_t>(callsite);
+  e.thread = log->thread;
+  e.op = op;
+  e.flags = flags;
+  log->count.store(c + 1, std::memory_order_release);
+  if (__builtin_expect(c + 1 == kLogEvents || time - log->events[b][0].time_ns > flush_interval_ticks, 0)) rotate(log);
+}
 
 /// Writes every thread's pending events and the end record; recording stops.
 /// Does nothing in a process that is not the recorder's (a vfork child).
