@@ -96,7 +96,7 @@ void read_process_identity() noexcept {
     }
     ::close(fd);
   }
-  while (command_line_size > 0 && command_line[command_line_size - 1] == '\0') --command_line_size;
+  if (command_line_size > 0 && command_line[command_line_size - 1] == '\0') --command_line_size;  // the last terminator
 }
 
 // Writes modules not yet in this file. Skips if another thread is scanning.

@@ -135,10 +135,11 @@ struct Reader::Impl {
     if (!f.ok()) fail(format::kFilePrefixSize, "file header fields overrun the header");
     if (little != 1) fail(format::kFilePrefixSize + 1, "trace was written big-endian; not supported");
     std::string cmd(reinterpret_cast<const char*>(s), n);
-    for (std::size_t pos = 0; pos < cmd.size();) {
+    // Arguments separated by NULs; "a\0" is {"a", ""}, "" is no argument at all.
+    for (std::size_t pos = 0; !cmd.empty();) {
       std::size_t nul = cmd.find('\0', pos);
-      if (nul == std::string::npos) nul = cmd.size();
-      header.command_line.push_back(cmd.substr(pos, nul - pos));
+      header.command_line.push_back(cmd.substr(pos, nul == std::string::npos ? std::string::npos : nul - pos));
+      if (nul == std::string::npos) break;
       pos = nul + 1;
     }
     return format::kFilePrefixSize + body + 8;

@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Recording overhead and trace size of `tailor record` on the bundled
+workloads, with heaptrack (Debian package) measured in the same run as the
+peer. Prints a markdown table for docs/BENCHMARKS.md.
+
+Each configuration runs --runs times; the table shows medians of wall time.
+Ratios are recorded time / unrecorded time (lower is better).
+"""
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+WORKLOADS = ["hypercube_net", "cfrac", "boolean_sets", "gc_trees", "boxed_spheres",
+             "robot_kinematics", "list_kernel", "tree_kernel", "olden_treeadd", "olden_health"]
+
+
+def timed(cmd, env=None, cwd=None):
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        sys.exit(f"record_overhead: {' '.join(cmd)} exited {proc.returncode}:\n{proc.stderr[-2000:]}")
+    return elapsed, proc.stdout, proc.stderr
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default="build", help="CMake build directory (default: build)")
+    ap.add_argument("--runs", type=int, default=3, help="runs per configuration (median is reported)")
+    ap.add_argument("--heaptrack-runs", type=int, default=1, help="runs of heaptrack --raw (slow)")
+    ap.add_argument("--no-heaptrack", action="store_true", help="skip the heaptrack peer")
+    ap.add_argument("--workloads", default=",".join(WORKLOADS), help="comma-separated subset")
+    args = ap.parse_args()
+
+    tailor = os.path.join(args.build, "bin", "tailor")
+    heaptrack = shutil.which("heaptrack")
+    use_heaptrack = heaptrack and not args.no_heaptrack
+    rows = []
+    tmp = tempfile.mkdtemp(prefix="tailor-bench-")
+    try:
+        for name in args.workloads.split(","):
+            exe = os.path.join(args.build, "bin", f"wl_{name}")
+            print(f"[{name}] baseline", file=sys.stderr, flush=True)
+            base = [timed([exe])[0] for _ in range(args.runs)]
+            rec, events, size = [], 0, 0
+            trace = os.path.join(tmp, f"{name}.trace")
+            for i in range(args.runs):
+                print(f"[{name}] tailor record {i + 1}/{args.runs}", file=sys.stderr, flush=True)
+                t, _, err = timed([tailor, "record", "-o", trace, "--", exe])
+                rec.append(t)
+                m = re.search(r"(\d+) events, \d+ threads, (\d+) bytes", err)
+                if not m:
+                    sys.exit(f"record_overhead: cannot read the summary of tailor record:\n{err}")
+                events, size = int(m.group(1)), int(m.group(2))
+            ht = []
+            if use_heaptrack:
+                for i in range(args.heaptrack_runs):
+                    print(f"[{name}] heaptrack --raw {i + 1}/{args.heaptrack_runs}", file=sys.stderr, flush=True)
+                    out = os.path.join(tmp, f"{name}.heaptrack")
+                    ht.append(timed([heaptrack, "--raw", "-o", out, exe], cwd=tmp)[0])
+                    for f in os.listdir(tmp):
+                        if f.startswith(f"{name}.heaptrack"):
+                            os.remove(os.path.join(tmp, f))
+            b, r = statistics.median(base), statistics.median(rec)
+            h = statistics.median(ht) if ht else None
+            rows.append((name, b, r, h, events, size))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    print("| workload | unrecorded (s) | tailor record (s) | tailor / unrecorded | heaptrack --raw (s) | heaptrack / unrecorded | events | trace bytes | bytes / event |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    ratios, bpe = [], []
+    for name, b, r, h, events, size in rows:
+        ratios.append(r / b)
+        bpe.append(size / events if events else 0)
+        hs = f"{h:.2f}" if h is not None else "-"
+        hr = f"{h / b:.2f}x" if h is not None else "-"
+        print(f"| {name} | {b:.2f} | {r:.2f} | {r / b:.2f}x | {hs} | {hr} | {events:,} | {size:,} | {size / events:.2f} |")
+    geo = statistics.geometric_mean(ratios)
+    hts = [h / b for _, b, _, h, _, _ in rows if h is not None]
+    hgeo = f"{statistics.geometric_mean(hts):.2f}x" if hts else "-"
+    print(f"| **geometric mean** | | | **{geo:.2f}x** | | **{hgeo}** | | | **{statistics.mean(bpe):.2f}** (mean) |")
+
+
+if __name__ == "__main__":
+    main()
