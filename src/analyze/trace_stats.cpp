@@ -201,6 +201,7 @@ class Accumulator {
     if (e.aux == 0) {  // realloc(NULL, n) is malloc(n)
       ++s_.realloc.from_null;
       if (e.address == 0) {
+        ++s_.realloc.failed;
         ++s_.failed;
         return;
       }

@@ -122,7 +122,7 @@ __attribute__((visibility("default"))) void* reallocarray(void* old, std::size_t
   BusyScope busy;
   void* p = real.reallocarray(old, n, size);
   note(Op::Realloc, tr::kArray, overflow ? UINT64_MAX : bytes, addr(p), addr(old), __builtin_return_address(0),
-       rec::now_ticks());
+       rec::now_ticks_ordered());
   return p;
 }
 

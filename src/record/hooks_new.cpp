@@ -35,11 +35,13 @@ void* raw_alloc(std::size_t n, std::size_t alignment) {
   return real.aligned_alloc(alignment, (n + alignment - 1) & ~(alignment - 1));
 }
 
-// One attempt, recorded if it succeeds (or if it is the nothrow form's final answer).
+// One attempt, recorded (with the size the program asked for) if it succeeds
+// or if it is the nothrow form's final answer.
 void* attempt(const void* caller, std::uint8_t flags, std::size_t n, std::size_t alignment, bool record_failure) {
-  if (tls.busy || !rec::active()) return raw_alloc(n, alignment);
+  std::size_t request = n ? n : 1;  // new(0) must return a unique pointer
+  if (tls.busy || !rec::active()) return raw_alloc(request, alignment);
   BusyScope busy;
-  void* p = raw_alloc(n, alignment);
+  void* p = raw_alloc(request, alignment);
   if (p || record_failure) {
     int saved = errno;
     rec::record(Op::New, flags, n, addr(p), alignment, caller, rec::now_ticks());
@@ -49,11 +51,10 @@ void* attempt(const void* caller, std::uint8_t flags, std::size_t n, std::size_t
 }
 
 void* hook_new(const void* caller, std::uint8_t flags, std::size_t n, std::size_t alignment) {
-  std::size_t request = n ? n : 1;
   bool nothrow = flags & tr::kNothrow;
   for (;;) {
     std::new_handler handler = real.get_new_handler ? real.get_new_handler() : nullptr;
-    if (void* p = attempt(caller, flags, request, alignment, nothrow && !handler)) return p;
+    if (void* p = attempt(caller, flags, n, alignment, nothrow && !handler)) return p;
     if (!handler) {
       if (nothrow) return nullptr;
       if (real.throw_bad_alloc) real.throw_bad_alloc();

@@ -47,7 +47,14 @@ pthread_mutex_t writer_mu = PTHREAD_MUTEX_INITIALIZER;
 pthread_once_t init_once = PTHREAD_ONCE_INIT;
 pthread_key_t exit_key;
 
-trace::Writer writer;
+// The writer outlives every destructor: the trace ends in an exit handler
+// that runs after them (finish_at_exit). Constant-initialized, never destroyed.
+union NeverDestroyed {
+  trace::Writer writer;
+  constexpr NeverDestroyed() : writer() {}
+  ~NeverDestroyed() {}
+} writer_storage;
+trace::Writer& writer = writer_storage.writer;
 TickClock clock;  // writer_mu
 int trace_fd = -1;
 pid_t recorder_pid = 0;
@@ -62,7 +69,7 @@ std::atomic<std::uint32_t> next_thread{0};
 std::atomic<std::uint64_t> written_events{0};
 std::atomic<std::uint64_t> dropped_events{0};
 
-int exit_status = 0;  // from on_exit, for the end record written by the destructor
+bool finish_on_exit = false;  // on_exit handler registered: it, not the destructor, ends the trace
 
 struct Locked {
   explicit Locked(pthread_mutex_t& m) noexcept : m_(m) { pthread_mutex_lock(&m_); }
@@ -341,7 +348,7 @@ void on_thread_exit(void* value) noexcept {
     pthread_setspecific(exit_key, log);
     return;
   }
-  BusyScope busy;
+  ++tls.busy;
   if (state.load() == State::Active) append(log, Op::ThreadExit, 0, now_ticks());
   write_log(log);
   settle_buffer(log, 0);
@@ -351,7 +358,9 @@ void on_thread_exit(void* value) noexcept {
     unlink_log(log);
   }
   tls.log = nullptr;
-  tls.destructor_round = 0;
+  // The thread is gone as far as the trace is concerned; what glibc still
+  // does on its behalf (freeing its own thread resources) is not recorded.
+  tls.busy = 1;
 }
 
 void before_fork() noexcept {
@@ -411,7 +420,10 @@ void after_fork_child() noexcept {
   }
 }
 
-void remember_exit_status(int status, void*) noexcept { exit_status = status; }
+// Registered while the loader runs constructors, before __libc_start_main
+// registers the loader's fini pass, so it runs last of all exit handlers:
+// after the program's atexit handlers and every library's destructors.
+void finish_at_exit(int status, void*) noexcept { finish(EndReason::Exit, status); }
 
 void initialize() noexcept {
   resolve_real_functions();
@@ -439,7 +451,7 @@ void initialize() noexcept {
   }
   report_modules(true);
   pthread_atfork(before_fork, after_fork_parent, after_fork_child);
-  on_exit(remember_exit_status, nullptr);
+  finish_on_exit = on_exit(finish_at_exit, nullptr) == 0;
   state.store(State::Active, std::memory_order_release);
 }
 
@@ -497,9 +509,10 @@ namespace {
 // Start with the process, so that even a program that never allocates leaves a trace.
 __attribute__((constructor)) void start_with_process() { ensure_active(); }
 
-// Normal exit: runs after the program's atexit handlers and static destructors
-// (our on_exit handler was registered before them), from the loader's fini pass.
-__attribute__((destructor)) void finish_with_process() { finish(EndReason::Exit, exit_status); }
+// Normal exit when on_exit could not be used: the exit status is unknown (0).
+__attribute__((destructor)) void finish_with_process() {
+  if (!finish_on_exit) finish(EndReason::Exit, 0);
+}
 }  // namespace
 
 }  // namespace tailor::record

@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <cstring>
 #include <queue>
+#include <map>
 #include <set>
 
 #include "byte_io.h"
@@ -36,19 +37,23 @@ struct ChunkRef {
   format::ChunkHeader h;
 };
 
-// Decoded events of one chunk and the merge position in them.
-struct Cursor {
-  std::vector<Event> events;
-  std::size_t index = 0;
-  std::uint64_t sequence = 0;
+// One thread's events: its chunks in file order (the order it wrote them,
+// which is its call order), one decoded at a time.
+struct Stream {
+  std::vector<std::size_t> chunks;  // indices into event_chunks
+  std::size_t next = 0;             // next chunk to decode
+  std::vector<Event> events;        // the decoded chunk
+  std::size_t index = 0;            // next event in it; == size when not decoded
+  std::uint64_t sequence = 0;       // file position of the current chunk, for ties
+
+  bool decoded() const noexcept { return index < events.size(); }
 };
 
-struct CursorLater {
-  bool operator()(const Cursor* a, const Cursor* b) const noexcept {
-    const Event& x = a->events[a->index];
-    const Event& y = b->events[b->index];
-    if (x.time_ns != y.time_ns) return x.time_ns > y.time_ns;
-    return a->sequence > b->sequence;
+// Merge key: the next event's time, or an undecoded chunk's first time.
+struct StreamLater {
+  bool operator()(const std::pair<std::uint64_t, Stream*>& a, const std::pair<std::uint64_t, Stream*>& b) const noexcept {
+    if (a.first != b.first) return a.first > b.first;
+    return a.second->sequence > b.second->sequence;
   }
 };
 
@@ -62,15 +67,14 @@ struct Reader::Impl {
   std::vector<Module> modules;
   std::optional<EndRecord> end;
   std::string cut;
-  std::vector<ChunkRef> event_chunks;  // sorted by first time, then file order
+  std::vector<ChunkRef> event_chunks;  // in file order
   std::uint64_t chunks = 0;
   std::uint64_t events = 0;
   std::uint32_t threads = 0;
 
   // Merge state.
-  std::size_t next_chunk = 0;
-  std::vector<std::unique_ptr<Cursor>> live;
-  std::priority_queue<Cursor*, std::vector<Cursor*>, CursorLater> heap;
+  std::vector<Stream> streams;
+  std::priority_queue<std::pair<std::uint64_t, Stream*>, std::vector<std::pair<std::uint64_t, Stream*>>, StreamLater> heap;
   std::vector<std::uint8_t> scratch;
 
   [[noreturn]] void fail(std::uint64_t offset, const std::string& what) const { throw Error(path, offset, what); }
@@ -107,11 +111,12 @@ struct Reader::Impl {
     if (size < format::kFilePrefixSize) fail(size, "trace cut inside its file header");
     io::Cursor c(data + sizeof format::kFileMagic, data + size);
     header.version = c.u16();
-    c.u16();  // flags, none defined
+    std::uint16_t flags = c.u16();
     std::uint32_t body = c.u32();
     if (header.version == 0 || header.version > kFormatVersion)
       fail(8, "format version " + std::to_string(header.version) + " is not supported (this reader knows 1 to " +
                   std::to_string(kFormatVersion) + ")");
+    if (flags != 0) fail(10, "unknown file header flags " + std::to_string(flags));
     if (body > format::kMaxHeaderBody) fail(12, "file header claims " + std::to_string(body) + " bytes");
     if (size < format::kFilePrefixSize + body + 8) fail(size, "trace cut inside its file header");
     const std::uint8_t* b = data + format::kFilePrefixSize;
@@ -210,9 +215,13 @@ struct Reader::Impl {
       cut = "trace cut at byte " + std::to_string(size) +
             ": no end record (the recorded process was killed or crashed); events after the last whole chunk are lost";
     threads = static_cast<std::uint32_t>(thread_ids.size());
-    std::stable_sort(event_chunks.begin(), event_chunks.end(), [](const ChunkRef& a, const ChunkRef& b) {
-      return a.h.first_time_ns < b.h.first_time_ns;
-    });
+    std::map<std::uint32_t, std::size_t> stream_of;
+    for (std::size_t i = 0; i < event_chunks.size(); ++i) {
+      auto [it, fresh] = stream_of.try_emplace(event_chunks[i].h.thread, streams.size());
+      if (fresh) streams.emplace_back();
+      streams[it->second].chunks.push_back(i);
+    }
+    reset_merge();
   }
 
   void parse_modules(std::uint64_t payload, const format::ChunkHeader& h) {
@@ -268,39 +277,40 @@ struct Reader::Impl {
       fail(ref.offset, "bad event chunk: " + why);
   }
 
-  void reset_merge() {
-    next_chunk = 0;
-    heap = {};
-    live.clear();
+  // Queues a stream's next chunk, undecoded, keyed by the chunk's first time.
+  void queue_next_chunk(Stream& st) {
+    st.events.clear();
+    st.index = 0;
+    if (st.next == st.chunks.size()) return;
+    const ChunkRef& ref = event_chunks[st.chunks[st.next]];
+    st.sequence = ref.sequence;
+    heap.emplace(ref.h.first_time_ns, &st);
   }
 
+  void reset_merge() {
+    heap = {};
+    for (Stream& st : streams) {
+      st.next = 0;
+      queue_next_chunk(st);
+    }
+  }
+
+  // Threads are merged by time; each thread's own events keep their order.
   bool next(Event& e) {
-    for (;;) {
-      // Bring in every chunk that could hold an event no later than the heap's minimum.
-      while (next_chunk < event_chunks.size() &&
-             (heap.empty() || event_chunks[next_chunk].h.first_time_ns <= heap.top()->events[heap.top()->index].time_ns)) {
-        auto cur = std::make_unique<Cursor>();
-        cur->sequence = event_chunks[next_chunk].sequence;
-        decode(event_chunks[next_chunk], cur->events);
-        ++next_chunk;
-        heap.push(cur.get());
-        live.push_back(std::move(cur));
-      }
-      if (heap.empty()) return false;
-      Cursor* top = heap.top();
+    while (!heap.empty()) {
+      Stream* st = heap.top().second;
       heap.pop();
-      e = top->events[top->index++];
-      if (top->index < top->events.size()) {
-        heap.push(top);
-      } else {
-        auto it = std::find_if(live.begin(), live.end(), [top](const auto& p) { return p.get() == top; });
-        if (it != live.end()) {
-          std::swap(*it, live.back());
-          live.pop_back();
-        }
+      if (!st->decoded()) {
+        decode(event_chunks[st->chunks[st->next++]], st->events);
+        heap.emplace(st->events[0].time_ns, st);
+        continue;
       }
+      e = st->events[st->index++];
+      if (st->decoded()) heap.emplace(st->events[st->index].time_ns, st);
+      else queue_next_chunk(*st);
       return true;
     }
+    return false;
   }
 };
 

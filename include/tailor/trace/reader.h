@@ -50,7 +50,8 @@ class Reader {
   std::uint64_t chunk_count() const noexcept;
   std::uint64_t file_size() const noexcept;
 
-  /// Next event in time order (ties keep file order); false at the end.
+  /// Next event: threads merged by time (ties in file order), each thread's
+  /// events in the order it made the calls; false at the end.
   bool next(Event& event);
   /// Starts the event sequence again.
   void rewind();

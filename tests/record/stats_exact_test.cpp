@@ -1,0 +1,630 @@
+// SPDX-License-Identifier: MIT
+// `tailor stats` gives exact numbers: on a recording of tests/support/
+// known_counts.cpp they are the ones the program makes by construction, and
+// on a synthetic trace written with the Writer every number (lifetimes,
+// percentiles, cross-thread and unknown releases, ...) is worked out by hand
+// below.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tailor/trace/event.h"
+#include "tailor/trace/reader.h"
+#include "tailor/trace/writer.h"
+#include "trace_stats.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace tr = tailor::trace;
+using json = nlohmann::json;
+using tr::Event;
+using tr::Op;
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "tailor-stats-test-XXXXXX").string();
+    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  fs::path path_;
+};
+
+struct Result {
+  int status = -1;
+  std::string out, err;
+};
+
+// Runs argv[0] (a full path) with stdout and stderr captured; kills it after two minutes.
+Result run(const std::vector<std::string>& argv) {
+  int out[2], err[2];
+  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    setpgid(0, 0);
+    dup2(out[1], STDOUT_FILENO);
+    dup2(err[1], STDERR_FILENO);
+    execv(args[0], args.data());
+    _exit(126);
+  }
+  ::close(out[1]);
+  ::close(err[1]);
+  Result r;
+  int fds[2] = {out[0], err[0]};
+  std::string* texts[2] = {&r.out, &r.err};
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+  while (fds[0] >= 0 || fds[1] >= 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(-pid, SIGKILL);
+      break;
+    }
+    pollfd p[2];
+    int map[2], n = 0;
+    for (int i = 0; i < 2; ++i)
+      if (fds[i] >= 0) {
+        p[n] = {fds[i], POLLIN, 0};
+        map[n++] = i;
+      }
+    if (poll(p, static_cast<nfds_t>(n), 100) <= 0) continue;
+    for (int k = 0; k < n; ++k) {
+      if (!(p[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      char buf[65536];
+      ssize_t got = ::read(p[k].fd, buf, sizeof buf);
+      if (got > 0) {
+        texts[map[k]]->append(buf, static_cast<std::size_t>(got));
+      } else if (got == 0 || errno != EINTR) {
+        ::close(p[k].fd);
+        fds[map[k]] = -1;
+      }
+    }
+  }
+  for (int fd : fds)
+    if (fd >= 0) ::close(fd);
+  waitpid(pid, &r.status, 0);
+  return r;
+}
+
+bool exited_zero(const Result& r) { return WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0; }
+
+json stats_json(const std::string& trace, int top) {
+  Result r = run({TAILOR_BIN, "stats", "--json", "--no-symbols", "--top", std::to_string(top), trace});
+  if (!exited_zero(r)) throw std::runtime_error("tailor stats failed: " + r.err);
+  return json::parse(r.out);
+}
+
+// Checks that `actual` has every member of `expected` with the same value
+// (numbers with a floating-point value compared to a relative 1e-12).
+void expect_json_subset(const json& actual, const json& expected, const std::string& where = "") {
+  if (expected.is_object()) {
+    ASSERT_TRUE(actual.is_object()) << where;
+    for (auto it = expected.begin(); it != expected.end(); ++it) {
+      ASSERT_TRUE(actual.contains(it.key())) << where << "/" << it.key() << " missing";
+      expect_json_subset(actual[it.key()], it.value(), where + "/" + it.key());
+    }
+  } else if (expected.is_array()) {
+    ASSERT_TRUE(actual.is_array()) << where;
+    ASSERT_EQ(actual.size(), expected.size()) << where << ": " << actual.dump();
+    for (std::size_t i = 0; i < expected.size(); ++i)
+      expect_json_subset(actual[i], expected[i], where + "/" + std::to_string(i));
+  } else if (expected.is_number_float()) {
+    ASSERT_TRUE(actual.is_number()) << where;
+    double a = actual.get<double>(), e = expected.get<double>();
+    EXPECT_NEAR(a, e, 1e-12 * std::max(1.0, std::fabs(e))) << where;
+  } else {
+    EXPECT_EQ(actual, expected) << where;
+  }
+}
+
+std::vector<std::string> keys(const json& j) {
+  std::vector<std::string> v;
+  for (auto it = j.begin(); it != j.end(); ++it) v.push_back(it.key());
+  return v;
+}
+
+// --- known_counts ---------------------------------------------------------------------------
+//
+// One iteration of tests/support/known_counts.cpp, as its header comment lists
+// it. Libc, libstdc++ and the loader allocate for themselves as well (stdio,
+// the C++ emergency exception pool, thread-local storage...), a varying amount
+// we must not count. Two independent ways around it:
+//  1. Keep only the events whose call site lies in known_counts' own
+//     executable (every call the program makes is a direct call from its own
+//     code; the noise comes from inside the libraries), write those into a new
+//     trace with the Writer and run `tailor stats --json` on it: every number
+//     is then exact, peak bytes in use included.
+//  2. Record runs of 1 and 2 iterations and compare the unfiltered stats: the
+//     libraries' start-up and exit work is the same in both runs, so the
+//     differences are exactly one iteration.
+
+// Requested bytes of every block one iteration hands out (a realloc that
+// returns a block starts a new object).
+const std::vector<std::uint64_t> kObjectSizes = {
+    1051,                                          // malloc, leaked
+    1003, 1003, 1003, 1003, 1003,                  // malloc x 5
+    1001, 1001, 1001,                              // calloc(7, 143) x 3
+    2003,                                          // realloc(NULL, 2003)
+    1005,                                          // realloc(that, 1005), in place
+    1011, 1013, 1280, 1019, 1021,                  // memalign, posix_memalign, aligned_alloc, valloc, pvalloc
+    1023, 1025, 1027, 1029, 1031, 1033, 1039, 1049,  // the eight new forms
+    1061, 1063, 1069, 1087,                        // plain, array, aligned, aligned array (for sized deletes)
+    1009,                                          // malloc, then
+    10000019,                                      // realloc(it, 10000019), moved
+};
+constexpr std::uint64_t kLeak = 1051;
+constexpr std::uint64_t kBig = 10000019;
+
+// Bytes in use right after the big realloc of iteration n (1-based): every
+// block of the iteration is live then except the 2003 (replaced by the 1005)
+// and the 1009 (replaced by the big one); the earlier iterations' leaks too.
+std::uint64_t peak(std::uint64_t n) {
+  std::uint64_t live = 0;
+  for (auto s : kObjectSizes) live += s;
+  return live - 2003 - 1009 + (n - 1) * kLeak;
+}
+
+std::map<std::string, std::uint64_t> calls_per_iteration() {
+  return {
+      {"malloc", 8},  // leak, 5, 1009, huge (fails)
+      {"calloc", 3},
+      {"realloc", 5},  // from NULL, in place, moved, huge (fails), to 0
+      {"memalign", 1},
+      {"posix_memalign", 1},
+      {"aligned_alloc", 1},
+      {"valloc", 1},
+      {"pvalloc", 1},
+      {"free", 15},  // NULL, big, 5, 3, five aligned C blocks
+      {"new", 2},
+      {"new[]", 2},
+      {"new(nothrow)", 2},  // 1027, and huge (fails)
+      {"new[](nothrow)", 1},
+      {"new(aligned)", 2},
+      {"new[](aligned)", 2},
+      {"new(aligned,nothrow)", 1},
+      {"new[](aligned,nothrow)", 1},
+      {"delete", 2},  // 1023, and nullptr
+      {"delete[]", 1},
+      {"delete(nothrow)", 1},
+      {"delete[](nothrow)", 1},
+      {"delete(aligned)", 1},
+      {"delete[](aligned)", 1},
+      {"delete(aligned,nothrow)", 1},
+      {"delete[](aligned,nothrow)", 1},
+      {"delete(sized)", 1},
+      {"delete[](sized)", 1},
+      {"delete(sized,aligned)", 1},
+      {"delete[](sized,aligned)", 1},
+  };
+}
+constexpr std::uint64_t kMemoryOps = 62;
+constexpr std::uint64_t kReleases = 26;        // non-null free / delete
+constexpr std::uint64_t kNullReleases = 2;     // free(NULL), delete nullptr
+constexpr std::uint64_t kFailed = 3;           // malloc, new(nothrow), realloc of a huge size
+constexpr std::uint64_t kReleasedObjects = 29; // the 26 releases and the old blocks of 3 reallocs (in place, moved, to 0)
+
+json alignments(std::uint64_t n, std::uint64_t page) {
+  json a = json::object();
+  a["64"] = 6 * n;  // memalign, new 1031, new 1039, new[] 1049, new 1069, new[] 1087
+  a["128"] = 2 * n; // posix_memalign, new[] 1033
+  a["256"] = 1 * n; // aligned_alloc
+  a[std::to_string(page)] = 2 * n;  // valloc, pvalloc
+  return a;
+}
+
+// What `tailor stats --json` must say about n iterations and nothing else.
+json expected_known_counts(std::uint64_t n, std::uint64_t page, std::uint64_t tid) {
+  std::uint64_t bytes = 0;
+  for (auto s : kObjectSizes) bytes += s;
+  json calls = json::object();
+  for (const auto& [kind, k] : calls_per_iteration()) calls[kind] = k * n;
+  // Sizes by count, then by size: 1003 x5, 1001 x3, then every other size once per iteration.
+  std::map<std::uint64_t, std::uint64_t> count;
+  for (auto s : kObjectSizes) ++count[s];
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> sizes(count.begin(), count.end());
+  std::stable_sort(sizes.begin(), sizes.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  json top = json::array();
+  for (const auto& [size, k] : sizes) top.push_back({{"size", size}, {"count", k * n}, {"bytes", size * k * n}});
+  return {
+      {"objects", kObjectSizes.size() * n},
+      {"total_bytes", bytes * n},
+      {"max_in_use_bytes", peak(n)},
+      {"average_size", static_cast<double>(bytes) / static_cast<double>(kObjectSizes.size())},
+      {"memory_ops", kMemoryOps * n},
+      {"events", 1 + kMemoryOps * n},  // and the main thread's ThreadStart
+      {"calls", calls},
+      {"releases", kReleases * n},
+      {"null_releases", kNullReleases * n},
+      {"failed_allocations", kFailed * n},
+      {"max_live_objects", n + 27},  // at the peak: n leaks, 5 + 3 + 1 + 5 + 12 + 1 of this iteration
+      {"live_objects_at_end", n},
+      {"live_bytes_at_end", kLeak * n},
+      {"unknown_releases", 0},
+      {"reused_live", 0},
+      {"cross_thread_releases", 0},
+      {"realloc",
+       {{"calls", 5 * n}, {"in_place", n}, {"moved", n}, {"from_null", n}, {"to_zero", n}, {"failed", n}}},
+      {"aligned_calls", 11 * n},
+      {"alignments", alignments(n, page)},
+      {"distinct_sizes", count.size()},
+      {"top_sizes", top},
+      {"lifetime_events", {{"count", kReleasedObjects * n}}},
+      {"lifetime_ns", {{"count", kReleasedObjects * n}}},
+      {"threads",
+       json::array({{{"thread", 0}, {"tid", tid}, {"allocations", kObjectSizes.size() * n}, {"bytes", bytes * n},
+                     {"releases", kReleases * n}}})},
+  };
+}
+
+struct Recording {
+  std::string trace;
+  tr::Header header;
+  std::vector<tr::Module> modules;
+  std::vector<Event> events;
+};
+
+Recording record_known_counts(const TempDir& dir, int iterations) {
+  Recording r;
+  r.trace = dir.file("kc" + std::to_string(iterations) + ".trace");
+  Result rec = run({TAILOR_BIN, "record", "-o", r.trace, "--", KNOWN_COUNTS, std::to_string(iterations)});
+  if (!exited_zero(rec)) throw std::runtime_error("recording known_counts failed: " + rec.err);
+  tr::Reader reader(r.trace);
+  if (!reader.complete()) throw std::runtime_error("incomplete trace: " + reader.cut());
+  r.header = reader.header();
+  r.modules = reader.modules();
+  r.events = reader.read_all();
+  return r;
+}
+
+// The events made from the program's own code (plus thread starts and exits).
+std::vector<Event> own_events(const Recording& r) {
+  auto m = std::find_if(r.modules.begin(), r.modules.end(),
+                        [&](const tr::Module& mod) { return mod.path == r.header.executable; });
+  if (m == r.modules.end()) throw std::runtime_error("the executable is not among the trace's modules");
+  std::vector<Event> own;
+  for (const auto& e : r.events)
+    if (e.op == Op::ThreadStart || e.op == Op::ThreadExit || (e.callsite >= m->start && e.callsite < m->end))
+      own.push_back(e);
+  return own;
+}
+
+// Writes events (of any threads, in order) as a trace of their own.
+void write_trace(const std::string& path, const tr::Header& header, const std::vector<Event>& events) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) throw std::runtime_error("cannot create " + path);
+  tr::Writer w;
+  if (!w.init(1024)) throw std::runtime_error("Writer::init failed");
+  w.attach(fd);
+  std::string cmd;
+  for (const auto& a : header.command_line) {
+    if (&a != &header.command_line.front()) cmd += '\0';
+    cmd += a;
+  }
+  tr::HeaderFields h;
+  h.page_size = header.page_size;
+  h.pid = header.pid;
+  h.ppid = header.ppid;
+  h.start_realtime_ns = header.start_realtime_ns;
+  h.start_monotonic_ns = header.start_monotonic_ns;
+  h.executable = header.executable;
+  h.command_line = cmd;
+  bool ok = w.write_header(h);
+  std::map<std::uint32_t, std::vector<Event>> per_thread;
+  for (const auto& e : events) per_thread[e.thread].push_back(e);
+  for (const auto& [thread, v] : per_thread)
+    for (std::size_t i = 0; ok && i < v.size(); i += w.max_events())
+      ok = w.write_events(thread, v.data() + i, std::min(w.max_events(), v.size() - i));
+  std::uint64_t last = events.empty() ? 0 : events.back().time_ns;
+  ok = ok && w.write_end({tr::EndReason::Exit, 0, events.size(), 0, last});
+  ::close(fd);
+  if (!ok) throw std::runtime_error("cannot write " + path);
+}
+
+TEST(StatsExact, KnownCountsOwnCalls) {
+  TempDir dir;
+  constexpr std::uint64_t kIterations = 3;
+  Recording rec = record_known_counts(dir, static_cast<int>(kIterations));
+  std::vector<Event> own = own_events(rec);
+  // The filter must have removed the libraries' noise, not the program's calls.
+  ASSERT_LT(own.size(), rec.events.size());
+  std::string filtered = dir.file("own.trace");
+  write_trace(filtered, rec.header, own);
+
+  json got = stats_json(filtered, 100);
+  json want = expected_known_counts(kIterations, rec.header.page_size, rec.header.pid);
+  expect_json_subset(got, want);
+  // The biggest call site by bytes is the realloc that made the 10 MB blocks.
+  ASSERT_FALSE(got["top_sites_by_bytes"].empty());
+  EXPECT_EQ(got["top_sites_by_bytes"][0]["bytes"], kBig * kIterations);
+  EXPECT_EQ(got["top_sites_by_bytes"][0]["calls"], kIterations);
+
+  // The library gives the same numbers as the command.
+  tr::Reader reader(filtered);
+  json direct = tailor::analyze::to_json(tailor::analyze::compute_stats(reader, {100}));
+  got.erase("trace");
+  EXPECT_EQ(keys(direct), keys(got));
+  expect_json_subset(direct, want);
+}
+
+TEST(StatsExact, KnownCountsOneIterationMoreAddsExactlyOneIteration) {
+  TempDir dir;
+  Recording one = record_known_counts(dir, 1);
+  Recording two = record_known_counts(dir, 2);
+  json a = stats_json(one.trace, 1000);
+  json b = stats_json(two.trace, 1000);
+  auto diff = [&](const json& x, const json& y) {
+    return static_cast<std::int64_t>(y.get<std::uint64_t>()) - static_cast<std::int64_t>(x.get<std::uint64_t>());
+  };
+  std::uint64_t bytes = 0;
+  for (auto s : kObjectSizes) bytes += s;
+  auto n = static_cast<std::int64_t>(kObjectSizes.size());
+  EXPECT_EQ(diff(a["objects"], b["objects"]), n);
+  EXPECT_EQ(diff(a["total_bytes"], b["total_bytes"]), static_cast<std::int64_t>(bytes));
+  EXPECT_EQ(diff(a["memory_ops"], b["memory_ops"]), static_cast<std::int64_t>(kMemoryOps));
+  EXPECT_EQ(diff(a["events"], b["events"]), static_cast<std::int64_t>(kMemoryOps));
+  EXPECT_EQ(diff(a["releases"], b["releases"]), static_cast<std::int64_t>(kReleases));
+  EXPECT_EQ(diff(a["null_releases"], b["null_releases"]), static_cast<std::int64_t>(kNullReleases));
+  EXPECT_EQ(diff(a["failed_allocations"], b["failed_allocations"]), static_cast<std::int64_t>(kFailed));
+  EXPECT_EQ(diff(a["live_objects_at_end"], b["live_objects_at_end"]), 1);
+  EXPECT_EQ(diff(a["live_bytes_at_end"], b["live_bytes_at_end"]), static_cast<std::int64_t>(kLeak));
+  // The peak comes in the last iteration, over one more leaked block.
+  EXPECT_EQ(diff(a["max_in_use_bytes"], b["max_in_use_bytes"]), static_cast<std::int64_t>(kLeak));
+  EXPECT_EQ(diff(a["max_live_objects"], b["max_live_objects"]), 1);
+  EXPECT_GE(a["max_in_use_bytes"].get<std::uint64_t>(), peak(1));
+  EXPECT_EQ(diff(a["aligned_calls"], b["aligned_calls"]), 11);
+  EXPECT_EQ(diff(a["lifetime_events"]["count"], b["lifetime_events"]["count"]),
+            static_cast<std::int64_t>(kReleasedObjects));
+  for (const char* k : {"calls", "in_place", "moved", "from_null", "to_zero", "failed"})
+    EXPECT_EQ(diff(a["realloc"][k], b["realloc"][k]), std::string(k) == "calls" ? 5 : 1) << k;
+  EXPECT_EQ(a["unknown_releases"], b["unknown_releases"]);
+  EXPECT_EQ(a["reused_live"], b["reused_live"]);
+
+  std::map<std::string, std::uint64_t> per = calls_per_iteration();
+  std::map<std::string, std::int64_t> call_diff;
+  for (auto it = b["calls"].begin(); it != b["calls"].end(); ++it)
+    call_diff[it.key()] = static_cast<std::int64_t>(it.value().get<std::uint64_t>()) -
+                          static_cast<std::int64_t>(a["calls"].value(it.key(), std::uint64_t{0}));
+  for (const auto& [kind, k] : per) EXPECT_EQ(call_diff[kind], static_cast<std::int64_t>(k)) << kind;
+  for (const auto& [kind, d] : call_diff)
+    if (!per.count(kind)) {
+      EXPECT_EQ(d, 0) << kind;
+    }
+
+  json want_align = alignments(1, one.header.page_size);
+  for (auto it = want_align.begin(); it != want_align.end(); ++it)
+    EXPECT_EQ(diff(a["alignments"][it.key()], b["alignments"][it.key()]), it.value().get<std::int64_t>()) << it.key();
+
+  auto size_count = [](const json& j, std::uint64_t size) -> std::int64_t {
+    for (const auto& s : j["top_sizes"])
+      if (s["size"] == size) return s["count"].get<std::int64_t>();
+    return 0;
+  };
+  EXPECT_EQ(size_count(b, 1003) - size_count(a, 1003), 5);
+  EXPECT_EQ(size_count(b, 1001) - size_count(a, 1001), 3);
+  EXPECT_EQ(size_count(b, kBig) - size_count(a, kBig), 1);
+  EXPECT_EQ(size_count(b, kLeak) - size_count(a, kLeak), 1);
+  EXPECT_EQ(size_count(a, kBig), 1);
+}
+
+// --- a synthetic trace -------------------------------------------------------------------------
+//
+// Two threads; the comment after each event gives its index in merged time
+// order (#n, what lifetimes count in) and bytes in use after it.
+
+Event ev(std::uint64_t time, Op op, std::uint8_t flags, std::uint64_t size, std::uint64_t address, std::uint64_t aux,
+         std::uint64_t callsite) {
+  Event e;
+  e.time_ns = time;
+  e.op = op;
+  e.flags = flags;
+  e.size = size;
+  e.address = address;
+  e.aux = aux;
+  e.callsite = callsite;
+  return e;
+}
+
+std::vector<Event> thread0() {
+  return {
+      ev(1000, Op::ThreadStart, 0, 4242, 0, 0, 0),          // #1
+      ev(1100, Op::Malloc, 0, 100, 0x1000, 0, 0x500),       // #3  100
+      ev(1200, Op::Calloc, 0, 10, 0x2000, 30, 0x510),       // #4  400  (10 x 30)
+      ev(1500, Op::Realloc, 0, 500, 0x4000, 0x2000, 0x540), // #7  564  moved: ends 0x2000 (lifetime 3 events, 300 ns)
+      ev(1600, Op::Realloc, 0, 200, 0x4000, 0x4000, 0x540), // #8  264  in place: ends 0x4000 of #7 (1, 100)
+      ev(1700, Op::Realloc, 0, 50, 0x5000, 0, 0x540),       // #9  314  from NULL
+      ev(1900, Op::Realloc, 0, 1000, 0, 0x4000, 0x540),     // #11 264  failed: 0x4000 stays
+      ev(2000, Op::Memalign, 0, 128, 0x6000, 64, 0x560),    // #12 392
+      ev(2300, Op::Valloc, 0, 4096, 0x8000, 4096, 0x580),   // #15 4744 <- the peak, 5 live objects
+      ev(2400, Op::Free, 0, 0, 0x8000, 0, 0x590),           // #16 648  (1, 100)
+      ev(2700, Op::Free, 0, 0, 0x9999, 0, 0x590),           // #19 584  unknown block
+      ev(2800, Op::Malloc, 0, 32, 0x6000, 0, 0x5b0),        // #20 488  0x6000 still live (128): reused_live
+      ev(3100, Op::Malloc, 0, 7, 0, 0, 0x500),              // #23 546  failed
+      ev(3200, Op::Delete, tr::kAligned, 0, 0xa000, 32, 0x5e0),  // #24 498  cross-thread (3, 300)
+      ev(3400, Op::Malloc, 0, 100, 0xc000, 0, 0x500),       // #26 598
+  };
+}
+
+std::vector<Event> thread1() {
+  return {
+      ev(1010, Op::ThreadStart, 0, 4343, 0, 0, 0),                         // #2
+      ev(1300, Op::New, tr::kArray, 64, 0x3000, 0, 0x520),                 // #5  464
+      ev(1400, Op::Free, 0, 0, 0x1000, 0, 0x530),                          // #6  364  cross-thread (3, 300)
+      ev(1800, Op::Realloc, 0, 0, 0, 0x5000, 0x550),                       // #10 264  to zero, cross-thread (1, 100)
+      ev(2100, Op::PosixMemalign, 0, 256, 0, 128, 0x570),                  // #13 392  failed
+      ev(2200, Op::AlignedAlloc, 0, 256, 0x7000, 256, 0x570),              // #14 648
+      ev(2500, Op::Free, 0, 0, 0, 0, 0x590),                               // #17 648  free(NULL)
+      ev(2600, Op::Delete, tr::kArray | tr::kSized, 64, 0x3000, 0, 0x5d0), // #18 584  (13, 1300)
+      ev(2900, Op::New, tr::kAligned | tr::kNothrow, 48, 0xa000, 32, 0x5a0),  // #21 536
+      ev(3000, Op::Pvalloc, 0, 10, 0xb000, 4096, 0x5c0),                   // #22 546
+      ev(3300, Op::ThreadExit, 0, 0, 0, 0, 0),                             // #25
+  };
+}
+
+json expected_synthetic() {
+  auto dist = [](std::uint64_t count, double mean, std::uint64_t min, std::uint64_t p50, std::uint64_t p90,
+                 std::uint64_t p99, std::uint64_t max) {
+    return json{{"count", count}, {"mean", mean}, {"min", min}, {"p50", p50},
+                {"p90", p90},     {"p99", p99},   {"max", max}};
+  };
+  auto site = [](std::uint64_t address, std::uint64_t calls, std::uint64_t bytes, std::uint64_t peak_live) {
+    return json{{"address", address}, {"calls", calls}, {"bytes", bytes}, {"peak_live_bytes", peak_live}, {"symbol", ""}};
+  };
+  auto share = [](std::uint64_t size, std::uint64_t count, std::uint64_t bytes) {
+    return json{{"size", size}, {"count", count}, {"bytes", bytes}};
+  };
+  return {
+      {"objects", 13},
+      {"total_bytes", 5884},  // 100+300+64+500+200+50+128+256+4096+32+48+10+100
+      {"max_in_use_bytes", 4744},
+      {"average_size", 5884.0 / 13.0},
+      {"memory_ops", 23},
+      {"events", 26},
+      {"duration_ns", 2400},
+      {"calls",
+       {{"malloc", 4}, {"calloc", 1}, {"realloc", 5}, {"memalign", 1}, {"posix_memalign", 1},
+        {"aligned_alloc", 1}, {"valloc", 1}, {"pvalloc", 1}, {"free", 4}, {"new[]", 1},
+        {"new(aligned,nothrow)", 1}, {"delete[](sized)", 1}, {"delete(aligned)", 1}}},
+      {"releases", 5},  // #6 #16 #18 #19 #24
+      {"null_releases", 1},
+      {"failed_allocations", 3},  // #11 #13 #23
+      {"max_live_objects", 5},
+      {"time_of_max_in_use_ns", 2300},
+      {"live_objects_at_end", 5},   // 0x4000 0x6000 0x7000 0xb000 0xc000
+      {"live_bytes_at_end", 598},   // 200 + 32 + 256 + 10 + 100
+      {"unknown_releases", 1},
+      {"reused_live", 1},
+      {"cross_thread_releases", 3},  // #6 #10 #24
+      {"realloc", {{"calls", 5}, {"in_place", 1}, {"moved", 1}, {"from_null", 1}, {"to_zero", 1}, {"failed", 1}}},
+      {"aligned_calls", 6},
+      {"alignments", {{"32", 1}, {"64", 1}, {"128", 1}, {"256", 1}, {"4096", 2}}},
+      {"distinct_sizes", 12},
+      {"top_sizes",
+       json::array({share(100, 2, 200), share(10, 1, 10), share(32, 1, 32), share(48, 1, 48), share(50, 1, 50),
+                    share(64, 1, 64), share(128, 1, 128), share(200, 1, 200), share(256, 1, 256),
+                    share(300, 1, 300)})},
+      {"size_buckets",
+       json::array({share(16, 1, 10), share(32, 1, 32), share(64, 3, 162), share(128, 3, 328), share(256, 2, 456),
+                    share(512, 2, 800), share(4096, 1, 4096)})},
+      // Released objects: lifetimes 3 3 1 1 1 13 3 events, 300 300 100 100 100 1300 300 ns.
+      // Percentile q is the element at floor(q * (n - 1)) of the sorted list.
+      {"lifetime_events", dist(7, 25.0 / 7.0, 1, 3, 3, 3, 13)},
+      {"lifetime_ns", dist(7, 2500.0 / 7.0, 100, 300, 300, 300, 1300)},
+      {"distinct_callsites", 10},
+      {"top_sites_by_calls",
+       json::array({site(0x540, 3, 750, 500), site(0x500, 2, 200, 100), site(0x510, 1, 300, 300),
+                    site(0x520, 1, 64, 64), site(0x560, 1, 128, 128), site(0x570, 1, 256, 256),
+                    site(0x580, 1, 4096, 4096), site(0x5a0, 1, 48, 48), site(0x5b0, 1, 32, 32),
+                    site(0x5c0, 1, 10, 10)})},
+      {"top_sites_by_bytes",
+       json::array({site(0x580, 1, 4096, 4096), site(0x540, 3, 750, 500), site(0x510, 1, 300, 300),
+                    site(0x570, 1, 256, 256), site(0x500, 2, 200, 100), site(0x560, 1, 128, 128),
+                    site(0x520, 1, 64, 64), site(0x5a0, 1, 48, 48), site(0x5b0, 1, 32, 32), site(0x5c0, 1, 10, 10)})},
+      {"threads",
+       json::array({{{"thread", 0}, {"tid", 4242}, {"allocations", 9}, {"bytes", 5506}, {"releases", 3},
+                     {"first_ns", 1000}, {"last_ns", 3400}},
+                    {{"thread", 1}, {"tid", 4343}, {"allocations", 4}, {"bytes", 378}, {"releases", 2},
+                     {"first_ns", 1010}, {"last_ns", 3300}}})},
+  };
+}
+
+std::string write_synthetic(const TempDir& dir) {
+  std::string path = dir.file("synthetic.trace");
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) throw std::runtime_error("open failed");
+  tr::Writer w;
+  if (!w.init()) throw std::runtime_error("init failed");
+  w.attach(fd);
+  tr::HeaderFields h;
+  h.page_size = 4096;
+  h.pid = 4242;
+  h.ppid = 1;
+  h.start_monotonic_ns = 900;
+  h.executable = "/bin/synthetic";
+  h.command_line = "synthetic";
+  std::vector<Event> t0 = thread0(), t1 = thread1();
+  // File order differs from time order: thread 1 first, thread 0 in two chunks.
+  bool ok = w.write_header(h) && w.write_events(1, t1.data(), t1.size()) && w.write_events(0, t0.data(), 7) &&
+            w.write_events(0, t0.data() + 7, t0.size() - 7) && w.write_end({tr::EndReason::Exit, 0, 26, 0, 3500});
+  ::close(fd);
+  if (!ok) throw std::runtime_error("write failed");
+  return path;
+}
+
+TEST(StatsExact, SyntheticTraceByHand) {
+  TempDir dir;
+  std::string path = write_synthetic(dir);
+  tr::Reader r(path);
+  ASSERT_EQ(r.event_count(), 26u);
+  json want = expected_synthetic();
+
+  json direct = tailor::analyze::to_json(tailor::analyze::compute_stats(r));
+  EXPECT_EQ(keys(direct), keys(want)) << "unexpected or missing keys";
+  expect_json_subset(direct, want);
+  // compute_stats leaves the reader rewound: a second pass gives the same.
+  EXPECT_EQ(tailor::analyze::to_json(tailor::analyze::compute_stats(r)).dump(), direct.dump());
+
+  json cli = stats_json(path, 10);
+  ASSERT_TRUE(cli.contains("trace"));
+  EXPECT_EQ(cli["trace"]["pid"], 4242);
+  EXPECT_EQ(cli["trace"]["complete"], true);
+  cli.erase("trace");
+  EXPECT_EQ(keys(cli), keys(want));
+  expect_json_subset(cli, want);
+}
+
+TEST(StatsExact, TopListLength) {
+  TempDir dir;
+  std::string path = write_synthetic(dir);
+  tr::Reader r(path);
+  tailor::analyze::TraceStats s = tailor::analyze::compute_stats(r, {3});
+  ASSERT_EQ(s.top_sizes.size(), 3u);
+  EXPECT_EQ(s.top_sizes[0].size, 100u);
+  EXPECT_EQ(s.top_sizes[2].size, 32u);
+  ASSERT_EQ(s.top_sites_by_bytes.size(), 3u);
+  EXPECT_EQ(s.top_sites_by_bytes[2].address, 0x510u);
+  EXPECT_EQ(s.size_buckets.size(), 7u);  // not cut by --top
+}
+
+// A cut trace still gives stats, over the events it has, and says it is cut.
+TEST(StatsExact, CutTraceIsReported) {
+  TempDir dir;
+  std::string path = write_synthetic(dir);
+  std::uintmax_t size = fs::file_size(path);
+  fs::resize_file(path, size - 1);  // into the end record
+  Result r = run({TAILOR_BIN, "stats", "--json", "--no-symbols", path});
+  ASSERT_TRUE(exited_zero(r)) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["trace"]["complete"], false);
+  EXPECT_NE(j["trace"]["cut"].get<std::string>().find("trace cut at byte"), std::string::npos);
+  EXPECT_EQ(j["events"], 26);
+  EXPECT_EQ(j["objects"], 13);
+  EXPECT_NE(r.err.find("trace cut"), std::string::npos) << r.err;
+}
+
+}  // namespace
