@@ -38,14 +38,14 @@ def main():
     ap.add_argument("--workloads", default=",".join(WORKLOADS), help="comma-separated subset")
     args = ap.parse_args()
 
-    tailor = os.path.join(args.build, "bin", "tailor")
+    tailor = os.path.abspath(os.path.join(args.build, "bin", "tailor"))
     heaptrack = shutil.which("heaptrack")
     use_heaptrack = heaptrack and not args.no_heaptrack
     rows = []
     tmp = tempfile.mkdtemp(prefix="tailor-bench-")
     try:
         for name in args.workloads.split(","):
-            exe = os.path.join(args.build, "bin", f"wl_{name}")
+            exe = os.path.abspath(os.path.join(args.build, "bin", f"wl_{name}"))
             print(f"[{name}] baseline", file=sys.stderr, flush=True)
             base = [timed([exe])[0] for _ in range(args.runs)]
             rec, events, size = [], 0, 0

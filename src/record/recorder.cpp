@@ -33,6 +33,7 @@ namespace tailor::record {
 __thread ThreadState tls __attribute__((tls_model("initial-exec"))) = {nullptr, 0, 0};
 std::atomic<State> state{State::Uninitialized};
 bool use_tsc = false;
+bool ordered_releases = false;
 std::uint64_t flush_interval_ticks = kFlushIntervalNs;
 
 namespace {
@@ -152,12 +153,26 @@ bool start_file() noexcept {
   return true;
 }
 
-// Writes events [from, to) of one buffer. Caller holds writer_mu.
-void write_range(ThreadLog* log, std::uint32_t buffer, std::uint32_t from, std::uint32_t to) noexcept {
+// The background writer's queue of full buffers (see submit()).
+struct Submission {
+  ThreadLog* log;
+  std::uint32_t buffer;
+};
+constexpr std::size_t kQueue = 1024;
+pthread_mutex_t queue_mu = PTHREAD_MUTEX_INITIALIZER;  // between registry_mu and writer_mu in lock order
+pthread_cond_t queue_cv = PTHREAD_COND_INITIALIZER;
+Submission queue[kQueue];
+std::size_t queue_head = 0, queue_size = 0;
+__thread bool on_writer_thread __attribute__((tls_model("initial-exec"))) = false;
+
+// Writes events [from, to) of one buffer; `hurry` when the writer is behind.
+// Caller holds writer_mu.
+void write_range(ThreadLog* log, std::uint32_t buffer, std::uint32_t from, std::uint32_t to,
+                 bool hurry = false) noexcept {
   if (to <= from) return;
   if (state.load(std::memory_order_relaxed) == State::Active) {
     clock.to_ns(log->events[buffer] + from, to - from);
-    if (writer.write_events(log->thread, log->events[buffer] + from, to - from)) {
+    if (writer.write_events(log->thread, log->events[buffer] + from, to - from, hurry)) {
       written_events.fetch_add(to - from, std::memory_order_relaxed);
     } else {
       complain("cannot write trace", writer.last_error());
@@ -178,8 +193,11 @@ bool write_full_buffer(ThreadLog* log, std::uint32_t b) noexcept {
   int expected = kFull;
   if (!log->state[b].compare_exchange_strong(expected, kWriting, std::memory_order_acquire)) return expected == kFree;
   {
+    // Behind if more buffers wait, or if a program thread has to write (the
+    // writer thread did not get to this buffer in time).
+    bool hurry = !on_writer_thread || __atomic_load_n(&queue_size, __ATOMIC_RELAXED) > 0;
     Locked w(writer_mu);
-    write_range(log, b, log->full_from[b], log->full_count[b]);
+    write_range(log, b, log->full_from[b], log->full_count[b], hurry);
   }
   log->state[b].store(kFree, std::memory_order_release);
   return true;
@@ -192,15 +210,6 @@ void settle_buffer(ThreadLog* log, std::uint32_t b) noexcept {
 
 // --- background writer ------------------------------------------------------
 
-struct Submission {
-  ThreadLog* log;
-  std::uint32_t buffer;
-};
-constexpr std::size_t kQueue = 1024;
-pthread_mutex_t queue_mu = PTHREAD_MUTEX_INITIALIZER;  // between registry_mu and writer_mu in lock order
-pthread_cond_t queue_cv = PTHREAD_COND_INITIALIZER;
-Submission queue[kQueue];
-std::size_t queue_head = 0, queue_size = 0;
 enum class WriterThread { NotStarted, Running, Unavailable };
 WriterThread writer_thread = WriterThread::NotStarted;  // queue_mu
 bool use_writer_thread = true;
@@ -208,6 +217,7 @@ bool use_writer_thread = true;
 
 void* writer_main(void*) noexcept {
   tls.busy = 1;  // anything this thread allocates is the recorder's, not the program's
+  on_writer_thread = true;
   for (;;) {
     Submission s;
     {
@@ -327,6 +337,7 @@ ThreadLog* attach_thread(std::uint64_t time_ns) noexcept {
   log->state[0].store(kFree);
   log->state[1].store(kFree);
   log->thread = next_thread.fetch_add(1);
+  if (log->thread > 0) __atomic_store_n(&ordered_releases, true, __ATOMIC_RELAXED);
   {
     Locked r(registry_mu);
     log->next = live_logs;

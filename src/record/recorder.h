@@ -72,16 +72,21 @@ inline std::uint64_t now_ns() noexcept {
 ///
 /// Allocations read the TSC with RDTSC, which may execute early: that only
 /// makes an allocation look earlier, never later than a release of the block
-/// in another thread. Releases use RDTSCP, which waits for the loads before it
-/// (among them, the load that brought the pointer from the allocating thread),
-/// so a release is never stamped before the allocation it ends.
+/// in another thread. Once the process has a second recorded thread,
+/// releases use RDTSCP, which waits for the loads before it (among them the
+/// load that brought the pointer from the allocating thread), so a release is
+/// never stamped before the allocation it ends. A single thread needs no such
+/// wait (its own order is kept by the trace), and RDTSCP's wait for the
+/// program's pending work is the largest cost of recording a release.
 extern bool use_tsc;
+extern bool ordered_releases;
 inline std::uint64_t now_ticks() noexcept {
   if (__builtin_expect(use_tsc, 1)) return __builtin_ia32_rdtsc();
   return now_ns();
 }
 inline std::uint64_t now_ticks_ordered() noexcept {
   if (__builtin_expect(use_tsc, 1)) {
+    if (!__atomic_load_n(&ordered_releases, __ATOMIC_RELAXED)) return __builtin_ia32_rdtsc();
     unsigned aux;
     return __builtin_ia32_rdtscp(&aux);
   }

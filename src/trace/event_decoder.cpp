@@ -41,9 +41,11 @@ bool decode(const std::uint8_t* data, std::size_t size, std::size_t n, std::uint
   std::uint64_t prev_time = base_time_ns, prev_address = 0, prev_callsite = 0;
   for (std::size_t i = 0; i < n; ++i) {
     Event& e = out[first + i];
-    std::uint8_t op = col[format::kKinds].u8();
-    if (op == 0 || op > kMaxOp) {
-      why = "event " + std::to_string(i) + " has unknown operation " + std::to_string(op);
+    std::uint8_t kind = col[format::kKinds].u8();
+    unsigned op = kind & format::kOpMask;
+    if (op == 0 || op > kMaxOp || (kind & format::kReservedKindBits)) {
+      why = "event " + std::to_string(i) + " has an unknown operation or kind bits (kind byte " +
+            std::to_string(kind) + ")";
       out.resize(first);
       return false;
     }
@@ -51,11 +53,12 @@ bool decode(const std::uint8_t* data, std::size_t size, std::size_t n, std::uint
     e.flags = col[format::kKinds].u8();
     e.thread = thread;
     e.time_ns = prev_time + static_cast<std::uint64_t>(io::unzigzag(col[format::kTime].varint()));
-    e.size = col[format::kSize].varint();
+    e.size = (kind & format::kHasSize) ? col[format::kSize].varint() : 0;
     e.address = prev_address + static_cast<std::uint64_t>(io::unzigzag(col[format::kAddress].varint()));
-    std::uint64_t aux = col[format::kAux].varint();
+    std::uint64_t aux = (kind & format::kHasAux) ? col[format::kAux].varint() : 0;
     e.aux = e.op == Op::Realloc ? e.address + static_cast<std::uint64_t>(io::unzigzag(aux)) : aux;
-    e.callsite = prev_callsite + static_cast<std::uint64_t>(io::unzigzag(col[format::kCallsite].varint()));
+    std::uint64_t site = (kind & format::kHasCallsite) ? col[format::kCallsite].varint() : 0;
+    e.callsite = prev_callsite + static_cast<std::uint64_t>(io::unzigzag(site));
     prev_time = e.time_ns;
     prev_address = e.address;
     prev_callsite = e.callsite;

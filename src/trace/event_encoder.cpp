@@ -4,12 +4,15 @@
 //
 // Column layout of an Events payload (see docs/trace-format.md):
 //   u32 length of each of the six columns, then the columns in order:
-//   kinds     2 bytes per event: op, flags
+//   kinds     2 bytes per event: op in bits 0-3 with presence bits for size,
+//             aux and callsite (format.h), then flags
 //   time      zigzag varint of the difference to the previous event's time
-//   size      varint
+//   size      varint, only if not 0
 //   address   zigzag varint of the difference to the previous event's address
-//   aux       realloc: zigzag varint of (old address - new address); else varint
-//   callsite  zigzag varint of the difference to the previous call site
+//   aux       realloc: zigzag varint of (old address - new address); else
+//             varint; only if not 0
+//   callsite  zigzag varint of the difference to the previous call site, only
+//             if not 0 (a loop calling from one site writes nothing here)
 #include "event_codec.h"
 
 #include <cstring>
@@ -43,14 +46,17 @@ std::size_t encode(const Event* events, std::size_t n, std::uint64_t base_time_n
   std::uint64_t prev_time = base_time_ns, prev_address = 0, prev_callsite = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const Event& e = events[i];
-    col[format::kKinds] = io::put_u8(col[format::kKinds], static_cast<std::uint8_t>(e.op));
+    std::uint64_t aux = e.op == Op::Realloc ? io::zigzag(diff(e.aux, e.address)) : e.aux;
+    std::uint64_t site = io::zigzag(diff(e.callsite, prev_callsite));
+    std::uint8_t kind = static_cast<std::uint8_t>(static_cast<unsigned>(e.op) | (e.size ? format::kHasSize : 0u) |
+                                                  (aux ? format::kHasAux : 0u) | (site ? format::kHasCallsite : 0u));
+    col[format::kKinds] = io::put_u8(col[format::kKinds], kind);
     col[format::kKinds] = io::put_u8(col[format::kKinds], e.flags);
     col[format::kTime] = io::put_varint(col[format::kTime], io::zigzag(diff(e.time_ns, prev_time)));
-    col[format::kSize] = io::put_varint(col[format::kSize], e.size);
+    if (e.size) col[format::kSize] = io::put_varint(col[format::kSize], e.size);
     col[format::kAddress] = io::put_varint(col[format::kAddress], io::zigzag(diff(e.address, prev_address)));
-    std::uint64_t aux = e.op == Op::Realloc ? io::zigzag(diff(e.aux, e.address)) : e.aux;
-    col[format::kAux] = io::put_varint(col[format::kAux], aux);
-    col[format::kCallsite] = io::put_varint(col[format::kCallsite], io::zigzag(diff(e.callsite, prev_callsite)));
+    if (aux) col[format::kAux] = io::put_varint(col[format::kAux], aux);
+    if (site) col[format::kCallsite] = io::put_varint(col[format::kCallsite], site);
     prev_time = e.time_ns;
     prev_address = e.address;
     prev_callsite = e.callsite;

@@ -44,6 +44,13 @@ inline constexpr std::uint32_t kMaxChunkBytes = 64u << 20;
 /// Upper bound of one encoded event (two kind bytes and five varints).
 inline constexpr std::size_t kMaxEncodedEvent = 2 + 5 * 10;
 
+/// The first kind byte of an event: op and which optional columns it uses.
+inline constexpr unsigned kOpMask = 0x0f;
+inline constexpr unsigned kHasSize = 0x10;
+inline constexpr unsigned kHasAux = 0x20;
+inline constexpr unsigned kHasCallsite = 0x40;
+inline constexpr unsigned kReservedKindBits = 0x80;
+
 /// Column order inside an Events payload.
 enum Column : unsigned { kKinds, kTime, kSize, kAddress, kAux, kCallsite, kColumns };
 

@@ -10,6 +10,7 @@
 #include <zstd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 
 #include "byte_io.h"
@@ -20,6 +21,7 @@
 namespace tailor::trace {
 
 namespace {
+constexpr int kHurryLevel = -5;  // zstd's fast levels: about 15% quicker, 30% larger than level 1
 std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
 }  // namespace
 
@@ -57,6 +59,7 @@ bool Writer::init(std::size_t max_events, int zstd_level) noexcept {
     return false;
   }
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level_);
+  current_level_ = level_;
   cctx_ = cctx;
   return true;
 }
@@ -135,7 +138,7 @@ bool Writer::emit_chunk(std::uint8_t type, std::uint8_t codec_id, std::uint32_t 
   return write_all(chunk_, format::kChunkHeaderSize + stored_size);
 }
 
-bool Writer::write_events(std::uint32_t thread, const Event* events, std::size_t n) noexcept {
+bool Writer::write_events(std::uint32_t thread, const Event* events, std::size_t n, bool hurry) noexcept {
   if (n == 0) return true;
   if (!memory_ || n > max_events_) {
     error_ = memory_ ? E2BIG : EINVAL;
@@ -147,6 +150,11 @@ bool Writer::write_events(std::uint32_t thread, const Event* events, std::size_t
     if (events[i].time_ns > last) last = events[i].time_ns;
   }
   std::size_t raw = codec::encode(events, n, first, workspace_, encoded_);
+  int level = hurry ? std::min(level_, kHurryLevel) : level_;
+  if (level != current_level_) {
+    ZSTD_CCtx_setParameter(static_cast<ZSTD_CCtx*>(cctx_), ZSTD_c_compressionLevel, level);
+    current_level_ = level;
+  }
   std::size_t stored = ZSTD_compress2(static_cast<ZSTD_CCtx*>(cctx_), chunk_ + format::kChunkHeaderSize,
                                       chunk_capacity_ - format::kChunkHeaderSize, encoded_, raw);
   if (ZSTD_isError(stored)) {

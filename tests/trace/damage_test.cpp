@@ -502,7 +502,9 @@ class Crafted : public ::testing::Test {
 };
 
 // An Events payload with the Raw codec, laid out as event_encoder.cpp documents:
-// six u32 column lengths, then the columns (kinds, time, size, address, aux, callsite).
+// six u32 column lengths, then the columns (kinds, time, size, address, aux,
+// callsite); the first kind byte holds the op and says which of size, aux and
+// callsite the event has (0x10, 0x20, 0x40).
 struct RawEvents {
   Bytes col[6];
   static void varint(Bytes& b, std::uint64_t v) {
@@ -531,14 +533,13 @@ TEST_F(Crafted, HandEncodedRawEventsChunkDecodes) {
   // Two events of thread 6 with base time 1000: malloc(24) at 0x5000 and a
   // realloc of it to 48 bytes at 0x4000 (old block 0x5000), call sites 0x400100 / 0x4000f0.
   RawEvents r;
-  r.col[0] = {1, 0, 3, 0};
+  r.col[0] = {1 | 0x10 | 0x40, 0, 3 | 0x10 | 0x20 | 0x40, 0};  // malloc has no aux
   RawEvents::varint(r.col[1], RawEvents::zigzag(0));    // 1000 - base
   RawEvents::varint(r.col[1], RawEvents::zigzag(500));  // 1500 - 1000
   RawEvents::varint(r.col[2], 24);
   RawEvents::varint(r.col[2], 48);
   RawEvents::varint(r.col[3], RawEvents::zigzag(0x5000));
   RawEvents::varint(r.col[3], RawEvents::zigzag(-0x1000));
-  RawEvents::varint(r.col[4], 0);
   RawEvents::varint(r.col[4], RawEvents::zigzag(0x5000 - 0x4000));  // realloc: old - new
   RawEvents::varint(r.col[5], RawEvents::zigzag(0x400100));
   RawEvents::varint(r.col[5], RawEvents::zigzag(-0x10));
@@ -561,7 +562,7 @@ TEST_F(Crafted, HandEncodedRawEventsChunkDecodes) {
 
 TEST_F(Crafted, BadEventChunks) {
   RawEvents good;
-  good.col[0] = {1, 0};
+  good.col[0] = {1 | 0x70, 0};  // malloc with size, aux and callsite present
   for (int c = 1; c < 6; ++c) RawEvents::varint(good.col[c], 1);
   const Bytes ok = good.payload();
   ASSERT_FALSE(open(make_chunk(kEvents, kRaw, 0, 1, ok)));
@@ -605,8 +606,13 @@ TEST_F(Crafted, BadEventChunks) {
   RawEvents bad_op = good;
   bad_op.col[0] = {0, 0};
   decode_error(make_chunk(kEvents, kRaw, 0, 1, bad_op.payload()), "unknown operation");
-  bad_op.col[0] = {14, 0};
+  bad_op.col[0] = {14 | 0x70, 0};
   decode_error(make_chunk(kEvents, kRaw, 0, 1, bad_op.payload()), "unknown operation");
+  bad_op.col[0] = {1 | 0x70 | 0x80, 0};  // reserved kind bit
+  decode_error(make_chunk(kEvents, kRaw, 0, 1, bad_op.payload()), "kind bits");
+  RawEvents absent = good;
+  absent.col[0] = {1 | 0x60, 0};  // says no size, but the size column has one
+  decode_error(make_chunk(kEvents, kRaw, 0, 1, absent.payload()), "size column is longer");
   RawEvents long_col = good;
   long_col.col[3] = {1, 1};  // two varints for one event
   decode_error(make_chunk(kEvents, kRaw, 0, 1, long_col.payload()), "address column is longer");

@@ -56,7 +56,9 @@ class Writer {
   int fd() const noexcept { return fd_; }
 
   bool write_header(const HeaderFields& header) noexcept;
-  bool write_events(std::uint32_t thread, const Event* events, std::size_t n) noexcept;
+  /// `hurry`: compress at zstd's fastest level instead of the configured
+  /// one (for a writer that is falling behind its producer).
+  bool write_events(std::uint32_t thread, const Event* events, std::size_t n, bool hurry = false) noexcept;
   bool write_modules(const ModuleFields* modules, std::size_t n) noexcept;
   bool write_end(const EndRecord& end) noexcept;
 
@@ -74,6 +76,7 @@ class Writer {
   int fd_ = -1;
   int error_ = 0;
   int level_ = 1;
+  int current_level_ = 1;
   std::uint64_t bytes_ = 0;
   std::size_t max_events_ = 0;
   void* cctx_ = nullptr;
