@@ -183,29 +183,32 @@ void write_range(ThreadLog* log, std::uint32_t buffer, std::uint32_t from, std::
   }
 }
 
-// Writes a full buffer if nobody else is writing it; true if it is free afterwards.
-bool write_full_buffer(ThreadLog* log, std::uint32_t b) noexcept {
-  int s = log->state[b].load(std::memory_order_acquire);
-  if (s != kFull) return s == kFree;
-  // Modules first, while the buffer can still be taken over: a thread that
-  // waits for this buffer must never wait on the loader's lock through us.
-  report_modules(false);
-  int expected = kFull;
-  if (!log->state[b].compare_exchange_strong(expected, kWriting, std::memory_order_acquire)) return expected == kFree;
-  {
-    // Behind if more buffers wait, or if a program thread has to write (the
-    // writer thread did not get to this buffer in time).
-    bool hurry = !on_writer_thread || __atomic_load_n(&queue_size, __ATOMIC_RELAXED) > 0;
-    Locked w(writer_mu);
-    write_range(log, b, log->full_from[b], log->full_count[b], hurry);
+// Writes the log's full buffers, oldest first, up to and including b (or
+// until one is not full). Claiming and writing happen under writer_mu, so a
+// thread's chunks reach the file in the order it filled them, whoever (the
+// writer thread, the owner, an exit-time flush) writes them.
+void write_full_upto(ThreadLog* log, std::uint32_t b, bool hurry) noexcept {
+  for (;;) {
+    std::uint32_t o = log->oldest;
+    if (log->state[o].load(std::memory_order_acquire) != kFull) return;
+    write_range(log, o, log->full_from[o], log->full_count[o], hurry);
+    log->state[o].store(kFree, std::memory_order_release);
+    log->oldest = (o + 1) % kLogBuffers;
+    if (o == b) return;
   }
-  log->state[b].store(kFree, std::memory_order_release);
-  return true;
 }
 
-// Until buffer b is free: write it ourselves if it is queued, wait if the writer thread has it.
+// Makes buffer b free, writing it (and any older full buffer) if needed.
 void settle_buffer(ThreadLog* log, std::uint32_t b) noexcept {
-  while (!write_full_buffer(log, b)) sched_yield();
+  if (log->state[b].load(std::memory_order_acquire) != kFull) return;
+  // Modules first and outside writer_mu: nobody waiting on writer_mu may
+  // wait on the loader's lock through us.
+  report_modules(false);
+  // Behind if more buffers wait, or if a program thread has to write (the
+  // writer thread did not get to this buffer in time).
+  bool hurry = !on_writer_thread || __atomic_load_n(&queue_size, __ATOMIC_RELAXED) > 0;
+  Locked w(writer_mu);
+  write_full_upto(log, b, hurry);
 }
 
 // --- background writer ------------------------------------------------------
@@ -227,7 +230,7 @@ void* writer_main(void*) noexcept {
       queue_head = (queue_head + 1) % kQueue;
       --queue_size;
     }
-    write_full_buffer(s.log, s.buffer);
+    settle_buffer(s.log, s.buffer);
   }
   return nullptr;
 }
@@ -262,20 +265,20 @@ bool submit(ThreadLog* log, std::uint32_t b) noexcept {
   return true;
 }
 
-// The owner hands its current buffer over and switches to the other one.
+// The owner hands its current buffer over and moves to the next in the ring.
 }  // namespace
 
 void rotate(ThreadLog* log) noexcept {
   std::uint32_t cur = log->current.load(std::memory_order_relaxed);
-  std::uint32_t other = 1 - cur;
-  settle_buffer(log, other);  // the older buffer goes first: chunks of a thread stay in order
+  std::uint32_t other = (cur + 1) % kLogBuffers;
+  settle_buffer(log, other);  // the oldest buffer goes first: chunks of a thread stay in order
   log->full_from[cur] = log->flushed.load(std::memory_order_relaxed);
   log->full_count[cur] = log->count.load(std::memory_order_relaxed);
   log->state[cur].store(kFull, std::memory_order_release);
   log->current.store(other, std::memory_order_release);
   log->flushed.store(0, std::memory_order_relaxed);
   log->count.store(0, std::memory_order_release);
-  if (!submit(log, cur)) write_full_buffer(log, cur);
+  if (!submit(log, cur)) settle_buffer(log, cur);
 }
 
 namespace {
@@ -284,8 +287,9 @@ namespace {
 // possibly while the owner still runs: it only ever reads what the owner published.
 void write_log(ThreadLog* log) noexcept {
   std::uint32_t cur = log->current.load(std::memory_order_acquire);
-  settle_buffer(log, 1 - cur);
+  report_modules(false);
   Locked w(writer_mu);
+  write_full_upto(log, cur, false);  // every full buffer (cur itself is being filled, so not full)
   std::uint32_t n = log->count.load(std::memory_order_acquire);
   write_range(log, cur, log->flushed.load(std::memory_order_relaxed), n);
   log->flushed.store(n, std::memory_order_relaxed);
@@ -334,8 +338,8 @@ ThreadLog* attach_thread(std::uint64_t time_ns) noexcept {
   log->current.store(0);
   log->count.store(0);
   log->flushed.store(0);
-  log->state[0].store(kFree);
-  log->state[1].store(kFree);
+  for (auto& st : log->state) st.store(kFree);
+  log->oldest = 0;
   log->thread = next_thread.fetch_add(1);
   if (log->thread > 0) __atomic_store_n(&ordered_releases, true, __ATOMIC_RELAXED);
   {
@@ -362,8 +366,6 @@ void on_thread_exit(void* value) noexcept {
   ++tls.busy;
   if (state.load() == State::Active) append(log, Op::ThreadExit, 0, now_ticks());
   write_log(log);
-  settle_buffer(log, 0);
-  settle_buffer(log, 1);
   {
     Locked r(registry_mu);
     unlink_log(log);
@@ -423,8 +425,8 @@ void after_fork_child() noexcept {
     mine->current.store(0);
     mine->count.store(0);
     mine->flushed.store(0);
-    mine->state[0].store(kFree);
-    mine->state[1].store(kFree);
+    for (auto& st : mine->state) st.store(kFree);
+    mine->oldest = 0;
     mine->next = nullptr;
     live_logs = mine;
     append(mine, Op::ThreadStart, static_cast<std::uint64_t>(syscall(SYS_gettid)), now_ticks());

@@ -4,12 +4,12 @@
 // exit) that decide which file a chunk goes to and when a trace ends.
 //
 // Hot path: a hook appends one Event to its thread's log (thread-local, no lock,
-// no atomic read-modify-write). Each log has two buffers: when the one being
-// filled is full (or holds events older than kFlushIntervalNs), it is handed
-// to a background writer thread that encodes, compresses and writes it while
-// the program fills the other. If the writer falls behind, the program's
-// thread writes the older buffer itself, so memory stays bounded and the
-// thread's chunks stay in order. TAILOR_RECORD_THREAD=0 writes inline.
+// no atomic read-modify-write). Each log is a ring of buffers: when the one
+// being filled is full (or holds events older than kFlushIntervalNs), it is
+// handed to a background writer thread that encodes, compresses and writes it
+// while the program fills the next. If the writer falls a whole ring behind,
+// the program's thread writes the oldest buffer itself, so memory stays
+// bounded and the thread's chunks stay in order. TAILOR_RECORD_THREAD=0 writes inline.
 #pragma once
 
 #include <time.h>
@@ -23,9 +23,10 @@
 namespace tailor::record {
 
 inline constexpr std::uint32_t kLogEvents = 1u << 13;  // per buffer
+inline constexpr std::uint32_t kLogBuffers = 4;        // a ring: room for the writer to lag behind a burst
 inline constexpr std::uint64_t kFlushIntervalNs = 250'000'000;  // an active thread's events reach disk within this
 
-enum BufferState : int { kFree, kFull, kWriting };
+enum BufferState : int { kFree, kFull };
 
 struct ThreadLog {
   ThreadLog* next = nullptr;               // in the registry or the free pool
@@ -33,10 +34,11 @@ struct ThreadLog {
   std::atomic<std::uint32_t> current{0};   // buffer being filled (owner stores)
   std::atomic<std::uint32_t> count{0};     // events in it (owner stores, flushers load)
   std::atomic<std::uint32_t> flushed{0};   // [0, flushed) of it already written by an exit-time flush
-  std::atomic<int> state[2] = {kFree, kFree};
-  std::uint32_t full_from[2] = {0, 0};     // a full buffer's unwritten events: [full_from, full_count)
-  std::uint32_t full_count[2] = {0, 0};
-  trace::Event events[2][kLogEvents];
+  std::atomic<int> state[kLogBuffers] = {};
+  std::uint32_t oldest = 0;                    // the next buffer to write, in ring order (writer_mu)
+  std::uint32_t full_from[kLogBuffers] = {};   // a full buffer's unwritten events: [full_from, full_count)
+  std::uint32_t full_count[kLogBuffers] = {};
+  trace::Event events[kLogBuffers][kLogEvents];
 };
 
 /// Per-thread state, in initial-exec TLS so that reaching it never allocates.
