@@ -8,12 +8,12 @@ packages=(
   g++ cmake ninja-build make pkg-config
   # libraries of the toolkit (never of the allocator core)
   libzstd-dev libxxhash-dev libcli11-dev nlohmann-json3-dev libfmt-dev libdw-dev
-  # tests and micro-benchmarks
-  libgtest-dev libgmock-dev libbenchmark-dev
+  # tests
+  libgtest-dev
   # programs the tests record (real programs under the recorder)
   python3 git
   # peers measured in benchmarks
-  heaptrack hyperfine
+  heaptrack
 )
 
 missing=()

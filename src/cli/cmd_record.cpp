@@ -25,7 +25,7 @@ namespace {
 
 struct RecordOptions {
   std::string output = "tailor.trace";
-  int zstd_level = 1;
+  int zstd_level = 3;  // the writer thread drops to a fast level when it falls behind
   bool quiet = false;
   bool verbose = false;
   std::vector<std::string> command;
@@ -111,6 +111,11 @@ int record(const RecordOptions& o) {
   if (o.command.empty()) throw std::runtime_error("record: no command given (usage: tailor record -o FILE -- CMD ARGS...)");
   fs::path recorder = find_recorder();
   fs::path output = fs::absolute(o.output);
+  fs::path dir = output.parent_path();
+  if (!fs::is_directory(dir))
+    throw std::runtime_error("record: cannot write " + output.string() + ": " + dir.string() + " is not a directory");
+  if (access(dir.c_str(), W_OK | X_OK) != 0)
+    throw std::runtime_error("record: cannot write in " + dir.string() + ": " + std::strerror(errno));
   for (const auto& stale : trace_files(output)) fs::remove(stale);
 
   std::string preload = recorder.string();
@@ -166,7 +171,7 @@ void add_record(CLI::App& app, Runner& run) {
   CLI::App* cmd = app.add_subcommand("record", "Run a command and record every heap allocation it makes");
   cmd->add_option("-o,--output", o->output, "Trace file of the command's process; other processes of its tree write "
                                             "FILE.<pid> (default: tailor.trace)");
-  cmd->add_option("--zstd-level", o->zstd_level, "zstd level of trace chunks (1 = fastest)")
+  cmd->add_option("--zstd-level", o->zstd_level, "zstd level of trace chunks; the recorder uses level -5 while its writer is behind the program")
       ->check(CLI::Range(-7, 19))
       ->capture_default_str();
   cmd->add_flag("-q,--quiet", o->quiet, "Do not report the trace files at the end");

@@ -450,7 +450,7 @@ void initialize() noexcept {
   const char* thread = getenv("TAILOR_RECORD_THREAD");
   use_writer_thread = !(thread && thread[0] == '0');
   const char* level = getenv("TAILOR_RECORD_ZSTD_LEVEL");
-  int zstd_level = level ? std::atoi(level) : 1;
+  int zstd_level = level ? std::atoi(level) : 3;
   if (!writer.init(kLogEvents, zstd_level)) {
     complain("cannot allocate the trace writer for", errno);
     state.store(State::Disabled);

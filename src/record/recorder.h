@@ -22,7 +22,7 @@
 
 namespace tailor::record {
 
-inline constexpr std::uint32_t kLogEvents = 1u << 13;  // per buffer
+inline constexpr std::uint32_t kLogEvents = 1u << 14;  // per buffer
 inline constexpr std::uint32_t kLogBuffers = 4;        // a ring: room for the writer to lag behind a burst
 inline constexpr std::uint64_t kFlushIntervalNs = 250'000'000;  // an active thread's events reach disk within this
 
