@@ -34,6 +34,7 @@
 #include "tailor/trace/reader.h"
 #include "tailor/trace/writer.h"
 #include "trace_stats.h"
+#include "common/temp_dir.h"
 
 namespace {
 
@@ -44,23 +45,7 @@ using tr::Op;
 
 // --- processes -------------------------------------------------------------------
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "tailor-record-test-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
+using tailor::test::TempDir;
 
 // A child process in its own process group, with stdout and stderr on pipes.
 class Child {

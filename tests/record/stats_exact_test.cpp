@@ -28,6 +28,7 @@
 #include "tailor/trace/reader.h"
 #include "tailor/trace/writer.h"
 #include "trace_stats.h"
+#include "common/temp_dir.h"
 
 namespace {
 
@@ -37,22 +38,7 @@ using json = nlohmann::json;
 using tr::Event;
 using tr::Op;
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "tailor-stats-test-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
+using tailor::test::TempDir;
 
 struct Result {
   int status = -1;

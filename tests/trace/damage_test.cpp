@@ -31,6 +31,7 @@
 #include "tailor/trace/metadata.h"
 #include "tailor/trace/reader.h"
 #include "tailor/trace/writer.h"
+#include "common/temp_dir.h"
 
 namespace {
 
@@ -121,22 +122,7 @@ Bytes end_payload(std::uint8_t reason, std::int32_t status) {
 
 // --- files -------------------------------------------------------------------
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "tailor-damage-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using tailor::test::TempDir;
 
 void write_file(const std::string& path, const std::uint8_t* data, std::size_t n) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);

@@ -23,6 +23,7 @@
 #include "tailor/trace/metadata.h"
 #include "tailor/trace/reader.h"
 #include "tailor/trace/writer.h"
+#include "common/temp_dir.h"
 
 namespace {
 
@@ -32,23 +33,7 @@ using tr::Op;
 
 constexpr std::uint64_t kMax = UINT64_MAX;
 
-// A directory from mkdtemp, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "tailor-roundtrip-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using tailor::test::TempDir;
 
 Event ev(std::uint64_t time, Op op, std::uint8_t flags = 0, std::uint64_t size = 0, std::uint64_t address = 0,
          std::uint64_t aux = 0, std::uint64_t callsite = 0) {
