@@ -217,7 +217,6 @@ enum class WriterThread { NotStarted, Running, Unavailable };
 WriterThread writer_thread = WriterThread::NotStarted;  // queue_mu
 bool use_writer_thread = true;
 
-
 void* writer_main(void*) noexcept {
   tls.busy = 1;  // anything this thread allocates is the recorder's, not the program's
   on_writer_thread = true;
@@ -265,9 +264,9 @@ bool submit(ThreadLog* log, std::uint32_t b) noexcept {
   return true;
 }
 
-// The owner hands its current buffer over and moves to the next in the ring.
 }  // namespace
 
+// The owner hands its current buffer over and moves to the next in the ring.
 void rotate(ThreadLog* log) noexcept {
   std::uint32_t cur = log->current.load(std::memory_order_relaxed);
   std::uint32_t other = (cur + 1) % kLogBuffers;
