@@ -15,12 +15,15 @@ namespace tailor::analyze {
 
 struct Symbol {
   std::string function;  ///< demangled, or empty if unknown
-  std::string file;      ///< source file, or empty
+  std::string file;      ///< source file of the line in `function`, or empty
   int line = 0;
+  std::string inlined_file;  ///< innermost position when the address is in inlined code, or empty
+  int inlined_line = 0;
   std::string module;    ///< path of the object holding the address, or empty
   std::uint64_t offset = 0;  ///< address minus the module's load address
 
-  /// "function (file:line)", "function (module)", or "module+0xoffset".
+  /// "function (file:line)", "function (file:line, inlined file:line)",
+  /// "function (module)", or "module+0xoffset".
   std::string to_string() const;
 };
 
