@@ -438,6 +438,23 @@ TEST(Record, ThreadsWithCrossThreadFrees) {
   EXPECT_GE(s.cross_thread_releases, kWorkers * kWorkerBlocks);
 }
 
+// Signals arriving in the middle of allocation calls (a 200 us timer without
+// SA_RESTART, and another thread sending SIGUSR1 in a loop) change nothing:
+// the program's output and status are its own, and every call is recorded.
+TEST(Record, SignalsDuringAllocation) {
+  TempDir dir;
+  std::string trace = dir.file("s.trace");
+  Result r = run(record_argv(trace, {SIGNAL_STORM}));
+  ASSERT_FALSE(r.timed_out);
+  ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0) << describe_status(r.status) << "\n" << r.err;
+  EXPECT_EQ(r.out, "done\n");
+  tr::Reader reader(trace);
+  EXPECT_TRUE(reader.complete()) << reader.cut();
+  std::vector<Event> events = reader.read_all();
+  EXPECT_EQ(count_if_op(events, Op::Malloc, 3001), 300000u);
+  EXPECT_EQ(unmatched_releases(events), 0u);
+}
+
 // A thread is one thread index from its ThreadStart to its ThreadExit: calls
 // the C library makes on its way out after the recorder saw the thread exit
 // must not bring it back as a new thread with a second ThreadStart.
