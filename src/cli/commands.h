@@ -14,5 +14,6 @@ using Runner = std::function<int()>;
 void add_record(CLI::App& app, Runner& run);
 void add_dump(CLI::App& app, Runner& run);
 void add_stats(CLI::App& app, Runner& run);
+void add_simulate(CLI::App& app, Runner& run);
 
 }  // namespace tailor::cli

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: MIT
+// The interface between the simulator and an allocator (a mechanism over a
+// Memory): what allocate returns and what the simulation loop and the checker
+// may call, as a C++20 concept, so that the loop is one template instantiated
+// per allocator (no virtual call per event) and test doubles plug in.
+#pragma once
+
+#include <concepts>
+#include <cstdint>
+
+#include "memory.h"
+
+namespace tailor::simulate {
+
+/// What an allocator hands out: the address the program gets and the bytes
+/// of the block that serves it (its header and padding included).
+struct Block {
+  Address address = 0;
+  std::uint64_t bytes = 0;
+};
+
+template <class A>
+concept Allocator = requires(A a, const A ca, std::uint64_t bytes, std::uint64_t alignment, Address address) {
+  /// `alignment` is 0 when the program asked for none.
+  { a.allocate(bytes, alignment) } -> std::same_as<Block>;
+  /// Returns the bytes of the released block.
+  { a.release(address) } -> std::same_as<std::uint64_t>;
+  /// Time complexity so far, in abstract steps.
+  { ca.steps() } -> std::convertible_to<std::uint64_t>;
+  /// Alignment every block has when the program asks for none.
+  { A::kMinAlignment } -> std::convertible_to<std::uint64_t>;
+};
+
+}  // namespace tailor::simulate

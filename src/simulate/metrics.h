@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+// Metrics: what one simulation of a DMM on a replay trace measures. Each
+// field's definition is in docs/dmm.md ("Metrics"); the simulator
+// (simulator.h) fills them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tailor::simulate {
+
+/// One point of the time series, taken after operation `operation`.
+struct Sample {
+  std::uint64_t operation = 0;
+  std::uint64_t requested = 0;    ///< requested bytes of live blocks
+  std::uint64_t block_bytes = 0;  ///< bytes of the blocks serving them
+  std::uint64_t held = 0;         ///< bytes held from the system
+};
+
+struct Metrics {
+  std::string dmm;
+  std::uint64_t operations = 0;        ///< allocate + release operations simulated
+  std::uint64_t steps = 0;             ///< time complexity, abstract steps
+  std::uint64_t reads = 0;             ///< metadata words read
+  std::uint64_t writes = 0;            ///< metadata words written
+  std::uint64_t system_requests = 0;   ///< obtain + release calls to the system
+  std::uint64_t memory_usage = 0;      ///< high-water mark of bytes held from the system
+  std::uint64_t peak_operation = 0;    ///< operation after which held first reached memory_usage
+  std::uint64_t requested_at_peak = 0;
+  std::uint64_t block_bytes_at_peak = 0;
+  std::uint64_t internal_fragmentation = 0;  ///< block_bytes_at_peak - requested_at_peak
+  std::uint64_t external_fragmentation = 0;  ///< memory_usage - block_bytes_at_peak
+  std::uint64_t max_in_use = 0;        ///< of the trace (requested bytes), for reference
+  double seconds = 0;                  ///< wall time of the simulation loop
+  std::vector<Sample> series;
+};
+
+}  // namespace tailor::simulate

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: MIT
+// Loading a trace into a ReplayTrace; the accounting rules are in replay_trace.h.
+#include "replay_trace.h"
+
+#include <algorithm>
+#include <bit>
+#include <stdexcept>
+
+namespace tailor::simulate {
+
+using trace::Event;
+using trace::Op;
+
+std::uint64_t ReplayTrace::event_of(std::uint64_t op) const {
+  auto it = std::upper_bound(event_offsets.begin(), event_offsets.end(), op,
+                             [](std::uint64_t o, const auto& entry) { return o < entry.first; });
+  if (it == event_offsets.begin()) return op;
+  return op + std::prev(it)->second;
+}
+
+ReplayBuilder::ReplayBuilder(std::uint32_t page_size, std::uint64_t expected_events) {
+  r_.summary.page_size = page_size ? page_size : 4096;
+  live_.reserve(1 << 16);
+  r_.operations.reserve(expected_events);
+}
+
+void ReplayBuilder::push(const Operation& op) {
+  const std::uint64_t index = r_.operations.size();
+  const std::uint64_t offset = event_ - index;  // wraps around when ops outnumber events; exact modulo 2^64
+  if (offset != offset_) {
+    r_.event_offsets.emplace_back(index, offset);
+    offset_ = offset;
+  }
+  r_.operations.push_back(op);
+}
+
+void ReplayBuilder::release(std::uint64_t address) {
+  auto it = live_.find(address);
+  if (it == live_.end()) {
+    ++r_.summary.unknown_releases;
+    return;
+  }
+  const std::uint32_t id = it->second;
+  live_.erase(it);
+  in_use_ -= live_bytes_[id];
+  free_ids_.push_back(id);
+  Operation op;
+  op.kind = Operation::kRelease;
+  op.block = id;
+  push(op);
+  ++r_.summary.releases;
+}
+
+void ReplayBuilder::allocate(std::uint64_t address, std::uint64_t bytes, std::uint64_t alignment) {
+  if (live_.contains(address)) {
+    ++r_.summary.reused_live;
+    release(address);
+  }
+  std::uint32_t id;
+  if (!free_ids_.empty()) {
+    id = free_ids_.back();
+    free_ids_.pop_back();
+  } else {
+    if (live_bytes_.size() >= UINT32_MAX) throw std::length_error("replay: more than 2^32 blocks live at once");
+    id = static_cast<std::uint32_t>(live_bytes_.size());
+    live_bytes_.push_back(0);
+  }
+  live_.emplace(address, id);
+  live_bytes_[id] = bytes;
+  in_use_ += bytes;
+  r_.summary.max_in_use_bytes = std::max(r_.summary.max_in_use_bytes, in_use_);
+  Operation op;
+  op.kind = Operation::kAllocate;
+  op.block = id;
+  op.bytes = bytes;
+  // Alignments are powers of two; anything else (a bad call that still
+  // returned a block) is rounded up to one.
+  op.align_log2 = alignment > 1 ? static_cast<std::uint8_t>(std::bit_width(alignment - 1)) : 0;
+  push(op);
+  ++r_.summary.allocations;
+}
+
+void ReplayBuilder::add(const Event& e) {
+  if (e.op == Op::ThreadStart || e.op == Op::ThreadExit) {
+    ++r_.summary.other_events;
+  } else if (trace::is_allocation(e.op)) {
+    if (e.address == 0)
+      ++r_.summary.failed;
+    else
+      allocate(e.address, trace::requested_bytes(e), trace::is_aligned(e) ? e.aux : 0);
+  } else if (trace::is_release(e.op)) {
+    if (e.address == 0)
+      ++r_.summary.null_releases;
+    else
+      release(e.address);
+  } else if (e.op == Op::Realloc) {
+    if (e.aux == 0) {
+      if (e.address == 0) {
+        ++r_.summary.failed;
+      } else {
+        ++r_.summary.reallocs;
+        allocate(e.address, e.size, 0);
+      }
+    } else if (e.address == 0) {
+      if (e.size == 0) {
+        ++r_.summary.reallocs;
+        release(e.aux);
+      } else {
+        ++r_.summary.failed;
+      }
+    } else {
+      ++r_.summary.reallocs;
+      release(e.aux);
+      allocate(e.address, e.size, 0);
+    }
+  } else {
+    ++r_.summary.other_events;
+  }
+  ++event_;
+  ++r_.summary.events;
+}
+
+ReplayTrace ReplayBuilder::finish() {
+  r_.summary.max_live_blocks = live_bytes_.size();
+  r_.summary.live_blocks_at_end = live_.size();
+  return std::move(r_);
+}
+
+ReplayTrace load_replay(trace::Reader& reader) {
+  ReplayBuilder builder(reader.header().page_size, reader.event_count());
+  reader.rewind();
+  Event e;
+  while (reader.next(e)) builder.add(e);
+  reader.rewind();
+  return builder.finish();
+}
+
+ReplayTrace build_replay(std::span<const Event> events, std::uint32_t page_size) {
+  ReplayBuilder builder(page_size, events.size());
+  for (const Event& e : events) builder.add(e);
+  return builder.finish();
+}
+
+}  // namespace tailor::simulate

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+// ReplayTrace: a trace loaded once into the compact form every simulation
+// loops over: an array of allocate(block, bytes, alignment) / release(block)
+// operations, 16 bytes each, with dense block ids (0 .. most blocks live at
+// once - 1) instead of addresses, so that a simulator indexes arrays and never
+// hashes an address per event.
+//
+// Accounting follows tailor stats (src/analyze/trace_stats.h), so that the
+// in-use bytes the simulators are checked against are the same number:
+//  - requested bytes: calloc's count x size; every other call's size;
+//  - realloc(p, n) that returns a block: release of p, allocation of n (even
+//    in place); realloc(NULL, n) is an allocation; realloc(p, 0) returning
+//    NULL is a release of p; a failed realloc changes nothing;
+//  - dropped (counted in ReplaySummary): failed allocations, free(NULL),
+//    releases of blocks the trace never saw allocated, thread events;
+//  - an allocation at an address that is still live ends the old block first
+//    (the trace missed its release), as a release operation.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "tailor/trace/event.h"
+#include "tailor/trace/reader.h"
+
+namespace tailor::simulate {
+
+/// One operation of a replay. 16 bytes.
+struct Operation {
+  enum Kind : std::uint8_t { kAllocate = 0, kRelease = 1 };
+  std::uint64_t bytes = 0;       ///< requested bytes (allocate); 0 for a release
+  std::uint32_t block = 0;       ///< dense block id
+  Kind kind = kAllocate;
+  std::uint8_t align_log2 = 0;   ///< log2 of the alignment an aligned call asked for; 0 = no alignment asked
+  std::uint16_t reserved = 0;
+
+  std::uint64_t alignment() const noexcept { return align_log2 ? std::uint64_t{1} << align_log2 : 0; }
+};
+static_assert(sizeof(Operation) == 16);
+
+struct ReplaySummary {
+  std::uint64_t events = 0;            ///< trace events read
+  std::uint64_t allocations = 0;       ///< allocate operations (= objects of tailor stats)
+  std::uint64_t releases = 0;          ///< release operations, forced ones included
+  std::uint64_t reallocs = 0;          ///< realloc events that became operations
+  std::uint64_t failed = 0;            ///< allocation calls that returned no block (dropped)
+  std::uint64_t null_releases = 0;     ///< free(NULL), delete nullptr (dropped)
+  std::uint64_t unknown_releases = 0;  ///< releases of blocks never seen allocated (dropped)
+  std::uint64_t reused_live = 0;       ///< allocations over a live address (old block released first)
+  std::uint64_t other_events = 0;      ///< thread start / exit (dropped)
+  std::uint64_t max_live_blocks = 0;   ///< = number of distinct block ids
+  std::uint64_t max_in_use_bytes = 0;  ///< peak of requested bytes live (= tailor stats' max_in_use_bytes)
+  std::uint64_t live_blocks_at_end = 0;
+  std::uint32_t page_size = 4096;      ///< of the traced process (4096 if the trace does not say)
+};
+
+struct ReplayTrace {
+  std::vector<Operation> operations;
+  ReplaySummary summary;
+
+  /// Index (0-based, in merged order) of the trace event that produced operation `op`.
+  std::uint64_t event_of(std::uint64_t op) const;
+
+  // Sparse map operation index -> event index: (first op, event - op) at every
+  // op where the difference changes (realloc pairs, dropped events).
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> event_offsets;
+};
+
+/// Builds a ReplayTrace event by event (for tests and for load_replay).
+class ReplayBuilder {
+ public:
+  explicit ReplayBuilder(std::uint32_t page_size = 4096, std::uint64_t expected_events = 0);
+  void add(const trace::Event& event);
+  ReplayTrace finish();
+
+ private:
+  void allocate(std::uint64_t address, std::uint64_t bytes, std::uint64_t alignment);
+  void release(std::uint64_t address);
+  void push(const Operation& op);
+
+  ReplayTrace r_;
+  std::unordered_map<std::uint64_t, std::uint32_t> live_;  // address -> block id
+  std::vector<std::uint32_t> free_ids_;
+  std::uint64_t in_use_ = 0;
+  std::uint64_t event_ = 0;  // index of the event being added
+  std::uint64_t offset_ = UINT64_MAX;
+  std::vector<std::uint64_t> live_bytes_;  // by block id
+};
+
+/// Reads every event of `reader` (from the start) into a ReplayTrace.
+ReplayTrace load_replay(trace::Reader& reader);
+
+/// Builds a ReplayTrace from events in memory.
+ReplayTrace build_replay(std::span<const trace::Event> events, std::uint32_t page_size = 4096);
+
+}  // namespace tailor::simulate

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: MIT
+// The out-of-line half of SimulatedMemory: system requests (bump allocation,
+// region list, held bytes) and host pages on demand.
+#include "simulated_memory.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+namespace tailor::simulate {
+
+SimulatedMemory::SimulatedMemory() = default;
+SimulatedMemory::~SimulatedMemory() = default;
+
+Address SimulatedMemory::obtain(std::uint64_t bytes, std::uint64_t alignment) {
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0)
+    throw std::invalid_argument("SimulatedMemory::obtain: alignment " + std::to_string(alignment) +
+                                " is not a power of two");
+  const Address start = (bump_ + alignment - 1) & ~(alignment - 1);
+  if (bytes > (std::uint64_t{1} << 47) || start + bytes > (std::uint64_t{1} << 48))
+    throw std::length_error("SimulatedMemory::obtain: the simulated address space is exhausted (request of " +
+                            std::to_string(bytes) + " bytes)");
+  bump_ = start + bytes;
+  limit_words_ = (bump_ - kBase + 7) >> 3;
+  pages_.resize(((limit_words_ + kPageMask) >> kPageBits) + 1, nullptr);
+  if (bytes) regions_.push_back({start, bytes});
+  ++requests_;
+  held_ += bytes;
+  high_water_ = std::max(high_water_, held_);
+  return start;
+}
+
+void SimulatedMemory::release(Address address, std::uint64_t bytes) {
+  auto it = std::upper_bound(regions_.begin(), regions_.end(), address,
+                             [](Address a, const Region& r) { return a < r.start; });
+  if (it == regions_.begin() || address + bytes > std::prev(it)->start + std::prev(it)->bytes ||
+      (address != std::prev(it)->start && address + bytes != std::prev(it)->start + std::prev(it)->bytes))
+    throw std::logic_error("SimulatedMemory::release: [" + std::to_string(address) + ", +" + std::to_string(bytes) +
+                           ") is not a held region nor the tail or head of one");
+  Region& r = *std::prev(it);
+  if (bytes == r.bytes) {
+    regions_.erase(std::prev(it));
+  } else if (address == r.start) {
+    r.start += bytes;
+    r.bytes -= bytes;
+  } else {
+    r.bytes -= bytes;
+  }
+  ++requests_;
+  held_ -= bytes;
+}
+
+bool SimulatedMemory::holds(Address address, std::uint64_t bytes) const noexcept {
+  auto it = std::upper_bound(regions_.begin(), regions_.end(), address,
+                             [](Address a, const Region& r) { return a < r.start; });
+  if (it == regions_.begin()) return false;
+  const Region& r = *std::prev(it);
+  return address + bytes <= r.start + r.bytes;
+}
+
+void SimulatedMemory::bad_access(Address address) const {
+  throw std::logic_error("SimulatedMemory: metadata access at " + std::to_string(address) +
+                         ((address & 7) ? " (not 8-byte aligned)" : " (outside the obtained address space)"));
+}
+
+std::uint64_t* SimulatedMemory::new_page(std::uint64_t index) {
+  (void)index;
+  owned_.push_back(std::make_unique<std::uint64_t[]>(std::size_t{1} << kPageBits));  // zeroed
+  return owned_.back().get();
+}
+
+}  // namespace tailor::simulate

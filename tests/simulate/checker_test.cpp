@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: MIT
+// The checker: it catches deliberately broken allocators (test doubles that
+// overlap blocks, misalign them, hand out memory never obtained, or hold less
+// than is in use), names the trace event, and passes KNG on a random trace of
+// 100k events and on a recorded workload.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "checker.h"
+#include "common/temp_dir.h"
+#include "kingsley.h"
+#include "replay_trace.h"
+#include "simulate/write_trace.h"
+#include "simulated_memory.h"
+#include "simulator.h"
+#include "tailor/trace/reader.h"
+#include "trace_stats.h"
+
+namespace {
+
+namespace sim = tailor::simulate;
+namespace tr = tailor::trace;
+
+// A bump allocator with a configurable defect.
+struct Broken {
+  enum Defect { kNone, kOverlap, kMisaligned, kOutside, kShort, kWrongRelease };
+  static constexpr std::uint64_t kMinAlignment = 16;
+
+  Broken(sim::SimulatedMemory& m, Defect d) : memory(m), defect(d) {}
+
+  sim::Block allocate(std::uint64_t bytes, std::uint64_t alignment) {
+    const std::uint64_t size = (std::max<std::uint64_t>(bytes, 1) + 15) & ~std::uint64_t{15};
+    const std::uint64_t align = std::max<std::uint64_t>(alignment, 16);
+    ++count;
+    if (defect == kOutside && count == 3) return {next + (std::uint64_t{1} << 20), size};
+    sim::Address a = memory.obtain(size + align, 8);
+    a = (a + align - 1) & ~(align - 1);
+    if (defect == kOverlap && count == 3) a = last;  // the same block as the previous allocation
+    if (defect == kMisaligned && count == 3) a += 8;
+    last = a;
+    next = a + size;
+    return {a, defect == kShort && count == 3 ? bytes - 1 : size};
+  }
+  std::uint64_t release(sim::Address) { return defect == kWrongRelease ? 1 : 16; }
+  std::uint64_t steps() const { return 0; }
+
+  sim::SimulatedMemory& memory;
+  Defect defect;
+  std::uint64_t count = 0;
+  sim::Address last = 0, next = 0;
+};
+
+tr::Event ev(tr::Op op, std::uint64_t size, std::uint64_t address) {
+  tr::Event e;
+  e.op = op;
+  e.size = size;
+  e.address = address;
+  return e;
+}
+
+// e0 thread start, e1..e4 malloc(16) x 4, e5 free(first).
+sim::ReplayTrace small_trace() {
+  return sim::build_replay(std::vector<tr::Event>{ev(tr::Op::ThreadStart, 1, 0), ev(tr::Op::Malloc, 16, 0x100),
+                                                  ev(tr::Op::Malloc, 16, 0x200), ev(tr::Op::Malloc, 16, 0x300),
+                                                  ev(tr::Op::Malloc, 16, 0x400), ev(tr::Op::Free, 0, 0x100)});
+}
+
+std::string check_error(Broken::Defect d) {
+  sim::ReplayTrace t = small_trace();
+  sim::SimulatedMemory memory;
+  Broken broken(memory, d);
+  sim::SimulateOptions o;
+  o.check = true;
+  try {
+    sim::run(broken, memory, t, o);
+  } catch (const sim::CheckError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Checker, PassesACorrectAllocator) { EXPECT_EQ(check_error(Broken::kNone), ""); }
+
+TEST(Checker, CatchesOverlap) {
+  const std::string e = check_error(Broken::kOverlap);
+  EXPECT_NE(e.find("at event 3 (operation 2)"), std::string::npos) << e;
+  EXPECT_NE(e.find("overlaps"), std::string::npos) << e;
+}
+
+TEST(Checker, CatchesMisalignment) {
+  const std::string e = check_error(Broken::kMisaligned);
+  EXPECT_NE(e.find("at event 3"), std::string::npos) << e;
+  EXPECT_NE(e.find("not aligned to 16"), std::string::npos) << e;
+}
+
+TEST(Checker, CatchesMemoryNotObtained) {
+  const std::string e = check_error(Broken::kOutside);
+  EXPECT_NE(e.find("at event 3"), std::string::npos) << e;
+  EXPECT_NE(e.find("not inside memory obtained"), std::string::npos) << e;
+}
+
+TEST(Checker, CatchesShortBlock) {
+  const std::string e = check_error(Broken::kShort);
+  EXPECT_NE(e.find("a block of 15 bytes serves a request of 16"), std::string::npos) << e;
+}
+
+TEST(Checker, CatchesWrongReleaseSize) {
+  const std::string e = check_error(Broken::kWrongRelease);
+  EXPECT_NE(e.find("at event 5 (operation 4)"), std::string::npos) << e;
+}
+
+TEST(Checker, CatchesHeldBelowInUse) {
+  // A memory that gives back what is still in use: held drops below in use.
+  struct Leaky : Broken {
+    using Broken::Broken;
+    std::uint64_t release(sim::Address) {
+      for (int i = 0; i < 3; ++i)  // of the four 32-byte regions, while 48 bytes stay in use
+        memory.release(memory.regions().front().start, memory.regions().front().bytes);
+      return 16;
+    }
+  };
+  sim::ReplayTrace t = small_trace();
+  sim::SimulatedMemory memory;
+  Leaky leaky(memory, Broken::kNone);
+  sim::SimulateOptions o;
+  o.check = true;
+  try {
+    sim::run(leaky, memory, t, o);
+    FAIL() << "no error";
+  } catch (const sim::CheckError& e) {
+    EXPECT_EQ(e.event(), 5u);
+    EXPECT_NE(std::string(e.what()).find("32 bytes held from the system, below the 48 bytes in use"), std::string::npos) << e.what();
+  }
+}
+
+// 100k events: sizes 1..100000 (mostly small), random lifetimes, some calloc,
+// realloc and aligned calls, addresses reused after release as a real malloc does.
+std::vector<tr::Event> random_events(std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<tr::Event> v;
+  std::vector<std::uint64_t> live, freed;
+  std::uint64_t next_address = 0x10000;
+  auto size = [&] {
+    const std::uint64_t bound = rng() % 4 == 0 ? 100000 : 256;
+    return 1 + rng() % bound;
+  };
+  auto address = [&] {
+    if (!freed.empty() && rng() % 2) {
+      const std::size_t k = rng() % freed.size();
+      const std::uint64_t a = freed[k];
+      freed[k] = freed.back();
+      freed.pop_back();
+      return a;
+    }
+    next_address += 0x1000;
+    return next_address;
+  };
+  while (v.size() < 100000) {
+    tr::Event e;
+    const std::uint64_t r = rng() % 100;
+    if (live.empty() || r < 50) {
+      e = ev(tr::Op::Malloc, size(), address());
+      if (r < 5) e.op = tr::Op::Calloc, e.aux = 1 + rng() % 8;
+      if (r == 5) e.op = tr::Op::Memalign, e.aux = std::uint64_t{8} << (rng() % 12);
+      live.push_back(e.address);
+    } else {
+      const std::size_t k = rng() % live.size();
+      const std::uint64_t old = live[k];
+      if (r < 55) {
+        e = ev(tr::Op::Realloc, size(), address());
+        e.aux = old;
+        live[k] = e.address;
+      } else {
+        e = ev(tr::Op::Free, 0, old);
+        live[k] = live.back();
+        live.pop_back();
+      }
+      if (e.address != old) freed.push_back(old);
+    }
+    e.time_ns = v.size() + 1;
+    v.push_back(e);
+  }
+  return v;
+}
+
+TEST(Checker, KingsleyOnARandomTrace) {
+  tailor::test::TempDir dir;
+  const std::string path = dir.file("random.trace");
+  tailor::test::write_trace(path, random_events(2024));
+  tr::Reader reader(path);
+  sim::ReplayTrace t = sim::load_replay(reader);
+  EXPECT_EQ(t.summary.max_in_use_bytes, tailor::analyze::compute_stats(reader).max_in_use);
+  EXPECT_EQ(t.summary.unknown_releases, 0u);
+  sim::SimulateOptions o;
+  o.check = true;
+  sim::Metrics checked = sim::simulate(t, "kng", o);
+  EXPECT_GE(checked.memory_usage, t.summary.max_in_use_bytes);
+  // A checked run measures exactly what an unchecked one does.
+  sim::Metrics plain = sim::simulate(t, "kng");
+  EXPECT_EQ(plain.steps, checked.steps);
+  EXPECT_EQ(plain.reads, checked.reads);
+  EXPECT_EQ(plain.writes, checked.writes);
+  EXPECT_EQ(plain.memory_usage, checked.memory_usage);
+  EXPECT_EQ(plain.internal_fragmentation, checked.internal_fragmentation);
+  EXPECT_EQ(plain.external_fragmentation, checked.external_fragmentation);
+  EXPECT_EQ(plain.internal_fragmentation + plain.external_fragmentation + plain.requested_at_peak,
+            plain.memory_usage);
+  EXPECT_EQ(plain.series.size(), sim::SimulateOptions::kDefaultSamples + 1);  // every n/1000 ops, and the last
+}
+
+TEST(Checker, KingsleyOnARecordedWorkload) {
+#if defined(TAILOR_SANITIZED)
+  GTEST_SKIP() << "records under LD_PRELOAD, which the sanitizer runtimes do not allow";
+#elif !defined(WL_CFRAC)
+  GTEST_SKIP() << "the workloads are not built (TAILOR_BUILD_BENCH=OFF)";
+#else
+  tailor::test::TempDir dir;
+  const std::string path = dir.file("cfrac.trace");
+  const std::string cmd = std::string(TAILOR_BIN) + " record -o " + path + " -- " + WL_CFRAC +
+                          " --size 2 > /dev/null 2> " + dir.file("record.err");
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  tr::Reader reader(path);
+  sim::ReplayTrace t = sim::load_replay(reader);
+  EXPECT_EQ(t.summary.max_in_use_bytes, tailor::analyze::compute_stats(reader).max_in_use);
+  EXPECT_GT(t.operations.size(), 1000000u);
+  sim::SimulateOptions o;
+  o.check = true;
+  sim::Metrics m = sim::simulate(t, "kng", o);
+  EXPECT_GE(m.memory_usage, t.summary.max_in_use_bytes);
+#endif
+}
+
+}  // namespace

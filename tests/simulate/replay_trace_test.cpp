@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: MIT
+// ReplayTrace: dense block ids, realloc, dropped events, allocations over a
+// live address, the event index of each operation, and max in use equal to
+// tailor stats' on the same trace.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "common/temp_dir.h"
+#include "replay_trace.h"
+#include "simulate/write_trace.h"
+#include "tailor/trace/reader.h"
+#include "trace_stats.h"
+
+namespace {
+
+namespace tr = tailor::trace;
+namespace sim = tailor::simulate;
+using sim::Operation;
+using tr::Event;
+using tr::Op;
+
+Event ev(Op op, std::uint64_t size, std::uint64_t address, std::uint64_t aux = 0) {
+  Event e;
+  e.op = op;
+  e.size = size;
+  e.address = address;
+  e.aux = aux;
+  return e;
+}
+
+std::vector<Event> mixed_events() {
+  std::vector<Event> v = {
+      ev(Op::ThreadStart, 77, 0),                // e0: dropped
+      ev(Op::Malloc, 100, 0x1000),               // e1: op0 alloc id0 100
+      ev(Op::Malloc, 200, 0x2000),               // e2: op1 alloc id1 200
+      ev(Op::Free, 0, 0x1000),                   // e3: op2 release id0
+      ev(Op::Malloc, 50, 0x3000),                // e4: op3 alloc id0 50 (id reused)
+      ev(Op::Realloc, 300, 0x4000, 0x2000),      // e5: op4 release id1, op5 alloc id1 300
+      ev(Op::Free, 0, 0x9999),                   // e6: unknown release
+      ev(Op::Free, 0, 0),                        // e7: free(NULL)
+      ev(Op::Malloc, 1000, 0),                   // e8: failed
+      ev(Op::Calloc, 10, 0x5000, 7),             // e9: op6 alloc id2 70
+      ev(Op::Memalign, 100, 0x6000, 64),         // e10: op7 alloc id3 100, align 64
+      ev(Op::Malloc, 8, 0x3000),                 // e11: over live 0x3000: op8 release id0, op9 alloc id0 8
+      ev(Op::Realloc, 0, 0, 0x4000),             // e12: realloc(p, 0): op10 release id1
+      ev(Op::Realloc, 30, 0x7000, 0),            // e13: realloc(NULL, 30): op11 alloc id1 30
+  };
+  for (std::size_t i = 0; i < v.size(); ++i) v[i].time_ns = 1000 + i;
+  return v;
+}
+
+TEST(ReplayTrace, IdsReallocAndDroppedEvents) {
+  sim::ReplayTrace t = sim::build_replay(mixed_events());
+  struct Want {
+    Operation::Kind kind;
+    std::uint32_t block;
+    std::uint64_t bytes;
+    std::uint64_t alignment;
+    std::uint64_t event;
+  };
+  const auto A = Operation::kAllocate, R = Operation::kRelease;
+  const std::vector<Want> want = {
+      {A, 0, 100, 0, 1}, {A, 1, 200, 0, 2}, {R, 0, 0, 0, 3},   {A, 0, 50, 0, 4},
+      {R, 1, 0, 0, 5},   {A, 1, 300, 0, 5}, {A, 2, 70, 0, 9},  {A, 3, 100, 64, 10},
+      {R, 0, 0, 0, 11},  {A, 0, 8, 0, 11},  {R, 1, 0, 0, 12},  {A, 1, 30, 0, 13},
+  };
+  ASSERT_EQ(t.operations.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(t.operations[i].kind, want[i].kind);
+    EXPECT_EQ(t.operations[i].block, want[i].block);
+    EXPECT_EQ(t.operations[i].bytes, want[i].bytes);
+    EXPECT_EQ(t.operations[i].alignment(), want[i].alignment);
+    EXPECT_EQ(t.event_of(i), want[i].event);
+  }
+  const sim::ReplaySummary& s = t.summary;
+  EXPECT_EQ(s.events, 14u);
+  EXPECT_EQ(s.allocations, 8u);
+  EXPECT_EQ(s.releases, 4u);
+  EXPECT_EQ(s.reallocs, 3u);
+  EXPECT_EQ(s.failed, 1u);
+  EXPECT_EQ(s.null_releases, 1u);
+  EXPECT_EQ(s.unknown_releases, 1u);
+  EXPECT_EQ(s.reused_live, 1u);
+  EXPECT_EQ(s.other_events, 1u);
+  EXPECT_EQ(s.max_live_blocks, 4u);
+  EXPECT_EQ(s.live_blocks_at_end, 4u);
+  EXPECT_EQ(s.max_in_use_bytes, 520u);  // after e10: 50 + 300 + 70 + 100
+}
+
+TEST(ReplayTrace, FailedReallocChangesNothing) {
+  std::vector<Event> v = {ev(Op::Malloc, 10, 0x1000), ev(Op::Realloc, 1u << 30, 0, 0x1000), ev(Op::Free, 0, 0x1000)};
+  sim::ReplayTrace t = sim::build_replay(v);
+  ASSERT_EQ(t.operations.size(), 2u);
+  EXPECT_EQ(t.operations[1].kind, Operation::kRelease);
+  EXPECT_EQ(t.summary.failed, 1u);
+  EXPECT_EQ(t.event_of(1), 2u);
+}
+
+TEST(ReplayTrace, MaxInUseMatchesTailorStats) {
+  tailor::test::TempDir dir;
+  const std::string path = dir.file("mixed.trace");
+  tailor::test::write_trace(path, mixed_events());
+  tr::Reader reader(path);
+  sim::ReplayTrace t = sim::load_replay(reader);
+  tailor::analyze::TraceStats stats = tailor::analyze::compute_stats(reader);
+  EXPECT_EQ(t.summary.max_in_use_bytes, stats.max_in_use);
+  EXPECT_EQ(t.summary.allocations, stats.objects);
+  EXPECT_EQ(t.summary.unknown_releases, stats.unknown_releases);
+  EXPECT_EQ(t.summary.reused_live, stats.reused_live);
+  EXPECT_EQ(t.summary.events, stats.events);
+  EXPECT_EQ(t.operations.size(), 12u);
+}
+
+}  // namespace
