@@ -95,6 +95,7 @@ void resolve_real_functions() noexcept {
   next(r.execvp, "execvp");
   next(r.execvpe, "execvpe");
   next(r.fexecve, "fexecve");
+  next(r.dlclose, "dlclose");
 
   // Publish malloc last: hooks test it to know resolution is complete.
   RealFunctions copy = r;

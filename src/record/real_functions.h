@@ -56,6 +56,9 @@ struct RealFunctions {
   int (*execvp)(const char*, char* const[]);
   int (*execvpe)(const char*, char* const[], char* const[]);
   int (*fexecve)(int, char* const[], char* const[]);
+
+  // The loader.
+  int (*dlclose)(void*);
 };
 
 /// The resolved functions; all null until resolve_real_functions() returned.

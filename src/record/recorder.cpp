@@ -495,6 +495,12 @@ void finish(EndReason reason, int status) noexcept {
   if (!writer.write_end(end)) complain("cannot write trace", writer.last_error());
 }
 
+void report_loaded_modules() noexcept {
+  if (state.load(std::memory_order_acquire) != State::Active || getpid() != recorder_pid) return;
+  BusyScope busy;
+  report_modules(true);
+}
+
 bool prepare_exec() noexcept {
   if (getpid() != recorder_pid || state.load() != State::Active) return false;
   finish(EndReason::Exec, 0);

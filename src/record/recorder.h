@@ -126,6 +126,11 @@ inline void record(trace::Op op, std::uint8_t flags, std::uint64_t size, std::ui
 /// Does nothing in a process that is not the recorder's (a vfork child).
 void finish(trace::EndReason reason, int status) noexcept;
 
+/// Writes a module chunk for objects loaded since the last scan (before
+/// dlclose, so that a module loaded and unloaded between two flushes is in
+/// the map).
+void report_loaded_modules() noexcept;
+
 /// exec*: finish with EndReason::Exec; if exec then fails, resume_after_exec()
 /// starts a new trace file so the process stays recorded.
 bool prepare_exec() noexcept;

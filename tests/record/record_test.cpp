@@ -35,6 +35,7 @@
 #include "tailor/trace/writer.h"
 #include "trace_stats.h"
 #include "common/temp_dir.h"
+#include "symbolizer.h"
 
 namespace {
 
@@ -436,6 +437,29 @@ TEST(Record, ThreadsWithCrossThreadFrees) {
   EXPECT_EQ(s.unknown_releases, 0u);
   EXPECT_EQ(s.reused_live, 0u);
   EXPECT_GE(s.cross_thread_releases, kWorkers * kWorkerBlocks);
+}
+
+// A library loaded with dlopen after recording started is in the module map,
+// and a call site inside it symbolizes to its function.
+TEST(Record, DlopenedModuleIsMappedAndSymbolized) {
+  TempDir dir;
+  std::string trace = dir.file("d.trace");
+  Result r = run(record_argv(trace, {DLOPEN_PLUGIN, TEST_PLUGIN}));
+  ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0) << describe_status(r.status) << "\n" << r.err;
+  tr::Reader reader(trace);
+  const std::string plugin = fs::canonical(TEST_PLUGIN).string();
+  const tr::Module* mod = nullptr;
+  for (const auto& m : reader.modules())
+    if (fs::exists(m.path) && fs::canonical(m.path).string() == plugin) mod = &m;
+  ASSERT_NE(mod, nullptr) << "no module for " << plugin;
+  std::vector<Event> events = reader.read_all();
+  auto it = std::find_if(events.begin(), events.end(),
+                         [](const Event& e) { return e.op == Op::Malloc && e.size == 7777; });
+  ASSERT_NE(it, events.end());
+  EXPECT_GE(it->callsite, mod->start);
+  EXPECT_LT(it->callsite, mod->end);
+  tailor::analyze::Symbolizer symbolizer(reader.modules());
+  EXPECT_EQ(symbolizer.resolve_return_address(it->callsite).function, "plugin_allocate");
 }
 
 // Signals arriving in the middle of allocation calls (a 200 us timer without

@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: MIT
+// The loader call the recorder interposes: dlclose, so that the module map
+// gets a module before it goes away (one loaded and unloaded between two
+// flushes would otherwise be missing, and its call sites unsymbolizable).
+// dlopen is deliberately not interposed: glibc resolves a dlopen'ed name
+// with the RUNPATH and $ORIGIN of the calling object, which would become
+// this library; new modules are found at each flush instead.
+#include "real_functions.h"
+#include "recorder.h"
+
+extern "C" __attribute__((visibility("default"))) int dlclose(void* handle) {
+  tailor::record::report_loaded_modules();
+  return tailor::record::real.dlclose ? tailor::record::real.dlclose(handle) : -1;
+}
