@@ -3,7 +3,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps configure build demo test test-sanitize bench-record clean
+.PHONY: all deps configure build demo test test-sanitize bench-record bench-simulate clean
 
 all: build
 
@@ -34,6 +34,9 @@ test-sanitize: deps
 
 bench-record: build
 	./bench/record_overhead.py --build $(BUILD)
+
+bench-simulate: build
+	./bench/simulate_speed.py --build $(BUILD) --dmm $(or $(DMM),kng)
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-address $(BUILD)-undefined $(BUILD)-thread
