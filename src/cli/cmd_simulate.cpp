@@ -152,7 +152,9 @@ void add_simulate(CLI::App& app, Runner& run) {
   auto o = std::make_shared<SimulateCmdOptions>();
   CLI::App* cmd = app.add_subcommand("simulate", "Simulate dynamic memory managers on a trace and measure them");
   cmd->add_option("trace", o->trace, "Trace file")->required();
-  cmd->add_option("--dmm", o->dmms, "Comma-separated built-in DMMs (known: kng)")->capture_default_str();
+  std::string known;
+  for (const auto& k : simulate::known_dmms()) known += (known.empty() ? "" : ", ") + k;
+  cmd->add_option("--dmm", o->dmms, "Comma-separated built-in DMMs (known: " + known + ")")->capture_default_str();
   cmd->add_flag("--json", o->json, "Machine-readable output (with the time series)");
   cmd->add_flag("--check", o->check,
                 "Verify after every operation: no overlap, inside system memory, size, alignment, high-water mark");
