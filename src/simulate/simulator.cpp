@@ -8,12 +8,13 @@
 #include "binary_buddy.h"
 #include "fibonacci_buddy.h"
 #include "kingsley.h"
+#include "lea.h"
 #include "segregated_lists.h"
 
 namespace tailor::simulate {
 
 const std::vector<std::string>& known_dmms() {
-  static const std::vector<std::string> names = {"kng", "fib", "buddy", "s10", "exa"};
+  static const std::vector<std::string> names = {"kng", "fib", "buddy", "s10", "exa", "lea"};
   return names;
 }
 
@@ -49,6 +50,13 @@ Metrics simulate(const ReplayTrace& trace, std::string_view name, const Simulate
                       : SegregatedLists<SimulatedMemory>(memory, exa_classes(sizes_of(trace.operations)), exa_config(page));
     Metrics m = run(seg, memory, trace, options);
     m.dmm = std::string(name);
+    return m;
+  }
+  if (name == "lea") {
+    SimulatedMemory memory;
+    Lea<SimulatedMemory> lea(memory, trace.summary.page_size);
+    Metrics m = run(lea, memory, trace, options);
+    m.dmm = "lea";
     return m;
   }
   std::string known;

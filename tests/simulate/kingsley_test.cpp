@@ -154,7 +154,7 @@ TEST(Kingsley, ThreeEventTraceMetrics) {
 TEST(Simulator, UnknownDmmListsTheKnownOnes) {
   sim::ReplayTrace t;
   try {
-    sim::simulate(t, "lea");
+    sim::simulate(t, "nope");
     FAIL() << "no exception";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("known: kng"), std::string::npos) << e.what();
