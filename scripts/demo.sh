@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The README's demo: record a bundled workload with `tailor record`, then
-# print the statistics of its trace with `tailor stats`.
+# The README's demo: record a bundled workload with `tailor record`, print
+# the statistics of its trace with `tailor stats`, then simulate the five
+# classic dynamic memory managers on it with `tailor simulate`.
 set -euo pipefail
 build=${1:-build}
 workload=${DEMO_WORKLOAD:-cfrac}
@@ -13,3 +14,6 @@ echo "== tailor record: the $workload workload at size $size (bench/workloads/$w
 echo
 echo "== tailor stats $out/$workload.trace"
 "$build/bin/tailor" stats "$out/$workload.trace"
+echo
+echo "== tailor simulate $out/$workload.trace --dmm kng,lea,fib,s10,exa"
+"$build/bin/tailor" simulate "$out/$workload.trace" --dmm kng,lea,fib,s10,exa
