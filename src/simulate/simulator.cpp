@@ -18,47 +18,42 @@ const std::vector<std::string>& known_dmms() {
   return names;
 }
 
+namespace {
+
+// One run of mechanism A on a fresh SimulatedMemory; make(memory) builds it.
+template <class Make>
+Metrics run_on_fresh_memory(std::string_view name, const ReplayTrace& trace, const SimulateOptions& options,
+                            Make make) {
+  SimulatedMemory memory;
+  auto allocator = make(memory);
+  Metrics m = run(allocator, memory, trace, options);
+  m.dmm = std::string(name);
+  return m;
+}
+
+}  // namespace
+
 Metrics simulate(const ReplayTrace& trace, std::string_view name, const SimulateOptions& options) {
-  if (name == "kng") {
-    SimulatedMemory memory;
-    Kingsley<SimulatedMemory> kng(memory, trace.summary.page_size);
-    Metrics m = run(kng, memory, trace, options);
-    m.dmm = "kng";
-    return m;
-  }
-  if (name == "fib") {
-    SimulatedMemory memory;
-    FibonacciBuddy<SimulatedMemory> fib(memory, FibonacciBuddy<SimulatedMemory>::kDefaultTop,
-                                        trace.summary.page_size);
-    Metrics m = run(fib, memory, trace, options);
-    m.dmm = "fib";
-    return m;
-  }
-  if (name == "buddy") {
-    SimulatedMemory memory;
-    BinaryBuddy<SimulatedMemory> buddy(memory, BinaryBuddy<SimulatedMemory>::kDefaultMaxOrder,
-                                       trace.summary.page_size);
-    Metrics m = run(buddy, memory, trace, options);
-    m.dmm = "buddy";
-    return m;
-  }
-  if (name == "s10" || name == "exa") {
-    SimulatedMemory memory;
-    const std::uint64_t page = trace.summary.page_size;
-    SegregatedLists<SimulatedMemory> seg =
-        name == "s10" ? SegregatedLists<SimulatedMemory>(memory, s10_classes(), s10_config(page))
-                      : SegregatedLists<SimulatedMemory>(memory, exa_classes(sizes_of(trace.operations)), exa_config(page));
-    Metrics m = run(seg, memory, trace, options);
-    m.dmm = std::string(name);
-    return m;
-  }
-  if (name == "lea") {
-    SimulatedMemory memory;
-    Lea<SimulatedMemory> lea(memory, trace.summary.page_size);
-    Metrics m = run(lea, memory, trace, options);
-    m.dmm = "lea";
-    return m;
-  }
+  using Mem = SimulatedMemory;
+  const std::uint64_t page = trace.summary.page_size;
+  if (name == "kng")
+    return run_on_fresh_memory(name, trace, options, [&](Mem& m) { return Kingsley<Mem>(m, page); });
+  if (name == "lea") return run_on_fresh_memory(name, trace, options, [&](Mem& m) { return Lea<Mem>(m, page); });
+  if (name == "fib")
+    return run_on_fresh_memory(name, trace, options, [&](Mem& m) {
+      return FibonacciBuddy<Mem>(m, FibonacciBuddy<Mem>::kDefaultTop, page);
+    });
+  if (name == "buddy")
+    return run_on_fresh_memory(name, trace, options, [&](Mem& m) {
+      return BinaryBuddy<Mem>(m, BinaryBuddy<Mem>::kDefaultMaxOrder, page);
+    });
+  if (name == "s10")
+    return run_on_fresh_memory(name, trace, options,
+                               [&](Mem& m) { return SegregatedLists<Mem>(m, s10_classes(), s10_config(page)); });
+  if (name == "exa")
+    return run_on_fresh_memory(name, trace, options, [&](Mem& m) {
+      return SegregatedLists<Mem>(m, exa_classes(sizes_of(trace.operations)), exa_config(page));
+    });
   std::string known;
   for (const auto& k : known_dmms()) known += (known.empty() ? "" : ", ") + k;
   throw std::invalid_argument("unknown DMM '" + std::string(name) + "' (known: " + known + ")");
