@@ -98,7 +98,9 @@ void rehash_chunk(Bytes& b, std::size_t at) {
 // A whole chunk (header and payload) with correct checksums.
 Bytes make_chunk(std::uint8_t type, std::uint8_t codec, std::uint32_t thread, std::uint32_t count, const Bytes& payload,
                  std::uint64_t first = 0, std::uint64_t last = 0, std::optional<std::uint32_t> raw_size = {}) {
-  Bytes c(kChunkHeader, 0);
+  // Sized once and filled in place: growing it by insert() trips a false
+  // -Warray-bounds in gcc 12 at -O3.
+  Bytes c(kChunkHeader + payload.size(), 0);
   put<std::uint32_t>(c, 0, kChunkMagic);
   c[kType] = type;
   c[kCodec] = codec;
@@ -108,7 +110,7 @@ Bytes make_chunk(std::uint8_t type, std::uint8_t codec, std::uint32_t thread, st
   put<std::uint32_t>(c, kStoredSize, static_cast<std::uint32_t>(payload.size()));
   put<std::uint64_t>(c, kFirstTime, first);
   put<std::uint64_t>(c, kLastTime, last);
-  c.insert(c.end(), payload.begin(), payload.end());
+  std::copy(payload.begin(), payload.end(), c.begin() + kChunkHeader);
   rehash_chunk(c, 0);
   return c;
 }
