@@ -102,6 +102,18 @@ void print_text(const trace::Reader& r, const simulate::ReplayTrace& t, const st
     return m.seconds > 0 ? fmt::format("{:.1f} M", static_cast<double>(m.operations) / m.seconds / 1e6)
                          : std::string("-");
   });
+  // Seed 002's Figures 6-7 and its access counts: Kingsley's value divided by
+  // each DMM's, so that greater than 1 is better than Kingsley.
+  auto kng = std::find_if(all.begin(), all.end(), [](const M& m) { return m.dmm == "kng"; });
+  if (kng != all.end() && all.size() > 1) {
+    fmt::print("\nnormalized to kng (kng / dmm: greater than 1 is better)\n");
+    auto ratio = [](std::uint64_t base, std::uint64_t value) {
+      return value ? fmt::format("{:.3f}", static_cast<double>(base) / static_cast<double>(value)) : std::string("-");
+    };
+    row("time complexity", [&](const M& m) { return ratio(kng->steps, m.steps); });
+    row("memory accesses", [&](const M& m) { return ratio(kng->reads + kng->writes, m.reads + m.writes); });
+    row("memory usage", [&](const M& m) { return ratio(kng->memory_usage, m.memory_usage); });
+  }
   if (checked) fmt::print("\ncheck       passed (no overlap, inside system memory, size, alignment, high-water mark)\n");
 }
 
@@ -133,7 +145,19 @@ int simulate_cmd(const SimulateCmdOptions& o) {
 
   if (o.json) {
     nlohmann::json dmms = nlohmann::json::array();
-    for (const auto& m : all) dmms.push_back(to_json(m));
+    auto kng = std::find_if(all.begin(), all.end(), [](const simulate::Metrics& m) { return m.dmm == "kng"; });
+    for (const auto& m : all) {
+      nlohmann::json j = to_json(m);
+      if (kng != all.end()) {
+        auto ratio = [](std::uint64_t base, std::uint64_t value) {
+          return value ? static_cast<double>(base) / static_cast<double>(value) : 0.0;
+        };
+        j["normalized_to_kng"] = {{"steps", ratio(kng->steps, m.steps)},
+                                  {"memory_accesses", ratio(kng->reads + kng->writes, m.reads + m.writes)},
+                                  {"memory_usage", ratio(kng->memory_usage, m.memory_usage)}};
+      }
+      dmms.push_back(j);
+    }
     nlohmann::json j = {{"trace", {{"path", r.path()}, {"complete", r.complete()}, {"cut", r.cut()}}},
                         {"replay", to_json(t.summary)},
                         {"checked", o.check},

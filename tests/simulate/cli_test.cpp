@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: MIT
+// `tailor simulate` as a user runs it: JSON fields, normalization to
+// Kingsley, and the error for an unknown DMM.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <sys/wait.h>
+
+#include "common/temp_dir.h"
+#include "simulate/write_trace.h"
+
+namespace {
+
+namespace tr = tailor::trace;
+
+struct Output {
+  int status = -1;
+  std::string text;
+};
+
+Output run(const std::string& command) {
+  Output o;
+  FILE* p = popen((command + " 2>&1").c_str(), "r");
+  if (!p) return o;
+  char buf[4096];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) o.text.append(buf, n);
+  int st = pclose(p);
+  o.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return o;
+}
+
+// Blocks of several sizes allocated, half freed, reallocated: enough for the
+// DMMs to differ in steps and memory.
+std::string small_trace(const tailor::test::TempDir& dir) {
+  std::vector<tr::Event> v;
+  std::uint64_t t = 1;
+  auto ev = [&](tr::Op op, std::uint64_t size, std::uint64_t address) {
+    tr::Event e;
+    e.op = op;
+    e.size = size;
+    e.address = address;
+    e.time_ns = t++;
+    v.push_back(e);
+  };
+  for (std::uint64_t i = 0; i < 2000; ++i) ev(tr::Op::Malloc, 8 + (i * 37) % 3000, 0x100000 + i * 0x1000);
+  for (std::uint64_t i = 0; i < 2000; i += 2) ev(tr::Op::Free, 0, 0x100000 + i * 0x1000);
+  for (std::uint64_t i = 0; i < 1000; ++i) ev(tr::Op::Malloc, 24, 0x9000000 + i * 0x100);
+  std::string path = dir.file("small.trace");
+  tailor::test::write_trace(path, v);
+  return path;
+}
+
+TEST(SimulateCli, JsonNormalizesToKingsley) {
+  tailor::test::TempDir dir;
+  std::string trace = small_trace(dir);
+  Output o = run(std::string(TAILOR_BIN) + " simulate " + trace + " --dmm kng,lea,s10 --json");
+  ASSERT_EQ(o.status, 0) << o.text;
+  auto j = nlohmann::json::parse(o.text);
+  ASSERT_EQ(j["dmms"].size(), 3u);
+  const auto& kng = j["dmms"][0];
+  EXPECT_EQ(kng["dmm"], "kng");
+  EXPECT_DOUBLE_EQ(kng["normalized_to_kng"]["memory_usage"].get<double>(), 1.0);
+  for (const auto& m : j["dmms"]) {
+    double usage = static_cast<double>(kng["memory_usage_bytes"].get<std::uint64_t>()) /
+                   static_cast<double>(m["memory_usage_bytes"].get<std::uint64_t>());
+    double steps = static_cast<double>(kng["steps"].get<std::uint64_t>()) / static_cast<double>(m["steps"].get<std::uint64_t>());
+    EXPECT_DOUBLE_EQ(m["normalized_to_kng"]["memory_usage"].get<double>(), usage) << m["dmm"];
+    EXPECT_DOUBLE_EQ(m["normalized_to_kng"]["steps"].get<double>(), steps) << m["dmm"];
+  }
+  EXPECT_EQ(j["replay"]["allocations"], 3000u);
+  EXPECT_EQ(j["replay"]["releases"], 1000u);
+}
+
+TEST(SimulateCli, TextHasTheNormalizedTableOnlyWithKingsley) {
+  tailor::test::TempDir dir;
+  std::string trace = small_trace(dir);
+  Output with = run(std::string(TAILOR_BIN) + " simulate " + trace + " --dmm kng,fib");
+  ASSERT_EQ(with.status, 0) << with.text;
+  EXPECT_NE(with.text.find("normalized to kng"), std::string::npos) << with.text;
+  Output without = run(std::string(TAILOR_BIN) + " simulate " + trace + " --dmm fib,s10");
+  ASSERT_EQ(without.status, 0) << without.text;
+  EXPECT_EQ(without.text.find("normalized to kng"), std::string::npos) << without.text;
+}
+
+TEST(SimulateCli, UnknownDmmIsAnErrorNamingTheKnownOnes) {
+  tailor::test::TempDir dir;
+  std::string trace = small_trace(dir);
+  Output o = run(std::string(TAILOR_BIN) + " simulate " + trace + " --dmm kng,nope");
+  EXPECT_NE(o.status, 0);
+  EXPECT_NE(o.text.find("unknown DMM 'nope'"), std::string::npos) << o.text;
+  EXPECT_NE(o.text.find("lea"), std::string::npos) << o.text;
+}
+
+}  // namespace
