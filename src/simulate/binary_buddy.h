@@ -138,6 +138,24 @@ Address place(M& memory, Address block, std::uint64_t alignment) {
   return aligned;
 }
 
+/// The inverse of place(): the block behind the data address allocate
+/// returned, and that block's header word (an aligned request's indirect
+/// word is followed back to the block).
+struct Placed {
+  Address block;
+  std::uint64_t header;
+};
+template <Memory M>
+Placed block_of(M& memory, Address data) {
+  Address block = data - kHeader;
+  std::uint64_t header = memory.load(block);
+  if (header & kIndirect) {
+    block = data - (header >> kPayloadShift);
+    header = memory.load(block);
+  }
+  return {block, header};
+}
+
 /// Bytes a request needs in its block (header and alignment slack included).
 inline std::uint64_t need(std::uint64_t bytes, std::uint64_t alignment, const char* who) {
   if (bytes > (std::uint64_t{1} << 46) || alignment > (std::uint64_t{1} << 40))
@@ -202,12 +220,7 @@ class BinaryBuddy {
   /// Releases the block at `address` (as allocate returned it); returns its block bytes.
   std::uint64_t release(Address address) {
     using namespace buddy_detail;
-    Address block = address - kHeader;
-    std::uint64_t header = memory_.load(block);
-    if (header & kIndirect) {
-      block = address - (header >> kPayloadShift);
-      header = memory_.load(block);
-    }
+    auto [block, header] = block_of(memory_, address);
     if (header & kDirect) [[unlikely]] {
       const std::uint64_t bytes = header >> kPayloadShift;
       ++steps_;

@@ -138,12 +138,7 @@ class FibonacciBuddy {
   /// Releases the block at `address` (as allocate returned it); returns its block bytes.
   std::uint64_t release(Address address) {
     using namespace buddy_detail;
-    Address block = address - kHeader;
-    std::uint64_t header = memory_.load(block);
-    if (header & kIndirect) {
-      block = address - (header >> kPayloadShift);
-      header = memory_.load(block);
-    }
+    auto [block, header] = block_of(memory_, address);
     if (header & kDirect) [[unlikely]] {
       const std::uint64_t bytes = header >> kPayloadShift;
       ++steps_;
