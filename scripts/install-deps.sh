@@ -12,8 +12,8 @@ packages=(
   libgtest-dev
   # programs the tests record (real programs under the recorder)
   python3 git
-  # peers measured in benchmarks
-  heaptrack
+  # peers measured in benchmarks, and the tools that measure them
+  heaptrack libmimalloc-dev libjemalloc-dev libgoogle-perftools-dev libbenchmark-dev valgrind
 )
 
 missing=()
