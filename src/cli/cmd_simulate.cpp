@@ -1,13 +1,19 @@
 // SPDX-License-Identifier: MIT
-// `tailor simulate TRACE --dmm kng [--json] [--check]`: simulates built-in
-// DMMs on a trace and prints every metric (definitions in docs/dmm.md).
+// `tailor simulate TRACE --dmm kng,FILE.json [--json] [--check]`: simulates
+// built-in DMMs and DMM specs on a trace, several at once, and prints every
+// metric (definitions in docs/dmm.md).
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
+#include <atomic>
+#include <chrono>
+#include <optional>
 #include <sstream>
+#include <thread>
 
 #include "commands.h"
+#include "dmm_spec.h"
 #include "simulator.h"
 #include "tailor/trace/reader.h"
 
@@ -20,6 +26,7 @@ struct SimulateCmdOptions {
   std::string dmms = "kng";
   bool json = false;
   bool check = false;
+  unsigned threads = 0;
 };
 
 std::vector<std::string> split_names(const std::string& list) {
@@ -39,6 +46,9 @@ nlohmann::json to_json(const simulate::Metrics& m) {
           {"reads", m.reads},
           {"writes", m.writes},
           {"system_requests", m.system_requests},
+          {"splits", m.splits},
+          {"coalesces", m.coalesces},
+          {"energy_nj", m.energy_nj},
           {"memory_usage_bytes", m.memory_usage},
           {"peak_operation", m.peak_operation},
           {"requested_at_peak_bytes", m.requested_at_peak},
@@ -90,6 +100,9 @@ void print_text(const trace::Reader& r, const simulate::ReplayTrace& t, const st
   row("memory writes", [](const M& m) { return m.writes; });
   row("memory accesses", [](const M& m) { return m.reads + m.writes; });
   row("system requests", [](const M& m) { return m.system_requests; });
+  row("splits", [](const M& m) { return m.splits; });
+  row("coalesces", [](const M& m) { return m.coalesces; });
+  row("energy (mJ, docs/dmm.md model)", [](const M& m) { return fmt::format("{:.3f}", m.energy_nj / 1e6); });
   row("memory usage (bytes)", [](const M& m) { return m.memory_usage; });
   row("internal fragmentation (bytes)", [](const M& m) { return m.internal_fragmentation; });
   row("external fragmentation (bytes)", [](const M& m) { return m.external_fragmentation; });
@@ -113,16 +126,82 @@ void print_text(const trace::Reader& r, const simulate::ReplayTrace& t, const st
     row("time complexity", [&](const M& m) { return ratio(kng->steps, m.steps); });
     row("memory accesses", [&](const M& m) { return ratio(kng->reads + kng->writes, m.reads + m.writes); });
     row("memory usage", [&](const M& m) { return ratio(kng->memory_usage, m.memory_usage); });
+    row("energy", [&](const M& m) {
+      return m.energy_nj > 0 ? fmt::format("{:.3f}", kng->energy_nj / m.energy_nj) : std::string("-");
+    });
   }
   if (checked) fmt::print("\ncheck       passed (no overlap, inside system memory, size, alignment, high-water mark)\n");
 }
 
+// One DMM to simulate: a built-in by name, or a spec from a JSON file.
+struct Job {
+  std::string name;
+  std::optional<simulate::DmmSpec> spec;
+  std::string origin;  // the spec's file
+};
+
+bool is_spec_file(const std::string& name) {
+  return name.ends_with(".json") || name.find('/') != std::string::npos;
+}
+
+// Runs every job on up to `threads` threads (one DMM per thread at a time);
+// results in the jobs' order. Shows progress on a terminal.
+std::vector<simulate::Metrics> run_jobs(const std::vector<Job>& jobs, const simulate::ReplayTrace& t, bool check,
+                                        unsigned threads, bool tty) {
+  const std::size_t n = jobs.size();
+  std::vector<simulate::Metrics> all(n);
+  std::vector<std::exception_ptr> errors(n);
+  std::unique_ptr<std::atomic<std::uint64_t>[]> done(new std::atomic<std::uint64_t>[n]);
+  for (std::size_t i = 0; i < n; ++i) done[i] = 0;
+  std::atomic<std::size_t> next{0}, finished{0};
+  auto worker = [&] {
+    for (std::size_t i; (i = next.fetch_add(1)) < n;) {
+      simulate::SimulateOptions so;
+      so.check = check;
+      so.progress = [&, i](std::uint64_t d, std::uint64_t) { done[i] = d; };
+      try {
+        all[i] = jobs[i].spec ? simulate::simulate(t, *jobs[i].spec, so, jobs[i].origin)
+                              : simulate::simulate(t, jobs[i].name, so);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+      done[i] = t.operations.size();
+      finished.fetch_add(1);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned k = 0; k < std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(n))); ++k)
+    pool.emplace_back(worker);
+  const bool show = tty && t.operations.size() > simulate::SimulateOptions::kProgressEvery;
+  while (show && finished.load() < n) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    std::string line = "simulating";
+    for (std::size_t i = 0; i < n; ++i)
+      line += fmt::format(" {} {:.0f}%", jobs[i].name,
+                          100.0 * static_cast<double>(done[i].load()) / static_cast<double>(t.operations.size()));
+    fmt::print(stderr, "\r\033[K{}", line);
+  }
+  for (auto& th : pool) th.join();
+  if (show) fmt::print(stderr, "\r\033[K");
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  return all;
+}
+
 int simulate_cmd(const SimulateCmdOptions& o) {
-  std::vector<std::string> names = split_names(o.dmms);
-  if (names.empty()) throw std::invalid_argument("--dmm: no DMM named");
-  for (const auto& n : names)  // reject a bad name before the (long) load
-    if (std::find(simulate::known_dmms().begin(), simulate::known_dmms().end(), n) == simulate::known_dmms().end())
-      simulate::simulate({}, n);  // throws, naming the known DMMs
+  std::vector<Job> jobs;
+  for (const auto& name : split_names(o.dmms)) {
+    if (is_spec_file(name)) {  // read and check the spec before the (long) load
+      simulate::DmmSpec spec = simulate::load_dmm_spec(name);
+      jobs.push_back({spec.name, std::move(spec), name});
+    } else {
+      if (std::find(simulate::known_dmms().begin(), simulate::known_dmms().end(), name) ==
+          simulate::known_dmms().end())
+        simulate::simulate({}, name);  // throws, naming the known DMMs
+      jobs.push_back({name, std::nullopt, {}});
+    }
+  }
+  if (jobs.empty()) throw std::invalid_argument("--dmm: no DMM named");
 
   trace::Reader r(o.trace);
   const bool tty = isatty(STDERR_FILENO) == 1;
@@ -130,18 +209,8 @@ int simulate_cmd(const SimulateCmdOptions& o) {
   simulate::ReplayTrace t = simulate::load_replay(r);
   if (tty) fmt::print(stderr, "\r\033[K");
 
-  std::vector<simulate::Metrics> all;
-  for (const auto& name : names) {
-    simulate::SimulateOptions so;
-    so.check = o.check;
-    if (tty && t.operations.size() > simulate::SimulateOptions::kProgressEvery)
-      so.progress = [&name](std::uint64_t done, std::uint64_t total) {
-        fmt::print(stderr, "\rsimulating {}: {:3.0f}%", name,
-                   100.0 * static_cast<double>(done) / static_cast<double>(total));
-        if (done == total) fmt::print(stderr, "\r\033[K");
-      };
-    all.push_back(simulate::simulate(t, name, so));
-  }
+  const unsigned threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+  std::vector<simulate::Metrics> all = run_jobs(jobs, t, o.check, threads, tty);
 
   if (o.json) {
     nlohmann::json dmms = nlohmann::json::array();
@@ -154,7 +223,8 @@ int simulate_cmd(const SimulateCmdOptions& o) {
         };
         j["normalized_to_kng"] = {{"steps", ratio(kng->steps, m.steps)},
                                   {"memory_accesses", ratio(kng->reads + kng->writes, m.reads + m.writes)},
-                                  {"memory_usage", ratio(kng->memory_usage, m.memory_usage)}};
+                                  {"memory_usage", ratio(kng->memory_usage, m.memory_usage)},
+                                  {"energy", m.energy_nj > 0 ? kng->energy_nj / m.energy_nj : 0.0}};
       }
       dmms.push_back(j);
     }
@@ -178,7 +248,10 @@ void add_simulate(CLI::App& app, Runner& run) {
   cmd->add_option("trace", o->trace, "Trace file")->required();
   std::string known;
   for (const auto& k : simulate::known_dmms()) known += (known.empty() ? "" : ", ") + k;
-  cmd->add_option("--dmm", o->dmms, "Comma-separated built-in DMMs (known: " + known + ")")->capture_default_str();
+  cmd->add_option("--dmm", o->dmms,
+                  "Comma-separated DMMs: built-ins (" + known + ") or DMM spec files (FILE.json, docs/dmm.md)")
+      ->capture_default_str();
+  cmd->add_option("--threads", o->threads, "DMMs simulated at once (default: one per core)");
   cmd->add_flag("--json", o->json, "Machine-readable output (with the time series)");
   cmd->add_flag("--check", o->check,
                 "Verify after every operation: no overlap, inside system memory, size, alignment, high-water mark");

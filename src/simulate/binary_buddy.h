@@ -230,7 +230,7 @@ class BinaryBuddy {
     const unsigned order = static_cast<unsigned>(header & kOrderMask);
     unsigned k = order;
     ++steps_;  // the push
-    while (k < max_) {
+    while (coalesce_ && k < max_) {
       const std::uint64_t half = std::uint64_t{1} << k;
       const Address buddy = block ^ half;
       if (memory_.load(buddy) != (kFree | k)) break;
@@ -243,6 +243,10 @@ class BinaryBuddy {
     lists_.push(k, block, kFree | k);
     return std::uint64_t{1} << order;
   }
+
+  /// Turns merging off (seed 002's buddy systems with coalesce = false):
+  /// a released block stays on its own order's list.
+  void set_coalesce(bool on) noexcept { coalesce_ = on; }
 
   std::uint64_t steps() const noexcept { return steps_; }
   std::uint64_t splits() const noexcept { return splits_; }
@@ -273,6 +277,7 @@ class BinaryBuddy {
   buddy_detail::FreeLists<M, 41> lists_;
   unsigned max_;
   std::uint64_t page_;
+  bool coalesce_ = true;
   std::uint64_t steps_ = 0, splits_ = 0, coalesces_ = 0;
 };
 

@@ -12,7 +12,7 @@ CheckError::CheckError(std::uint64_t event, std::uint64_t operation, const std::
       event_(event),
       operation_(operation) {}
 
-Checker::Checker(const ReplayTrace& trace, const SimulatedMemory& memory, std::uint64_t min_alignment)
+Checker::Checker(const ReplayTrace& trace, const MemoryAccount& memory, std::uint64_t min_alignment)
     : trace_(trace), memory_(memory), min_alignment_(min_alignment) {}
 
 void Checker::fail(std::uint64_t operation, const std::string& what) const {

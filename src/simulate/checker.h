@@ -21,7 +21,7 @@
 
 #include "allocator.h"
 #include "replay_trace.h"
-#include "simulated_memory.h"
+#include "memory_account.h"
 
 namespace tailor::simulate {
 
@@ -37,7 +37,7 @@ class CheckError : public std::runtime_error {
 
 class Checker {
  public:
-  Checker(const ReplayTrace& trace, const SimulatedMemory& memory, std::uint64_t min_alignment);
+  Checker(const ReplayTrace& trace, const MemoryAccount& memory, std::uint64_t min_alignment);
 
   void allocated(std::uint64_t operation, std::uint64_t requested, std::uint64_t alignment, const Block& block);
   void released(std::uint64_t operation, Address address, std::uint64_t block_bytes, std::uint64_t released_bytes);
@@ -49,7 +49,7 @@ class Checker {
   [[noreturn]] void fail(std::uint64_t operation, const std::string& what) const;
 
   const ReplayTrace& trace_;
-  const SimulatedMemory& memory_;
+  const MemoryAccount& memory_;
   std::uint64_t min_alignment_;
   std::map<Address, Address> live_;  // start -> end of each live block
 };

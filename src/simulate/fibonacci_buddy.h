@@ -149,7 +149,7 @@ class FibonacciBuddy {
     unsigned i = index;
     std::uint64_t bits = header & (kRight | kMemory);
     ++steps_;  // the push
-    while (i < top_) {
+    while (coalesce_ && i < top_) {
       if (!(bits & kRight)) {  // a left block: its buddy is the right one above, index i - 1
         const Address buddy = block + sizes_[i];
         const std::uint64_t b = memory_.load(buddy);
@@ -172,6 +172,10 @@ class FibonacciBuddy {
     lists_.push(i, block, kFree | i | bits);
     return sizes_[index];
   }
+
+  /// Turns merging off (seed 002's buddy systems with coalesce = false):
+  /// a released block stays on its own order's list.
+  void set_coalesce(bool on) noexcept { coalesce_ = on; }
 
   std::uint64_t steps() const noexcept { return steps_; }
   std::uint64_t splits() const noexcept { return splits_; }
@@ -218,6 +222,7 @@ class FibonacciBuddy {
   std::uint64_t page_;
   std::array<std::uint64_t, kMaxTop + 1> sizes_{};
   std::array<std::uint8_t, 1025> small_{};  // index for each need of up to 16 KiB, by 16-byte units
+  bool coalesce_ = true;
   std::uint64_t steps_ = 0, splits_ = 0, coalesces_ = 0;
 };
 

@@ -35,11 +35,13 @@
 
 namespace tailor::simulate {
 
-enum class Fit : std::uint8_t { kFirst, kBest, kExact };
+/// Seed 002's allocation mechanisms; FreeList (below) implements the first
+/// three, FreeBlocks (free_blocks.h) all four.
+enum class Fit : std::uint8_t { kFirst, kBest, kExact, kFarthest };
 enum class Policy : std::uint8_t { kLifo, kFifo };
 
 inline const char* to_string(Fit f) noexcept {
-  return f == Fit::kFirst ? "first" : f == Fit::kBest ? "best" : "exact";
+  return f == Fit::kFirst ? "first" : f == Fit::kBest ? "best" : f == Fit::kExact ? "exact" : "farthest";
 }
 inline const char* to_string(Policy p) noexcept { return p == Policy::kLifo ? "LIFO" : "FIFO"; }
 

@@ -148,6 +148,10 @@ class Lea {
   }
 
   std::uint64_t steps() const noexcept { return steps_; }
+  /// Chunks cut in two (a remainder left free, top or dv included).
+  std::uint64_t splits() const noexcept { return splits_; }
+  /// Merges of a freed chunk with a free neighbour (top and dv included).
+  std::uint64_t coalesces() const noexcept { return coalesces_; }
   M& memory() noexcept { return memory_; }
   const M& memory() const noexcept { return memory_; }
 
@@ -362,6 +366,7 @@ class Lea {
       return {v, rsize + nb, false};
     }
     set_size_and_pinuse_of_inuse(v, nb);
+    ++splits_;
     set_size_and_pinuse_of_free(v + nb, rsize);
     replace_dv(v + nb, rsize);
     return {v, nb, false};
@@ -411,7 +416,9 @@ class Lea {
         return {v, rsize + nb, false};
       }
       set_size_and_pinuse_of_inuse(v, nb);
-      set_size_and_pinuse_of_free(v + nb, rsize);
+      ++splits_;
+      ++splits_;
+    set_size_and_pinuse_of_free(v + nb, rsize);
       insert_chunk(v + nb, rsize);
       return {v, nb, false};
     }
@@ -443,6 +450,7 @@ class Lea {
             return {p, size, false};
           }
           set_size_and_pinuse_of_inuse(p, nb);
+          ++splits_;
           set_size_and_pinuse_of_free(p + nb, rsize);
           replace_dv(p + nb, rsize);
           return {p, nb, false};
@@ -461,6 +469,7 @@ class Lea {
       const Address p = dv_;
       const std::uint64_t rsize = dvsize_ - nb;
       if (rsize >= kMinChunk) {
+        ++splits_;
         dv_ = p + nb;
         dvsize_ = rsize;
         set_size_and_pinuse_of_free(dv_, rsize);
@@ -479,6 +488,7 @@ class Lea {
 
   Chunk split_top(std::uint64_t nb) {
     ++steps_;
+    ++splits_;
     const Address p = top_;
     topsize_ -= nb;
     top_ = p + nb;
@@ -547,6 +557,7 @@ class Lea {
   void free_chunk(Address p, std::uint64_t psize, bool pinuse, bool may_trim) {
     const Address next = p + psize;
     if (!pinuse) {  // coalesce backward
+      ++coalesces_;
       const std::uint64_t prevsize = memory_.load(p);
       p -= prevsize;
       psize += prevsize;
@@ -561,6 +572,7 @@ class Lea {
     }
     const std::uint64_t nhead = memory_.load(next + 8);
     if (!(nhead & kCinuse)) {  // coalesce forward
+      ++coalesces_;
       if (next == top_) {
         ++steps_;
         topsize_ += psize;
@@ -627,7 +639,7 @@ class Lea {
 
   M& memory_;
   std::uint64_t page_;
-  std::uint64_t steps_ = 0;
+  std::uint64_t steps_ = 0, splits_ = 0, coalesces_ = 0;
   std::uint32_t smallmap_ = 0, treemap_ = 0;
   Address dv_ = 0, top_ = 0, seg_end_ = 0;
   std::uint64_t dvsize_ = 0, topsize_ = 0;

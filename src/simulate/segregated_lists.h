@@ -114,6 +114,8 @@ class SegregatedLists {
     if (config.chunk < 64 || !std::has_single_bit(config.chunk))
       throw std::invalid_argument("SegregatedLists: chunk " + std::to_string(config.chunk) +
                                   " is not a power of two >= 64");
+    if (config.fit == Fit::kFarthest)
+      throw std::invalid_argument("SegregatedLists: farthest fit needs segregated_fit.h's FreeBlocks");
     if (classes_.count() > BlockHeader::kMaxClass) throw std::invalid_argument("SegregatedLists: too many classes");
     for (std::uint32_t c = 0; c < classes_.count(); ++c) {
       const std::uint64_t up = classes_.upper(c);

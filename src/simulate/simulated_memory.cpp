@@ -9,7 +9,11 @@
 
 namespace tailor::simulate {
 
-SimulatedMemory::SimulatedMemory() = default;
+SimulatedMemory::SimulatedMemory(Address base, std::uint64_t span) : base_(base), limit_(base + span), bump_(base) {
+  if (base == 0 || base % 4096 != 0 || span > (std::uint64_t{1} << 48) || base > (std::uint64_t{1} << 48) - span)
+    throw std::invalid_argument("SimulatedMemory: base " + std::to_string(base) + " and span " +
+                                std::to_string(span) + " do not fit the 48-bit simulated address space");
+}
 SimulatedMemory::~SimulatedMemory() = default;
 
 Address SimulatedMemory::obtain(std::uint64_t bytes, std::uint64_t alignment) {
@@ -17,11 +21,11 @@ Address SimulatedMemory::obtain(std::uint64_t bytes, std::uint64_t alignment) {
     throw std::invalid_argument("SimulatedMemory::obtain: alignment " + std::to_string(alignment) +
                                 " is not a power of two");
   const Address start = (bump_ + alignment - 1) & ~(alignment - 1);
-  if (bytes > (std::uint64_t{1} << 47) || start + bytes > (std::uint64_t{1} << 48))
+  if (bytes > limit_ - base_ || start > limit_ - bytes)
     throw std::length_error("SimulatedMemory::obtain: the simulated address space is exhausted (request of " +
                             std::to_string(bytes) + " bytes)");
   bump_ = start + bytes;
-  limit_words_ = (bump_ - kBase + 7) >> 3;
+  limit_words_ = (bump_ - base_ + 7) >> 3;
   pages_.resize(((limit_words_ + kPageMask) >> kPageBits) + 1, nullptr);
   if (bytes) regions_.push_back({start, bytes});
   ++requests_;

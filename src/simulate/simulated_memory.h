@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "memory.h"
+#include "memory_account.h"
 
 namespace tailor::simulate {
 
@@ -23,12 +24,17 @@ struct Region {
   std::uint64_t bytes = 0;
 };
 
-class SimulatedMemory {
+class SimulatedMemory final : public MemoryAccount {
  public:
   /// First address handed out (page-aligned, non-zero so that 0 stays "null").
   static constexpr Address kBase = Address{1} << 32;
 
-  SimulatedMemory();
+  /// Space of one memory when several share an address space (a DMM gives
+  /// each of its allocators its own: see dmm.h).
+  static constexpr std::uint64_t kSpan = std::uint64_t{1} << 40;
+
+  /// A memory whose address space is [base, base + span); base page-aligned, non-zero.
+  explicit SimulatedMemory(Address base = kBase, std::uint64_t span = std::uint64_t{1} << 47);
   ~SimulatedMemory();
   SimulatedMemory(const SimulatedMemory&) = delete;
   SimulatedMemory& operator=(const SimulatedMemory&) = delete;
@@ -51,34 +57,36 @@ class SimulatedMemory {
   Address obtain(std::uint64_t bytes, std::uint64_t alignment);
   void release(Address address, std::uint64_t bytes);
 
-  std::uint64_t reads() const noexcept { return reads_; }
-  std::uint64_t writes() const noexcept { return writes_; }
-  std::uint64_t system_requests() const noexcept { return requests_; }
-  std::uint64_t held() const noexcept { return held_; }
-  std::uint64_t held_high_water() const noexcept { return high_water_; }
+  std::uint64_t reads() const noexcept override { return reads_; }
+  std::uint64_t writes() const noexcept override { return writes_; }
+  std::uint64_t system_requests() const noexcept override { return requests_; }
+  std::uint64_t held() const noexcept override { return held_; }
+  std::uint64_t held_high_water() const noexcept override { return high_water_; }
+  Address base() const noexcept { return base_; }
   /// Regions currently held, in increasing address order.
   const std::vector<Region>& regions() const noexcept { return regions_; }
   /// True if [address, address + bytes) lies inside one held region.
-  bool holds(Address address, std::uint64_t bytes) const noexcept;
+  bool holds(Address address, std::uint64_t bytes) const noexcept override;
 
  private:
   static constexpr unsigned kPageBits = 12;  // 4096 words = 32 KiB of simulated space per host page
   static constexpr std::uint64_t kPageMask = (std::uint64_t{1} << kPageBits) - 1;
 
   std::uint64_t word_index(Address address) const {
-    const std::uint64_t word = (address - kBase) >> 3;
-    if (address < kBase || (address & 7) != 0 || word >= limit_words_) [[unlikely]]
+    const std::uint64_t word = (address - base_) >> 3;
+    if (address < base_ || (address & 7) != 0 || word >= limit_words_) [[unlikely]]
       bad_access(address);
     return word;
   }
   [[noreturn]] void bad_access(Address address) const;
   std::uint64_t* new_page(std::uint64_t index);
 
-  std::vector<std::uint64_t*> pages_;  // page table over [kBase, bump_)
+  std::vector<std::uint64_t*> pages_;  // page table over [base_, bump_)
   std::vector<std::unique_ptr<std::uint64_t[]>> owned_;
   std::vector<Region> regions_;
   std::uint64_t limit_words_ = 0;  // words below bump_
-  Address bump_ = kBase;
+  Address base_, limit_;
+  Address bump_;
   std::uint64_t reads_ = 0, writes_ = 0, requests_ = 0, held_ = 0, high_water_ = 0;
 };
 

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "binary_buddy.h"
+#include "dmm.h"
 #include "fibonacci_buddy.h"
 #include "kingsley.h"
 #include "lea.h"
@@ -32,6 +33,17 @@ Metrics run_on_fresh_memory(std::string_view name, const ReplayTrace& trace, con
 }
 
 }  // namespace
+
+Metrics simulate(const ReplayTrace& trace, const DmmSpec& spec, const SimulateOptions& options,
+                 const std::string& origin) {
+  std::uint64_t largest = 0;
+  for (const Operation& op : trace.operations) largest = std::max(largest, routing_size(op.bytes, op.alignment()));
+  check_covers(spec, largest, origin);
+  Dmm dmm(spec, sizes_of(trace.operations), origin);
+  Metrics m = run(dmm, dmm.memory(), trace, options);
+  m.dmm = spec.name.empty() ? "spec" : spec.name;
+  return m;
+}
 
 Metrics simulate(const ReplayTrace& trace, std::string_view name, const SimulateOptions& options) {
   using Mem = SimulatedMemory;

@@ -17,6 +17,8 @@
 
 #include "allocator.h"
 #include "checker.h"
+#include "dmm_spec.h"
+#include "energy.h"
 #include "metrics.h"
 #include "replay_trace.h"
 #include "simulated_memory.h"
@@ -34,6 +36,11 @@ struct SimulateOptions {
   static constexpr std::uint64_t kProgressEvery = std::uint64_t{1} << 22;
 };
 
+/// Simulates the DMM of `spec` (dmm.h) on `trace`. Throws SpecError if the
+/// spec does not cover the trace's sizes or a part cannot be built.
+Metrics simulate(const ReplayTrace& trace, const DmmSpec& spec, const SimulateOptions& options = {},
+                 const std::string& origin = "spec");
+
 /// Names of the built-in DMMs simulate() knows ("kng").
 const std::vector<std::string>& known_dmms();
 
@@ -50,8 +57,8 @@ struct NoCheck {
   void finish() {}
 };
 
-template <Allocator A, class Observer>
-Metrics run(A& allocator, const SimulatedMemory& memory, const ReplayTrace& trace, const SimulateOptions& options,
+template <Allocator A, class Mem, class Observer>
+Metrics run(A& allocator, const Mem& memory, const ReplayTrace& trace, const SimulateOptions& options,
             Observer& observer) {
   struct Live {
     Address address;
@@ -112,19 +119,26 @@ Metrics run(A& allocator, const SimulatedMemory& memory, const ReplayTrace& trac
   m.reads = memory.reads();
   m.writes = memory.writes();
   m.system_requests = memory.system_requests();
+  if constexpr (requires { allocator.splits(); }) m.splits = allocator.splits();
+  if constexpr (requires { allocator.coalesces(); }) m.coalesces = allocator.coalesces();
   m.memory_usage = memory.held_high_water();
   m.internal_fragmentation = m.block_bytes_at_peak - m.requested_at_peak;
   m.external_fragmentation = m.memory_usage - m.block_bytes_at_peak;
+  m.energy_nj = EnergyModel::energy_nj(m.steps, m.reads + m.writes, m.memory_usage);
   return m;
 }
 
 }  // namespace detail
 
 /// Runs `trace` through `allocator`, which manages `memory` (and only it).
-template <Allocator A>
-Metrics run(A& allocator, const SimulatedMemory& memory, const ReplayTrace& trace, const SimulateOptions& options = {}) {
+/// Mem is a MemoryAccount; the loop calls it through its own type (a final
+/// class: no virtual call per operation).
+template <Allocator A, std::derived_from<MemoryAccount> Mem>
+Metrics run(A& allocator, const Mem& memory, const ReplayTrace& trace, const SimulateOptions& options = {}) {
   if (options.check) {
-    Checker checker(trace, memory, A::kMinAlignment);
+    std::uint64_t min_alignment = A::kMinAlignment;
+    if constexpr (requires { allocator.min_alignment(); }) min_alignment = allocator.min_alignment();
+    Checker checker(trace, memory, min_alignment);
     return detail::run(allocator, memory, trace, options, checker);
   }
   detail::NoCheck none;

@@ -14,6 +14,7 @@
 #include "segregated_lists.h"
 #include "simulated_memory.h"
 #include "simulator.h"
+#include "simulate/random_trace.h"
 
 namespace {
 
@@ -347,53 +348,8 @@ TEST(Segregated, Alignment) {
   }
 }
 
-// Random traces: sizes 1..100000 (mostly small), random lifetimes, calloc,
-// realloc and aligned calls; addresses reused after release.
-std::vector<tr::Event> random_events(std::uint64_t seed, std::size_t count) {
-  std::mt19937_64 rng(seed);
-  std::vector<tr::Event> v;
-  std::vector<std::uint64_t> live, freed;
-  std::uint64_t next_address = 0x10000;
-  auto size = [&] { return 1 + rng() % (rng() % 4 == 0 ? 100000 : 256); };
-  auto address = [&] {
-    if (!freed.empty() && rng() % 2) {
-      const std::size_t k = rng() % freed.size();
-      const std::uint64_t a = freed[k];
-      freed[k] = freed.back();
-      freed.pop_back();
-      return a;
-    }
-    return next_address += 0x1000;
-  };
-  while (v.size() < count) {
-    tr::Event e;
-    const std::uint64_t r = rng() % 100;
-    if (live.empty() || r < 50) {
-      e.op = tr::Op::Malloc, e.size = size(), e.address = address();
-      if (r < 5) e.op = tr::Op::Calloc, e.aux = 1 + rng() % 8;
-      if (r == 5) e.op = tr::Op::Memalign, e.aux = std::uint64_t{8} << (rng() % 12);
-      live.push_back(e.address);
-    } else {
-      const std::size_t k = rng() % live.size();
-      const std::uint64_t old = live[k];
-      if (r < 55) {
-        e.op = tr::Op::Realloc, e.size = size(), e.address = address(), e.aux = old;
-        live[k] = e.address;
-      } else {
-        e.op = tr::Op::Free, e.address = old;
-        live[k] = live.back();
-        live.pop_back();
-      }
-      if (e.address != old) freed.push_back(old);
-    }
-    e.time_ns = v.size() + 1;
-    v.push_back(e);
-  }
-  return v;
-}
-
 TEST(Segregated, CheckerPassesS10AndExaOnARandomTrace) {
-  const sim::ReplayTrace t = sim::build_replay(random_events(7, 60000));
+  const sim::ReplayTrace t = sim::build_replay(tailor::test::random_events(7, 60000));
   ASSERT_GT(t.operations.size(), 50000u);
   for (const char* name : {"s10", "exa"}) {
     SCOPED_TRACE(name);
@@ -412,7 +368,7 @@ TEST(Segregated, CheckerPassesS10AndExaOnARandomTrace) {
 }
 
 TEST(Segregated, CheckerPassesEveryFitAndPolicyOnARandomTrace) {
-  const sim::ReplayTrace t = sim::build_replay(random_events(11, 30000));
+  const sim::ReplayTrace t = sim::build_replay(tailor::test::random_events(11, 30000));
   for (sim::Fit fit : {sim::Fit::kFirst, sim::Fit::kBest, sim::Fit::kExact})
     for (sim::Policy policy : {sim::Policy::kLifo, sim::Policy::kFifo})
       for (bool strict : {false, true}) {

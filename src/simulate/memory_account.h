@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: MIT
+// MemoryAccount: what the simulation loop (simulator.h) and the checker
+// (checker.h) read of the memory a DMM manages: bytes held from the system
+// and their high-water mark, metadata accesses, system requests, and whether
+// a range lies inside held memory. SimulatedMemory is one; a composed DMM
+// (dmm.h) sums its allocators' memories into another.
+#pragma once
+
+#include <cstdint>
+
+#include "memory.h"
+
+namespace tailor::simulate {
+
+class MemoryAccount {
+ public:
+  virtual std::uint64_t held() const noexcept = 0;
+  virtual std::uint64_t held_high_water() const noexcept = 0;
+  virtual std::uint64_t reads() const noexcept = 0;
+  virtual std::uint64_t writes() const noexcept = 0;
+  virtual std::uint64_t system_requests() const noexcept = 0;
+  /// True if [address, address + bytes) lies inside one held region.
+  virtual bool holds(Address address, std::uint64_t bytes) const noexcept = 0;
+
+ protected:
+  ~MemoryAccount() = default;
+};
+
+}  // namespace tailor::simulate

@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: MIT
+// SegregatedFit: the general list-based mechanism of the DMM model
+// (docs/dmm.md, "The model"), over the Memory concept (memory.h). One
+// template covers four of seed 002's mechanisms by configuration:
+//   segregated free lists   one list per class, searched alone;
+//   segregated fit          lists by class; when a class has no fit, the next
+//                           larger non-empty classes are tried (and the block
+//                           split, if splitting is on);
+//   exact segregated fit    one class per block size the trace uses, exact fit;
+//   strict segregated fit   one block size per list: requests round up to the
+//                           class's upper bound; no splitting or coalescing.
+// (Simple segregated storage has no headers and lives in
+// simple_segregated_storage.h; the buddy systems in their own files.)
+//
+// Blocks. A block starts with a header word: its bytes (a multiple of the
+// alignment, at least 8) | kUsed (bit 0) | kPrevFree (bit 1, kept only when
+// coalescing) | with strict classes, its class + 1 in bits 40 and up. The data starts `header` bytes in; when header > 8 the word
+// just before the data is a back pointer ((data - block) << 3 | 4), and an
+// aligned request (alignment above the mechanism's) whose data moves writes
+// the same back pointer before the moved data; a release reads the word
+// before the data and tells the two apart by bit 2. A free block holds its
+// list links (free_blocks.h) and, when coalescing, a footer (its bytes) in
+// its last word, so that the next block finds its start.
+//
+// Sizes. A request of n bytes with alignment A has the size
+// s = round_up(max(n, 1) + slack, 8), slack = A - alignment when A is larger;
+// s selects the class (SizeClasses; a free block goes to the largest class
+// whose every request it can serve, see class_of_block); the block
+// needs round_up(s + header, alignment) bytes, at least the structure's
+// smallest free block (FreeBlocks::min_block), or the class's upper bound's
+// block when classes are strict.
+//
+// System memory. A miss carves the block from the current region by a bump
+// pointer. When the region has no room, what is left of it becomes a free
+// block (if large enough) and one system request obtains
+// round_up(max(block + 16, chunk), granularity) bytes. The region's last word
+// is never carved (a zero word reads as "in use": no coalescing past it).
+// When coalescing, a released block that ends at the bump pointer goes back
+// into the uncarved rest (dlmalloc's top); nothing past the bump pointer is
+// ever read. With `returns` (which needs coalescing), a free block that,
+// after coalescing, covers a whole region goes back to the system.
+//
+// Counting (seed 002; free_blocks.h for the list operations): 1 step per list
+// examined beyond the first, per carve, per split, per coalesce, and per
+// system request; accesses are every load and store on the Memory.
+#pragma once
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "allocator.h"
+#include "free_blocks.h"
+#include "memory.h"
+#include "size_classes.h"
+
+namespace tailor::simulate {
+
+struct SegregatedFitConfig {
+  Structure structure = Structure::kSll;
+  Fit fit = Fit::kFirst;
+  Policy policy = Policy::kLifo;
+  bool search_larger = false;   ///< segregated fit: try larger classes on a miss
+  bool round_to_class = false;  ///< strict: blocks have their class's upper bound
+  bool split = false;
+  bool coalesce = false;
+  std::uint64_t header = 8;      ///< bytes before the data (multiple of 8, >= 8)
+  std::uint64_t alignment = 16;  ///< of the data (power of two, >= 8)
+  std::uint64_t chunk = 4096;    ///< least bytes per system request
+  std::uint64_t granularity = 4096;  ///< system requests are multiples of it (power of two)
+  bool returns = false;          ///< give whole free regions back to the system
+};
+
+template <Memory M>
+class SegregatedFit {
+ public:
+  static constexpr std::uint64_t kUsed = 1, kPrevFree = 2, kBackPointer = 4;
+  /// What the simulator's checker may assume when no alignment is asked: 8.
+  static constexpr std::uint64_t kMinAlignment = 8;
+
+  SegregatedFit(M& memory, SizeClasses classes, SegregatedFitConfig config)
+      : memory_(memory), classes_(std::move(classes)), config_(config), lists_(classes_.count()) {
+    const auto& c = config_;
+    auto bad = [](const std::string& what) { throw std::invalid_argument("SegregatedFit: " + what); };
+    if (c.header < 8 || c.header % 8 != 0) bad("header must be a multiple of 8, at least 8");
+    if (c.alignment < 8 || !std::has_single_bit(c.alignment)) bad("alignment must be a power of two >= 8");
+    if (!std::has_single_bit(c.granularity) || c.granularity < 16) bad("granularity must be a power of two >= 16");
+    if (c.chunk == 0) bad("chunk must be positive");
+    if (c.returns && !c.coalesce) bad("returning memory needs coalescing");
+    if (c.round_to_class && (c.split || c.coalesce)) bad("strict classes cannot split or coalesce");
+    min_block_ = round(FreeBlocks::min_block(c.structure, c.coalesce));
+    for (auto& l : lists_) l = FreeBlocks(c.structure, c.fit, c.policy);
+  }
+
+  std::uint64_t min_alignment() const noexcept { return config_.alignment; }
+
+  /// Bytes of the block a request needs (0 if it cannot be served).
+  std::uint64_t block_for(std::uint64_t bytes, std::uint64_t alignment, std::uint32_t& cls) const noexcept {
+    const std::uint64_t slack = alignment > config_.alignment ? alignment - config_.alignment : 0;
+    if (bytes > (std::uint64_t{1} << 46) || slack > (std::uint64_t{1} << 46)) return 0;
+    const std::uint64_t s = ((bytes == 0 ? 1 : bytes) + slack + 7) & ~std::uint64_t{7};
+    cls = class_of_capacity(s);
+    std::uint64_t size = s;
+    if (config_.round_to_class && classes_.upper(cls) != SizeClasses::kOpen && classes_.upper(cls) >= s)
+      size = classes_.upper(cls);
+    return std::max(round(size + config_.header), min_block_);
+  }
+
+  Block allocate(std::uint64_t bytes, std::uint64_t alignment = 0) {
+    std::uint32_t c;
+    const std::uint64_t need = block_for(bytes, alignment, c);
+    if (need == 0) [[unlikely]]
+      throw std::length_error("SegregatedFit: a request of " + std::to_string(bytes) + " bytes is too large");
+    std::uint64_t got = 0;
+    Address block = lists_[c].take(memory_, steps_, need, hot_, got);
+    if (block == 0 && config_.search_larger) {
+      for (std::uint32_t d = c + 1; d < lists_.size() && block == 0; ++d) {
+        ++steps_;
+        if (!lists_[d].empty()) block = lists_[d].take(memory_, steps_, need, hot_, got);
+      }
+    }
+    if (block == 0) {
+      block = carve(need);
+      got = need;
+      memory_.store(block, need | kUsed | tag(c));
+    } else {
+      std::uint64_t header = got | kUsed | tag(c);
+      if (config_.split && got - need >= min_block_) {
+        ++steps_;
+        ++splits_;
+        put_free(block + need, got - need, 0);  // the next block keeps kPrevFree: the remainder is free
+        got = need;
+        header = need | kUsed;
+      } else if (config_.coalesce && block + got != bump_) {
+        const std::uint64_t nh = memory_.load(block + got);
+        if (nh != 0) memory_.store(block + got, nh & ~kPrevFree);
+      }
+      memory_.store(block, header);
+    }
+    hot_ = block;
+    Address data = block + config_.header;
+    if (alignment > config_.alignment) data = (data + alignment - 1) & ~(alignment - 1);
+    if (data != block + 8) memory_.store(data - 8, (data - block) << 3 | kBackPointer);
+    return {data, got};
+  }
+
+  /// Releases the block at `address` (as allocate returned it); returns its bytes.
+  std::uint64_t release(Address address) {
+    std::uint64_t w = memory_.load(address - 8);
+    Address block = address - 8;
+    if (w & kBackPointer) {
+      block = address - (w >> 3);
+      w = memory_.load(block);
+    }
+    const std::uint64_t bytes = w & FreeBlocks::kSizeMask;
+    hot_ = block;
+    if (!config_.coalesce) {
+      const std::uint32_t c = config_.round_to_class ? static_cast<std::uint32_t>(w >> 40) - 1 : class_of_block(bytes);
+      lists_[c].put(memory_, steps_, block, bytes);
+      return bytes;
+    }
+    Address start = block;
+    std::uint64_t size = bytes;
+    const bool last = block + bytes == bump_;  // nothing carved after it yet
+    const std::uint64_t nh = last ? 0 : memory_.load(block + bytes);
+    if (nh != 0 && !(nh & kUsed)) {  // the next block is free
+      ++steps_;
+      ++coalesces_;
+      const std::uint64_t next_bytes = nh & FreeBlocks::kSizeMask;
+      lists_[class_of_block(next_bytes)].remove(memory_, steps_, block + bytes);
+      size += next_bytes;
+    }
+    if (w & kPrevFree) {
+      ++steps_;
+      ++coalesces_;
+      const std::uint64_t prev_bytes = memory_.load(block - 8);
+      start = block - prev_bytes;
+      lists_[class_of_block(prev_bytes)].remove(memory_, steps_, start);
+      size += prev_bytes;
+    }
+    if (last) {  // back into the uncarved rest of the region (dlmalloc's top)
+      ++steps_;
+      bump_ = start;
+      if (config_.returns && bump_ == region_ + pad()) {
+        ++steps_;
+        memory_.release(region_, end_ + 8 - region_);
+        regions_.erase(region_);
+        region_ = bump_ = end_ = 0;
+      }
+      return bytes;
+    }
+    if (config_.returns && release_region(start, size)) return bytes;
+    put_free(start, size, kPrevFree);
+    return bytes;
+  }
+
+  std::uint64_t steps() const noexcept { return steps_; }
+  std::uint64_t splits() const noexcept { return splits_; }
+  std::uint64_t coalesces() const noexcept { return coalesces_; }
+  const SizeClasses& classes() const noexcept { return classes_; }
+  const SegregatedFitConfig& config() const noexcept { return config_; }
+
+  /// Every free block as (address, bytes), for tests.
+  std::vector<std::pair<Address, std::uint64_t>> free_blocks() {
+    std::vector<std::pair<Address, std::uint64_t>> all;
+    for (const auto& l : lists_)
+      l.each(memory_, [&](Address b) { all.emplace_back(b, memory_.load(b) & FreeBlocks::kSizeMask); });
+    std::sort(all.begin(), all.end());
+    return all;
+  }
+
+ private:
+  std::uint64_t round(std::uint64_t bytes) const noexcept {
+    return (bytes + config_.alignment - 1) & ~(config_.alignment - 1);
+  }
+
+  std::uint32_t class_of_capacity(std::uint64_t capacity) const noexcept {
+    if (capacity < SizeClasses::kWord) capacity = SizeClasses::kWord;
+    const std::uint32_t c = classes_.class_of(capacity & ~(SizeClasses::kWord - 1));
+    return c == SizeClasses::kNone ? classes_.count() - 1 : c;
+  }
+  // Strict classes keep a block's class in its header (bits 40 and up, plus
+  // one): several classes may share a block size, and a block goes back to
+  // the list it was carved for.
+  std::uint64_t tag(std::uint32_t c) const noexcept {
+    return config_.round_to_class ? static_cast<std::uint64_t>(c + 1) << 40 : 0;
+  }
+
+  // A free block goes to the list of the largest class all of whose requests
+  // it can serve (its capacity, bytes - header, reaches the class's upper
+  // bound), so that any block on a request's own list fits it; the open last
+  // class keeps whatever is larger than the bounded ones.
+  std::uint32_t class_of_block(std::uint64_t bytes) const noexcept {
+    const std::uint64_t capacity = bytes > config_.header ? bytes - config_.header : 0;
+    const std::uint32_t c = class_of_capacity(capacity);
+    const std::uint64_t up = classes_.upper(c);
+    return up != SizeClasses::kOpen && up > capacity && c > 0 ? c - 1 : c;
+  }
+
+  // Marks [block, block + bytes) free (header, footer when coalescing; the
+  // next block's kPrevFree when `mark_next`) and puts it on its list.
+  void put_free(Address block, std::uint64_t bytes, std::uint64_t mark_next) {
+    memory_.store(block, bytes);
+    if (config_.coalesce) {
+      memory_.store(block + bytes - 8, bytes);
+      if (mark_next && block + bytes != bump_) {
+        const std::uint64_t nh = memory_.load(block + bytes);
+        if (nh != 0) memory_.store(block + bytes, nh | kPrevFree);
+      }
+    }
+    lists_[class_of_block(bytes)].put(memory_, steps_, block, bytes);
+  }
+
+  Address carve(std::uint64_t bytes) {
+    ++steps_;
+    if (end_ - bump_ < bytes) [[unlikely]] {
+      ++steps_;
+      if (end_ - bump_ >= min_block_)
+        put_free(bump_, end_ - bump_, 0);
+      else if (config_.coalesce && end_ > bump_)
+        memory_.store(bump_, kUsed);  // what is left reads as in use
+      const std::uint64_t want = std::max(bytes + pad() + 8, config_.chunk);
+      const std::uint64_t amount = (want + config_.granularity - 1) & ~(config_.granularity - 1);
+      const Address region = memory_.obtain(amount, std::max<std::uint64_t>(config_.alignment, 16));
+      regions_[region] = amount;
+      region_ = region;
+      bump_ = region + pad();
+      end_ = region + amount - 8;  // the last word stays zero: a fence
+    }
+    const Address block = bump_;
+    bump_ += bytes;
+    return block;
+  }
+
+  // Bytes before a region's first block, so that its data is aligned.
+  std::uint64_t pad() const noexcept {
+    return (config_.alignment - config_.header % config_.alignment) % config_.alignment;
+  }
+
+  // Gives a region other than the current one back to the system if
+  // [start, start + size) is all of it; true if it did.
+  bool release_region(Address start, std::uint64_t size) {
+    ++steps_;
+    auto it = regions_.upper_bound(start);
+    if (it == regions_.begin()) return false;
+    --it;
+    if (it->first == region_ || start != it->first + pad() || start + size != it->first + it->second - 8) return false;
+    memory_.release(it->first, it->second);
+    regions_.erase(it);
+    return true;
+  }
+
+  M& memory_;
+  SizeClasses classes_;
+  SegregatedFitConfig config_;
+  std::vector<FreeBlocks> lists_;
+  std::map<Address, std::uint64_t> regions_;  // the allocator's own record of its regions
+  std::uint64_t min_block_ = 16;
+  std::uint64_t steps_ = 0, splits_ = 0, coalesces_ = 0;
+  Address region_ = 0, bump_ = 0, end_ = 0, hot_ = 0;  // the current region and its uncarved rest
+};
+
+}  // namespace tailor::simulate
