@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's demo: record a bundled workload with `tailor record`, print
 # the statistics of its trace with `tailor stats`, then simulate the five
-# classic dynamic memory managers on it with `tailor simulate`.
+# classic dynamic memory managers and seed 002's Table 4 DMM (a spec) on it
+# with `tailor simulate`.
 set -euo pipefail
 build=${1:-build}
 workload=${DEMO_WORKLOAD:-cfrac}
@@ -15,5 +16,5 @@ echo
 echo "== tailor stats $out/$workload.trace"
 "$build/bin/tailor" stats "$out/$workload.trace"
 echo
-echo "== tailor simulate $out/$workload.trace --dmm kng,lea,fib,s10,exa"
-"$build/bin/tailor" simulate "$out/$workload.trace" --dmm kng,lea,fib,s10,exa
+echo "== tailor simulate $out/$workload.trace --dmm kng,lea,fib,s10,exa,share/dmm/seed002-table4.json"
+"$build/bin/tailor" simulate "$out/$workload.trace" --dmm kng,lea,fib,s10,exa,share/dmm/seed002-table4.json

@@ -93,4 +93,39 @@ TEST(SimulateCli, UnknownDmmIsAnErrorNamingTheKnownOnes) {
   EXPECT_NE(o.text.find("lea"), std::string::npos) << o.text;
 }
 
+TEST(SimulateCli, SpecFilesRunInParallelWithTheBuiltIns) {
+  tailor::test::TempDir dir;
+  std::string trace = small_trace(dir);
+  const std::string share = std::string(TAILOR_SHARE_DIR) + "/dmm/";
+  Output o = run(std::string(TAILOR_BIN) + " simulate " + trace + " --threads 3 --json --dmm kng," + share +
+                 "seed002-table4.json,buddy," + share + "buddy.json");
+  ASSERT_EQ(o.status, 0) << o.text;
+  auto j = nlohmann::json::parse(o.text);
+  ASSERT_EQ(j["dmms"].size(), 4u);
+  EXPECT_EQ(j["dmms"][1]["dmm"], "table4");  // in the order given, named by the spec
+  EXPECT_GT(j["dmms"][1]["energy_nj"].get<double>(), 0);
+  EXPECT_GT(j["dmms"][1]["normalized_to_kng"]["energy"].get<double>(), 0);
+  // The buddy spec is the built-in buddy.
+  EXPECT_EQ(j["dmms"][2]["steps"], j["dmms"][3]["steps"]);
+  EXPECT_EQ(j["dmms"][2]["memory_usage_bytes"], j["dmms"][3]["memory_usage_bytes"]);
+  EXPECT_EQ(j["dmms"][2]["splits"], j["dmms"][3]["splits"]);
+  EXPECT_GT(j["dmms"][2]["splits"].get<std::uint64_t>(), 0u);
+}
+
+TEST(SimulateCli, BadSpecIsAnErrorNamingFileAndField) {
+  tailor::test::TempDir dir;
+  std::string trace = small_trace(dir);
+  const std::string spec = dir.file("bad.json");
+  {
+    FILE* f = std::fopen(spec.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(R"({"allocators": [{"sizes": {"min": 0, "max": 64}, "mechanism": "segregated_fit"},
+                                  {"sizes": {"min": 32}, "mechanism": "segregated_fit"}]})", f);
+    std::fclose(f);
+  }
+  Output o = run(std::string(TAILOR_BIN) + " simulate " + trace + " --dmm kng," + spec);
+  EXPECT_NE(o.status, 0);
+  EXPECT_NE(o.text.find(spec + ": allocators[1].sizes.min: overlaps allocators[0]"), std::string::npos) << o.text;
+}
+
 }  // namespace
