@@ -40,7 +40,7 @@ def main():
         runs = {d: [] for d in dmms}
         for i in range(args.runs):
             print(f"[{name}] simulate {i + 1}/{args.runs}", file=sys.stderr, flush=True)
-            out = subprocess.run([tailor, "simulate", trace, "--dmm", args.dmm, "--json"], check=True,
+            out = subprocess.run([tailor, "simulate", trace, "--dmm", args.dmm, "--json", "--threads", "1"], check=True,
                                  stdout=subprocess.PIPE, text=True).stdout
             for m in json.loads(out)["dmms"]:
                 runs[m["dmm"]].append(m["operations"] / m["seconds"] if m["seconds"] > 0 else 0)

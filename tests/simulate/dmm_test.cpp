@@ -4,9 +4,13 @@
 // hundreds of random valid specs pass the checker on a random trace.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
+
+#include "common/temp_dir.h"
+#include "tailor/trace/reader.h"
 
 #include "dmm.h"
 #include "segregated_lists.h"
@@ -51,6 +55,30 @@ TEST(Dmm, ShippedSpecsPassTheChecker) {
     EXPECT_EQ(plain.steps, m.steps);
     EXPECT_EQ(plain.memory_usage, m.memory_usage);
   }
+}
+
+TEST(Dmm, ShippedSpecsPassTheCheckerOnARecordedWorkload) {
+#if defined(TAILOR_SANITIZED)
+  GTEST_SKIP() << "records under LD_PRELOAD, which the sanitizer runtimes do not allow";
+#elif !defined(WL_CFRAC)
+  GTEST_SKIP() << "the workloads are not built (TAILOR_BUILD_BENCH=OFF)";
+#else
+  tailor::test::TempDir dir;
+  const std::string path = dir.file("cfrac.trace");
+  const std::string cmd = std::string(TAILOR_BIN) + " record -o " + path + " -- " + WL_CFRAC +
+                          " --size 2 > /dev/null 2> " + dir.file("record.err");
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  tailor::trace::Reader reader(path);
+  const sim::ReplayTrace t = sim::load_replay(reader);
+  for (const char* name : {"kng", "s10", "exa", "fib", "buddy", "seed002-table4", "lea-like"}) {
+    SCOPED_TRACE(name);
+    sim::SimulateOptions o;
+    o.check = true;
+    sim::Metrics m;
+    ASSERT_NO_THROW(m = sim::simulate(t, sim::load_dmm_spec(std::string(TAILOR_SHARE_DIR) + "/dmm/" + name + ".json"), o));
+    EXPECT_GE(m.memory_usage, t.summary.max_in_use_bytes);
+  }
+#endif
 }
 
 // The binary buddy spec and the built-in buddy are the same mechanism with the same chunk.
