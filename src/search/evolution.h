@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+// Grammatical evolution over the DMM grammar (seed 002 section 3 and its
+// group's GECCO'09 work): variable-length chromosomes of 8-bit codons mapped
+// through the grammar (mapper.h) to DMM specs (phenotype.h), evaluated by
+// simulation (evaluator.h). Tournament selection, variable-length one-point
+// crossover and per-codon mutation within the codons the mapping read (the
+// effective part, as GE implementations do), elitism; a weighted-sum mode and a Pareto
+// mode (NSGA-II: non-dominated sorting with crowding distance) over time,
+// memory and energy. Deterministic for a seed, whatever the thread count.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "dmm_spec.h"
+#include "evaluator.h"
+#include "grammar.h"
+#include "mapper.h"
+
+namespace tailor::search {
+
+struct SearchOptions {
+  std::uint64_t seed = 1;
+  unsigned population = 60;
+  unsigned generations = 100;
+  double crossover = 0.8;    ///< probability that two parents cross
+  double mutation = 0.02;    ///< probability that a codon mutates
+  unsigned tournament = 3;
+  unsigned elite = 6;        ///< best individuals copied into the next generation (weighted mode)
+  unsigned min_length = 20, max_length = 120;  ///< codons of an initial chromosome
+  unsigned max_wraps = 3;
+  bool pareto = false;
+  /// After each generation: (generation, best fitness so far, evaluations per second).
+  std::function<void(unsigned, double, double)> progress;
+};
+
+struct Individual {
+  Genome genome;
+  std::optional<simulate::DmmSpec> spec;  ///< none: the phenotype is invalid
+  std::string phenotype;
+  Evaluation eval;
+  unsigned rank = 0;      ///< Pareto front (0 = non-dominated)
+  double crowding = 0;
+  std::size_t used = 0;   ///< codons the mapping read (at most the genome's length)
+};
+
+struct SearchResult {
+  Individual best;                 ///< lowest weighted fitness seen
+  std::vector<Individual> front;   ///< Pareto mode: the final non-dominated DMMs
+  std::uint64_t evaluations = 0;   ///< individuals evaluated (cache hits included)
+  std::uint64_t simulations = 0;   ///< distinct DMMs simulated
+  double seconds = 0;
+};
+
+/// Grammatical evolution of a DMM for the evaluator's trace.
+SearchResult evolve(const Grammar& grammar, const std::vector<std::uint64_t>& trace_sizes, Evaluator& evaluator,
+                    const SearchOptions& options);
+
+/// Random sampling of as many random chromosomes as evolve() evaluates with
+/// the same options: the baseline the search must beat.
+SearchResult random_sampling(const Grammar& grammar, const std::vector<std::uint64_t>& trace_sizes,
+                             Evaluator& evaluator, const SearchOptions& options);
+
+}  // namespace tailor::search
