@@ -142,7 +142,7 @@ int search_cmd(const SearchCmdOptions& o) {
                         {"population", o.population},
                         {"weights", {{"time", weights.time}, {"memory", weights.memory}, {"energy", weights.energy}}},
                         {"evaluations", res.evaluations},
-                        {"simulations", res.simulations},
+                        {"allocator_simulations", res.simulations},
                         {"seconds", res.seconds},
                         {"normalized_to_kng", table},
                         {"found", sim::to_json(best)}};
@@ -153,7 +153,8 @@ int search_cmd(const SearchCmdOptions& o) {
 
   fmt::print("search      {} generations x {} individuals, seed {}, weights time={} memory={} energy={}\n",
              o.generations, o.population, o.seed, weights.time, weights.memory, weights.energy);
-  fmt::print("evaluated   {} individuals, {} distinct DMMs simulated, {:.1f} s\n\n", res.evaluations,
+  fmt::print("evaluated   {} individuals, {} allocators simulated on their share of the trace, {:.1f} s\n\n",
+             res.evaluations,
              res.simulations, res.seconds);
   fmt::print("Improvement over Kingsley (seed 002's Table 3; higher is better)\n");
   fmt::print("{:<20}", "");

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "segregated_lists.h"
 #include "simulator.h"
 
 namespace tailor::search {
@@ -40,7 +41,14 @@ Weights parse_weights(const std::string& text) {
 }
 
 Evaluator::Evaluator(const simulate::ReplayTrace& trace, Weights weights, unsigned threads)
-    : trace_(trace), weights_(weights), threads_(std::max(1u, threads)), kng_(simulate::simulate(trace, "kng")) {}
+    : trace_(trace),
+      weights_(weights),
+      threads_(std::max(1u, threads)),
+      kng_(simulate::simulate(trace, "kng")),
+      routing_(simulate::routing_sizes(trace)),
+      sizes_(simulate::sizes_of(trace.operations)) {
+  kng_.series.clear();
+}
 
 Evaluation Evaluator::normalize(const simulate::Metrics& m) const {
   Evaluation e;
@@ -56,28 +64,35 @@ Evaluation Evaluator::normalize(const simulate::Metrics& m) const {
 }
 
 std::vector<Evaluation> Evaluator::evaluate(const std::vector<const simulate::DmmSpec*>& specs) {
+  // Phenotypes seen before come from the cache; the others are assembled from
+  // their allocators' runs (part_simulation.h), simulating in parallel only
+  // the allocators no earlier DMM had.
   std::vector<std::string> keys(specs.size());
-  std::vector<std::size_t> todo;  // first index of each new key
-  std::map<std::string, std::size_t> fresh;
+  std::vector<std::size_t> fresh;  // first index of each new phenotype
+  std::map<std::string, std::size_t> seen;
+  std::vector<std::pair<std::string, const simulate::AllocatorSpec*>> todo;
+  std::map<std::string, bool> queued;
   for (std::size_t i = 0; i < specs.size(); ++i) {
     if (!specs[i]) continue;
     keys[i] = simulate::to_json(*specs[i]).dump();
     ++lookups_;
-    if (!cache_.count(keys[i]) && fresh.emplace(keys[i], i).second) todo.push_back(i);
+    if (cache_.count(keys[i]) || !seen.emplace(keys[i], i).second) continue;
+    fresh.push_back(i);
+    for (const auto& a : specs[i]->allocators) {
+      std::string key = part_key(a);
+      if (!parts_.count(key) && queued.emplace(key, true).second) todo.emplace_back(std::move(key), &a);
+    }
   }
-  std::vector<Evaluation> results(todo.size());
+  std::vector<std::optional<simulate::PartResult>> results(todo.size());
   std::atomic<std::size_t> next{0};
   auto work = [&] {
     for (std::size_t k; (k = next.fetch_add(1)) < todo.size();) {
       try {
-        simulate::Metrics m = simulate::simulate(trace_, *specs[todo[k]], {}, "phenotype");
-        m.series.clear();  // 6,000 cached evaluations: keep them small
-        m.series.shrink_to_fit();
-        results[k] = normalize(m);
+        results[k] = simulate::simulate_part(trace_, routing_, *todo[k].second, sizes_);
       } catch (const std::invalid_argument&) {
-        results[k] = Evaluation{};  // the model rejects it for this trace (e.g. an area too small): invalid
+        results[k].reset();  // the model rejects it for this trace (e.g. an area too small)
       } catch (const std::length_error&) {
-        results[k] = Evaluation{};
+        results[k].reset();
       }
     }
   };
@@ -87,12 +102,35 @@ std::vector<Evaluation> Evaluator::evaluate(const std::vector<const simulate::Dm
   work();
   for (auto& t : pool) t.join();
   simulations_ += todo.size();
-  for (std::size_t k = 0; k < todo.size(); ++k) cache_[keys[todo[k]]] = std::move(results[k]);
+  for (std::size_t k = 0; k < todo.size(); ++k) parts_[todo[k].first] = std::move(results[k]);
 
+  for (std::size_t i : fresh) {
+    std::vector<const simulate::PartResult*> parts;
+    bool valid = true;
+    for (const auto& a : specs[i]->allocators) {
+      const auto& r = parts_[part_key(a)];
+      if (!r) {
+        valid = false;
+        break;
+      }
+      parts.push_back(&*r);
+    }
+    Evaluation e;
+    if (valid) {
+      simulate::Metrics m = simulate::combine_parts(parts, trace_);
+      m.dmm = specs[i]->name;
+      e = normalize(m);
+    }
+    cache_[keys[i]] = std::move(e);
+  }
   std::vector<Evaluation> out(specs.size());
   for (std::size_t i = 0; i < specs.size(); ++i)
     if (specs[i]) out[i] = cache_[keys[i]];
   return out;
+}
+
+std::string Evaluator::part_key(const simulate::AllocatorSpec& a) {
+  return simulate::to_json(simulate::DmmSpec{"", {a}}).dump();
 }
 
 }  // namespace tailor::search

@@ -3,19 +3,24 @@
 // computes it: the DMM is simulated (src/simulate) and its execution time
 // (steps), memory usage and energy are divided by Kingsley's on the same
 // trace, so that 1 is Kingsley and lower is better; the weighted fitness is
-// the weighted mean of the three. Evaluated phenotypes are cached (a spec is
-// never simulated twice); batches of new ones are simulated in parallel, and
-// the results do not depend on the number of threads.
+// the weighted mean of the three. A DMM is assembled from its allocators'
+// runs on their shares of the trace (src/simulate/part_simulation.h: exact,
+// since allocators own disjoint ranges and memories), and both allocators
+// and phenotypes are cached, so an allocator is simulated once however many
+// candidate DMMs contain it; batches of new allocators are simulated in
+// parallel, and the results do not depend on the number of threads.
 #pragma once
 
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "dmm_spec.h"
 #include "metrics.h"
+#include "part_simulation.h"
 #include "replay_trace.h"
 
 namespace tailor::search {
@@ -50,6 +55,7 @@ class Evaluator {
   /// Normalizes metrics of any DMM (a built-in) as a search result is.
   Evaluation normalize(const simulate::Metrics& m) const;
 
+  /// Allocator simulations run so far (each on its share of the trace).
   std::uint64_t simulations() const noexcept { return simulations_; }
   std::uint64_t lookups() const noexcept { return lookups_; }
 
@@ -58,7 +64,12 @@ class Evaluator {
   Weights weights_;
   unsigned threads_;
   simulate::Metrics kng_;
+  static std::string part_key(const simulate::AllocatorSpec& a);
+
+  std::vector<std::uint64_t> routing_;  // routing size of every operation
+  std::vector<std::uint64_t> sizes_;    // the trace's sizes (exact classes)
   std::map<std::string, Evaluation> cache_;
+  std::map<std::string, std::optional<simulate::PartResult>> parts_;  // none: cannot be built
   std::uint64_t simulations_ = 0, lookups_ = 0;
 };
 

@@ -76,76 +76,80 @@ SizeClasses Dmm::classes_for(const AllocatorSpec& a, const std::vector<std::uint
   return SizeClasses(std::move(bounds), open);
 }
 
+std::unique_ptr<DmmPart> make_part(const AllocatorSpec& a, SimulatedMemory& m,
+                                   const std::vector<std::uint64_t>& trace_sizes, const std::string& field) {
+  try {
+    const bool buddy = a.mechanism == Mechanism::kBinaryBuddy || a.mechanism == Mechanism::kFibonacciBuddy;
+    if (buddy && a.split) {
+      if (a.mechanism == Mechanism::kBinaryBuddy) {
+        auto p = std::make_unique<Part<BinaryBuddy<SimulatedMemory>>>(
+            m, static_cast<unsigned>(std::countr_zero(a.chunk)), a.granularity);
+        p->mechanism().set_coalesce(a.coalesce);
+        return p;
+      }
+      const auto sizes = fibonacci_sizes(UINT64_MAX / 4);
+      const auto top = std::lower_bound(sizes.begin(), sizes.end(), a.chunk) - sizes.begin();
+      auto p = std::make_unique<Part<FibonacciBuddy<SimulatedMemory>>>(
+          m, static_cast<unsigned>(std::max<std::ptrdiff_t>(top, 2)), a.granularity);
+      p->mechanism().set_coalesce(a.coalesce);
+      return p;
+    }
+    if (buddy) {
+      // No splitting: the strict segregated fit of the buddy's block sizes.
+      std::vector<std::uint64_t> blocks;
+      if (a.mechanism == Mechanism::kBinaryBuddy)
+        for (std::uint64_t b = 32; b <= a.chunk; b <<= 1) blocks.push_back(b);
+      else
+        blocks = fibonacci_sizes(a.chunk);
+      std::vector<std::uint64_t> bounds;
+      for (std::uint64_t b : blocks)
+        if (b - 16 > a.min) bounds.push_back(b - 16);
+      if (bounds.empty())
+        throw SpecError("spec", field + ".system.chunk", "no block up to " + std::to_string(a.chunk) +
+                                                             " bytes is above sizes.min");
+      const bool open = !a.max || bounds.back() < *a.max;  // larger requests: blocks of their own size
+      SegregatedFitConfig c;
+      c.round_to_class = true;
+      c.header = 16;
+      c.alignment = 16;
+      c.chunk = c.granularity = a.granularity;
+      return std::make_unique<Part<SegregatedFit<SimulatedMemory>>>(m, SizeClasses(std::move(bounds), open), c);
+    }
+    if (a.mechanism == Mechanism::kSimpleSegregatedStorage) {
+      SimpleSegregatedConfig c{a.structure, a.fit, a.policy, a.alignment, a.chunk};
+      return std::make_unique<Part<SimpleSegregatedStorage<SimulatedMemory>>>(m, Dmm::classes_for(a, trace_sizes), c);
+    }
+    SegregatedFitConfig c;
+    c.structure = a.structure;
+    c.fit = a.fit;
+    c.policy = a.policy;
+    c.search_larger = a.mechanism == Mechanism::kSegregatedFit;
+    c.round_to_class = a.mechanism == Mechanism::kStrictSegregatedFit || a.mechanism == Mechanism::kExactSegregatedFit;
+    c.split = a.split;
+    c.coalesce = a.coalesce;
+    c.header = a.header;
+    c.alignment = a.alignment;
+    c.chunk = a.chunk;
+    c.granularity = a.granularity;
+    c.returns = a.returns;
+    return std::make_unique<Part<SegregatedFit<SimulatedMemory>>>(m, Dmm::classes_for(a, trace_sizes), c);
+  } catch (const SpecError&) {
+    throw;
+  } catch (const std::invalid_argument& e) {
+    throw SpecError("spec", field, e.what());
+  }
+}
+
 Dmm::Dmm(const DmmSpec& spec, const std::vector<std::uint64_t>& trace_sizes, const std::string& origin) {
   for (std::size_t i = 0; i < spec.allocators.size(); ++i) {
     const AllocatorSpec& a = spec.allocators[i];
     memory_.parts_.push_back(
         std::make_unique<SimulatedMemory>(static_cast<Address>(i + 1) << 40, SimulatedMemory::kSpan));
-    SimulatedMemory& m = *memory_.parts_.back();
     upper_.push_back(a.max ? *a.max : UINT64_MAX);
     try {
-      const bool buddy = a.mechanism == Mechanism::kBinaryBuddy || a.mechanism == Mechanism::kFibonacciBuddy;
-      if (buddy && a.split) {
-        if (a.mechanism == Mechanism::kBinaryBuddy) {
-          auto p = std::make_unique<Part<BinaryBuddy<SimulatedMemory>>>(
-              m, static_cast<unsigned>(std::countr_zero(a.chunk)), a.granularity);
-          p->mechanism().set_coalesce(a.coalesce);
-          parts_.push_back(std::move(p));
-        } else {
-          const auto sizes = fibonacci_sizes(UINT64_MAX / 4);
-          const auto top = std::lower_bound(sizes.begin(), sizes.end(), a.chunk) - sizes.begin();
-          auto p = std::make_unique<Part<FibonacciBuddy<SimulatedMemory>>>(
-              m, static_cast<unsigned>(std::max<std::ptrdiff_t>(top, 2)), a.granularity);
-          p->mechanism().set_coalesce(a.coalesce);
-          parts_.push_back(std::move(p));
-        }
-      } else if (buddy) {
-        // No splitting: the strict segregated fit of the buddy's block sizes.
-        std::vector<std::uint64_t> blocks;
-        if (a.mechanism == Mechanism::kBinaryBuddy)
-          for (std::uint64_t b = 32; b <= a.chunk; b <<= 1) blocks.push_back(b);
-        else
-          blocks = fibonacci_sizes(a.chunk);
-        std::vector<std::uint64_t> bounds;
-        for (std::uint64_t b : blocks)
-          if (b - 16 > a.min) bounds.push_back(b - 16);
-        if (bounds.empty())
-          throw SpecError(origin, "allocators[" + std::to_string(i) + "].system.chunk",
-                          "no block up to " + std::to_string(a.chunk) + " bytes is above sizes.min");
-        const bool open = !a.max || bounds.back() < *a.max;  // larger requests: blocks of their own size
-        SegregatedFitConfig c;
-        c.round_to_class = true;
-        c.header = 16;
-        c.alignment = 16;
-        c.chunk = c.granularity = a.granularity;
-        parts_.push_back(
-            std::make_unique<Part<SegregatedFit<SimulatedMemory>>>(m, SizeClasses(std::move(bounds), open), c));
-      } else if (a.mechanism == Mechanism::kSimpleSegregatedStorage) {
-        SimpleSegregatedConfig c{a.structure, a.fit, a.policy, a.alignment, a.chunk};
-        parts_.push_back(
-            std::make_unique<Part<SimpleSegregatedStorage<SimulatedMemory>>>(m, classes_for(a, trace_sizes), c));
-      } else {
-        SegregatedFitConfig c;
-        c.structure = a.structure;
-        c.fit = a.fit;
-        c.policy = a.policy;
-        c.search_larger = a.mechanism == Mechanism::kSegregatedFit;
-        c.round_to_class =
-            a.mechanism == Mechanism::kStrictSegregatedFit || a.mechanism == Mechanism::kExactSegregatedFit;
-        c.split = a.split;
-        c.coalesce = a.coalesce;
-        c.header = a.header;
-        c.alignment = a.alignment;
-        c.chunk = a.chunk;
-        c.granularity = a.granularity;
-        c.returns = a.returns;
-        parts_.push_back(
-            std::make_unique<Part<SegregatedFit<SimulatedMemory>>>(m, classes_for(a, trace_sizes), c));
-      }
-    } catch (const SpecError&) {
-      throw;
-    } catch (const std::invalid_argument& e) {
-      throw SpecError(origin, "allocators[" + std::to_string(i) + "]", e.what());
+      parts_.push_back(make_part(a, *memory_.parts_.back(), trace_sizes, "allocators[" + std::to_string(i) + "]"));
+    } catch (const SpecError& e) {
+      throw SpecError(origin, e.field(), e.why());
     }
   }
 }

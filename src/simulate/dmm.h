@@ -45,6 +45,11 @@ class DmmPart {
 
 class Dmm;
 
+/// Builds the mechanism of one allocator of a spec on `memory`; `field`
+/// (e.g. "allocators[2]") names it in a SpecError.
+std::unique_ptr<DmmPart> make_part(const AllocatorSpec& a, SimulatedMemory& memory,
+                                   const std::vector<std::uint64_t>& trace_sizes, const std::string& field);
+
 /// The memory of a Dmm: the sum of its allocators' memories.
 class DmmMemory final : public MemoryAccount {
  public:
@@ -57,6 +62,11 @@ class DmmMemory final : public MemoryAccount {
 
  private:
   friend class Dmm;
+
+/// Builds the mechanism of one allocator of a spec on `memory`; `field`
+/// (e.g. "allocators[2]") names it in a SpecError.
+std::unique_ptr<DmmPart> make_part(const AllocatorSpec& a, SimulatedMemory& memory,
+                                   const std::vector<std::uint64_t>& trace_sizes, const std::string& field);
   std::vector<std::unique_ptr<SimulatedMemory>> parts_;
   std::uint64_t held_ = 0, high_water_ = 0;
 };

@@ -250,7 +250,7 @@ class AllocatorReader {
 const char* to_string(Mechanism m) noexcept { return name_of(kMechanisms, m); }
 
 SpecError::SpecError(const std::string& origin, const std::string& field, const std::string& why)
-    : std::invalid_argument(origin + ": " + field + ": " + why), field_(field) {}
+    : std::invalid_argument(origin + ": " + field + ": " + why), field_(field), why_(why) {}
 
 DmmSpec parse_dmm_spec(const json& j, const std::string& origin) {
   if (!j.is_object()) throw SpecError(origin, "(top)", "a DMM spec is a JSON object with \"allocators\"");

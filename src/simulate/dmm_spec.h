@@ -75,9 +75,10 @@ class SpecError : public std::invalid_argument {
  public:
   SpecError(const std::string& origin, const std::string& field, const std::string& why);
   const std::string& field() const noexcept { return field_; }
+  const std::string& why() const noexcept { return why_; }
 
  private:
-  std::string field_;
+  std::string field_, why_;
 };
 
 /// Reads and checks a spec; `origin` (a file name) prefixes errors.

@@ -247,9 +247,11 @@ class FreeBlocks {
     }
   }
 
-  // The treap's priority of a node: a hash of its address (never stored).
+  // The treap's priority of a node: a hash of its address within its 2^40
+  // bytes of address space (never stored), so that an allocator behaves the
+  // same in whichever space of a DMM it runs (dmm.h, part_simulation.h).
   static std::uint64_t priority(Address a) noexcept {
-    std::uint64_t x = a * 0x9e3779b97f4a7c15ull;
+    std::uint64_t x = (a & ((std::uint64_t{1} << 40) - 1)) * 0x9e3779b97f4a7c15ull;
     return x ^ (x >> 29);
   }
 

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Composed DMMs: requests routed by size range, releases by address space,
 // memory and metrics summed over the allocators; every shipped spec and
-// hundreds of random valid specs pass the checker on a random trace.
+// hundreds of random valid specs pass the checker on a random trace, and
+// their metrics assembled from per-allocator runs (part_simulation.h) equal
+// those of the whole DMM.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -13,6 +15,7 @@
 #include "tailor/trace/reader.h"
 
 #include "dmm.h"
+#include "part_simulation.h"
 #include "segregated_lists.h"
 #include "simulate/random_trace.h"
 #include "simulator.h"
@@ -136,6 +139,8 @@ json random_allocator(std::mt19937_64& rng, std::uint64_t min, json max) {
 
 TEST(Dmm, RandomValidSpecsPassTheChecker) {
   const sim::ReplayTrace t = sim::build_replay(tailor::test::random_events(6, 6000));
+  const std::vector<std::uint64_t> routing = sim::routing_sizes(t);
+  const std::vector<std::uint64_t> sizes = sim::sizes_of(t.operations);
   std::mt19937_64 rng(99);
   int valid = 0, tried = 0;
   while (valid < 150 && tried < 5000) {
@@ -161,6 +166,20 @@ TEST(Dmm, RandomValidSpecsPassTheChecker) {
     try {
       const sim::Metrics m = sim::simulate(t, spec, o);
       EXPECT_GE(m.memory_usage, t.summary.max_in_use_bytes);
+      // Assembled from the allocators' own runs, the metrics are the same.
+      std::vector<sim::PartResult> runs;
+      for (const auto& a : spec.allocators) runs.push_back(sim::simulate_part(t, routing, a, sizes));
+      std::vector<const sim::PartResult*> views;
+      for (const auto& r : runs) views.push_back(&r);
+      const sim::Metrics c = sim::combine_parts(views, t);
+      EXPECT_EQ(c.steps, m.steps);
+      EXPECT_EQ(c.reads, m.reads);
+      EXPECT_EQ(c.writes, m.writes);
+      EXPECT_EQ(c.splits, m.splits);
+      EXPECT_EQ(c.coalesces, m.coalesces);
+      EXPECT_EQ(c.system_requests, m.system_requests);
+      EXPECT_EQ(c.memory_usage, m.memory_usage);
+      EXPECT_DOUBLE_EQ(c.energy_nj, m.energy_nj);
     } catch (const sim::SpecError&) {
       continue;  // valid in itself, but a part cannot be built for this trace
     }

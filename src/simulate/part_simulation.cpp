@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT
+// One allocator on its share of a trace, and DMM metrics assembled from
+// such runs (part_simulation.h).
+#include "part_simulation.h"
+
+#include <algorithm>
+#include <queue>
+
+#include "dmm.h"
+#include "energy.h"
+#include "simulated_memory.h"
+
+namespace tailor::simulate {
+
+std::vector<std::uint64_t> routing_sizes(const ReplayTrace& trace) {
+  std::vector<std::uint64_t> by_block(trace.summary.max_live_blocks);
+  std::vector<std::uint64_t> out(trace.operations.size());
+  for (std::size_t i = 0; i < trace.operations.size(); ++i) {
+    const Operation& op = trace.operations[i];
+    if (op.kind == Operation::kAllocate) by_block[op.block] = routing_size(op.bytes, op.alignment());
+    out[i] = by_block[op.block];
+  }
+  return out;
+}
+
+PartResult simulate_part(const ReplayTrace& trace, std::span<const std::uint64_t> routing, const AllocatorSpec& a,
+                         const std::vector<std::uint64_t>& trace_sizes) {
+  // An address space like the DMM's (a multiple of 2^40): the same addresses
+  // modulo 2^40, so the same choices (treap priorities, alignment).
+  SimulatedMemory memory(Address{1} << 40, SimulatedMemory::kSpan);
+  const std::unique_ptr<DmmPart> part = make_part(a, memory, trace_sizes, "allocator");
+  const std::uint64_t lo = a.min, hi = a.max ? *a.max : UINT64_MAX;
+  std::vector<Address> live(trace.summary.max_live_blocks);
+  PartResult r;
+  std::uint64_t held = 0;
+  const Operation* ops = trace.operations.data();
+  for (std::size_t i = 0; i < trace.operations.size(); ++i) {
+    const std::uint64_t size = std::max<std::uint64_t>(routing[i], 1);
+    if (size <= lo || size > hi) continue;
+    const Operation& op = ops[i];
+    if (op.kind == Operation::kAllocate)
+      live[op.block] = part->allocate(op.bytes, op.alignment()).address;
+    else
+      part->release(live[op.block]);
+    if (memory.held() != held) [[unlikely]] {
+      held = memory.held();
+      r.held.emplace_back(i, held);
+    }
+  }
+  r.steps = part->steps();
+  r.splits = part->splits();
+  r.coalesces = part->coalesces();
+  r.reads = memory.reads();
+  r.writes = memory.writes();
+  r.system_requests = memory.system_requests();
+  return r;
+}
+
+Metrics combine_parts(const std::vector<const PartResult*>& parts, const ReplayTrace& trace) {
+  Metrics m;
+  m.operations = trace.operations.size();
+  m.max_in_use = trace.summary.max_in_use_bytes;
+  for (const PartResult* p : parts) {
+    m.steps += p->steps;
+    m.reads += p->reads;
+    m.writes += p->writes;
+    m.splits += p->splits;
+    m.coalesces += p->coalesces;
+    m.system_requests += p->system_requests;
+  }
+  // The peak of the summed held bytes: merge the parts' changes by operation;
+  // the sum is taken after all the changes of one operation (one part each).
+  std::vector<std::uint64_t> current(parts.size(), 0);
+  std::vector<std::size_t> next(parts.size(), 0);
+  using Item = std::pair<std::uint64_t, std::size_t>;  // (operation, part)
+  std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
+  for (std::size_t k = 0; k < parts.size(); ++k)
+    if (!parts[k]->held.empty()) queue.emplace(parts[k]->held[0].first, k);
+  std::uint64_t sum = 0;
+  while (!queue.empty()) {
+    const auto [op, k] = queue.top();
+    queue.pop();
+    const auto& change = parts[k]->held[next[k]++];
+    sum = sum - current[k] + change.second;
+    current[k] = change.second;
+    if (sum > m.memory_usage) m.memory_usage = sum, m.peak_operation = op;
+    if (next[k] < parts[k]->held.size()) queue.emplace(parts[k]->held[next[k]].first, k);
+  }
+  m.energy_nj = EnergyModel::energy_nj(m.steps, m.reads + m.writes, m.memory_usage);
+  return m;
+}
+
+}  // namespace tailor::simulate

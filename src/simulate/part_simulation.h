@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: MIT
+// One allocator of a DMM simulated on its share of a trace. The allocators
+// of a composed DMM (dmm.h) own disjoint size ranges and separate memories,
+// so each sees only the operations routed to it and its metrics do not
+// depend on the others: a DMM's steps, accesses, splits and coalesces are the
+// sums of its allocators', and its memory usage is the peak of the sum of
+// their held bytes over time, which the held-bytes changes recorded here let
+// one compute exactly (combine_parts). The search (src/search) caches these
+// per allocator, so an allocator shared by many candidate DMMs is simulated
+// once, as ../shared/docs/field-notes.md suggests.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "dmm_spec.h"
+#include "metrics.h"
+#include "replay_trace.h"
+
+namespace tailor::simulate {
+
+/// The routing size (dmm_spec.h) of every operation of a trace: a release
+/// has its block's. Computed once per trace.
+std::vector<std::uint64_t> routing_sizes(const ReplayTrace& trace);
+
+struct PartResult {
+  std::uint64_t steps = 0, reads = 0, writes = 0, splits = 0, coalesces = 0, system_requests = 0;
+  /// (operation index, bytes held after it) at every operation that changed them.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> held;
+};
+
+/// Simulates allocator `a` (with its range) on the operations of `trace`
+/// whose routing size lies in the range. Throws SpecError if it cannot be built.
+PartResult simulate_part(const ReplayTrace& trace, std::span<const std::uint64_t> routing, const AllocatorSpec& a,
+                         const std::vector<std::uint64_t>& trace_sizes);
+
+/// The metrics of the DMM made of `parts` (time series and fragmentation
+/// are not computed: the search needs neither).
+Metrics combine_parts(const std::vector<const PartResult*>& parts, const ReplayTrace& trace);
+
+}  // namespace tailor::simulate
