@@ -2,7 +2,8 @@
 # The README's demo: record a bundled workload with `tailor record`, print
 # the statistics of its trace with `tailor stats`, then simulate the five
 # classic dynamic memory managers and seed 002's Table 4 DMM (a spec) on it
-# with `tailor simulate`.
+# with `tailor simulate`, and end with a short `tailor search` for a custom
+# DMM and its table against the classic ones.
 set -euo pipefail
 build=${1:-build}
 workload=${DEMO_WORKLOAD:-cfrac}
@@ -18,3 +19,9 @@ echo "== tailor stats $out/$workload.trace"
 echo
 echo "== tailor simulate $out/$workload.trace --dmm kng,lea,fib,s10,exa,share/dmm/seed002-table4.json"
 "$build/bin/tailor" simulate "$out/$workload.trace" --dmm kng,lea,fib,s10,exa,share/dmm/seed002-table4.json
+echo
+# A short search (the default is 100 generations of 60) on a smaller trace of
+# the same workload, so that the demo stays under a minute.
+echo "== tailor search: a custom DMM for $workload at size 2 (20 generations of 30)"
+"$build/bin/tailor" record -q -o "$out/$workload-small.trace" -- "$build/bin/wl_$workload" --size 2 > /dev/null
+"$build/bin/tailor" search "$out/$workload-small.trace" --generations 20 --population 30 -o "$out/$workload-found.json"

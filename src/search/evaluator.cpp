@@ -48,6 +48,7 @@ Evaluator::Evaluator(const simulate::ReplayTrace& trace, Weights weights, unsign
       routing_(simulate::routing_sizes(trace)),
       sizes_(simulate::sizes_of(trace.operations)) {
   kng_.series.clear();
+  max_steps_ = kSlowest * std::max<std::uint64_t>(kng_.steps, trace.operations.size());
 }
 
 Evaluation Evaluator::normalize(const simulate::Metrics& m) const {
@@ -88,7 +89,7 @@ std::vector<Evaluation> Evaluator::evaluate(const std::vector<const simulate::Dm
   auto work = [&] {
     for (std::size_t k; (k = next.fetch_add(1)) < todo.size();) {
       try {
-        results[k] = simulate::simulate_part(trace_, routing_, *todo[k].second, sizes_);
+        results[k] = simulate::simulate_part(trace_, routing_, *todo[k].second, sizes_, max_steps_);
       } catch (const std::invalid_argument&) {
         results[k].reset();  // the model rejects it for this trace (e.g. an area too small)
       } catch (const std::length_error&) {

@@ -66,6 +66,11 @@ class Evaluator {
   simulate::Metrics kng_;
   static std::string part_key(const simulate::AllocatorSpec& a);
 
+  /// An allocator taking more than kSlowest times Kingsley's steps on the
+  /// whole trace is abandoned and its DMMs are invalid: a search has no use
+  /// for them, and quadratic ones (farthest fit on long lists) would take hours.
+  static constexpr std::uint64_t kSlowest = 20;
+  std::uint64_t max_steps_ = 0;
   std::vector<std::uint64_t> routing_;  // routing size of every operation
   std::vector<std::uint64_t> sizes_;    // the trace's sizes (exact classes)
   std::map<std::string, Evaluation> cache_;

@@ -30,7 +30,8 @@
 // temperature-aware fit), which examines every block.
 //
 // Counting, as seed 002 counts (free_list.h has the same rules): 1 step per
-// block examined or tree node visited, per insertion and per rotation; examining reads the
+// block examined or tree node visited, per insertion and per rotation
+// (a uniform list, whose blocks all have one size, takes its head: 1 step); examining reads the
 // header and the link followed (2 reads; a tree node's key is 1 read more
 // when sizes tie); each link changed is 1 write.
 #pragma once
@@ -67,12 +68,25 @@ class FreeBlocks {
 
   bool empty() const noexcept { return head_ == 0; }
 
+  /// Declares that every block on this list has one size (strict classes):
+  /// a list search then takes the head without reading its header.
+  void set_uniform(bool on) noexcept { uniform_ = on; }
+
   /// Removes and returns a block of at least `need` bytes (exactly `need`
   /// under exact fit) chosen by the fit, or 0; sets `got` to its bytes.
   /// `hot` is the hottest address (farthest fit).
   template <Memory M>
   Address take(M& m, std::uint64_t& steps, std::uint64_t need, Address hot, std::uint64_t& got) {
     if (head_ == 0) return 0;
+    if (uniform_ && structure_ != Structure::kBst && fit_ != Fit::kFarthest) {  // the head fits: 1 step, 1 read
+      ++steps;
+      const Address block = head_;
+      const Address next = m.load(block + 8);
+      if (structure_ == Structure::kDll && next != 0) m.store(next + 16, 0);
+      head_ = next;
+      got = need;
+      return block;
+    }
     return structure_ == Structure::kBst ? tree_take(m, steps, need, hot, got) : list_take(m, steps, need, hot, got);
   }
 
@@ -296,6 +310,7 @@ class FreeBlocks {
   Policy policy_ = Policy::kLifo;
   Address head_ = 0, tail_ = 0;
   std::uint64_t counter_ = 0;
+  bool uniform_ = false;
 };
 
 }  // namespace tailor::simulate

@@ -23,8 +23,9 @@ std::vector<std::uint64_t> routing_sizes(const ReplayTrace& trace) {
   return out;
 }
 
-PartResult simulate_part(const ReplayTrace& trace, std::span<const std::uint64_t> routing, const AllocatorSpec& a,
-                         const std::vector<std::uint64_t>& trace_sizes) {
+std::optional<PartResult> simulate_part(const ReplayTrace& trace, std::span<const std::uint64_t> routing,
+                                        const AllocatorSpec& a, const std::vector<std::uint64_t>& trace_sizes,
+                                        std::uint64_t max_steps) {
   // An address space like the DMM's (a multiple of 2^40): the same addresses
   // modulo 2^40, so the same choices (treap priorities, alignment).
   SimulatedMemory memory(Address{1} << 40, SimulatedMemory::kSpan);
@@ -46,7 +47,10 @@ PartResult simulate_part(const ReplayTrace& trace, std::span<const std::uint64_t
       held = memory.held();
       r.held.emplace_back(i, held);
     }
+    if ((i & 0xffff) == 0 && part->steps() > max_steps) [[unlikely]]
+      return std::nullopt;
   }
+  if (part->steps() > max_steps) return std::nullopt;
   r.steps = part->steps();
   r.splits = part->splits();
   r.coalesces = part->coalesces();

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -32,9 +33,14 @@ struct PartResult {
 };
 
 /// Simulates allocator `a` (with its range) on the operations of `trace`
-/// whose routing size lies in the range. Throws SpecError if it cannot be built.
-PartResult simulate_part(const ReplayTrace& trace, std::span<const std::uint64_t> routing, const AllocatorSpec& a,
-                         const std::vector<std::uint64_t>& trace_sizes);
+/// whose routing size lies in the range. Throws SpecError if it cannot be
+/// built. Gives up (std::nullopt) once it has taken more than `max_steps`
+/// steps: a search need not finish simulating an allocator that is already
+/// far slower than Kingsley (a farthest fit scanning a long list on every
+/// request is quadratic).
+std::optional<PartResult> simulate_part(const ReplayTrace& trace, std::span<const std::uint64_t> routing,
+                                        const AllocatorSpec& a, const std::vector<std::uint64_t>& trace_sizes,
+                                        std::uint64_t max_steps = UINT64_MAX);
 
 /// The metrics of the DMM made of `parts` (time series and fragmentation
 /// are not computed: the search needs neither).

@@ -32,7 +32,8 @@
 //
 // System memory. A miss carves the block from the current region by a bump
 // pointer. When the region has no room, what is left of it becomes a free
-// block (if large enough) and one system request obtains
+// block (if large enough; with strict classes it stays unused, their lists
+// holding one size each) and one system request obtains
 // round_up(max(block + 16, chunk), granularity) bytes. The region's last word
 // is never carved (a zero word reads as "in use": no coalescing past it).
 // When coalescing, a released block that ends at the bump pointer goes back
@@ -94,7 +95,10 @@ class SegregatedFit {
     if (c.returns && !c.coalesce) bad("returning memory needs coalescing");
     if (c.round_to_class && (c.split || c.coalesce)) bad("strict classes cannot split or coalesce");
     min_block_ = round(FreeBlocks::min_block(c.structure, c.coalesce));
-    for (auto& l : lists_) l = FreeBlocks(c.structure, c.fit, c.policy);
+    for (std::uint32_t k = 0; k < lists_.size(); ++k) {
+      lists_[k] = FreeBlocks(c.structure, c.fit, c.policy);
+      lists_[k].set_uniform(c.round_to_class && classes_.upper(k) != SizeClasses::kOpen);
+    }
   }
 
   std::uint64_t min_alignment() const noexcept { return config_.alignment; }
@@ -128,20 +132,19 @@ class SegregatedFit {
       block = carve(need);
       got = need;
       memory_.store(block, need | kUsed | tag(c));
-    } else {
-      std::uint64_t header = got | kUsed | tag(c);
-      if (config_.split && got - need >= min_block_) {
-        ++steps_;
-        ++splits_;
-        put_free(block + need, got - need, 0);  // the next block keeps kPrevFree: the remainder is free
-        got = need;
-        header = need | kUsed;
-      } else if (config_.coalesce && block + got != bump_) {
+    } else if (config_.split && got - need >= min_block_) {
+      ++steps_;
+      ++splits_;
+      put_free(block + need, got - need, 0);  // the next block keeps kPrevFree: the remainder is free
+      got = need;
+      memory_.store(block, need | kUsed | tag(c));
+    } else if (config_.coalesce) {  // mark it in use for its neighbours
+      if (block + got != bump_) {
         const std::uint64_t nh = memory_.load(block + got);
         if (nh != 0) memory_.store(block + got, nh & ~kPrevFree);
       }
-      memory_.store(block, header);
-    }
+      memory_.store(block, got | kUsed | tag(c));
+    }  // else its header (size, class) is unchanged: nothing to write
     hot_ = block;
     Address data = block + config_.header;
     if (alignment > config_.alignment) data = (data + alignment - 1) & ~(alignment - 1);
@@ -260,7 +263,7 @@ class SegregatedFit {
     ++steps_;
     if (end_ - bump_ < bytes) [[unlikely]] {
       ++steps_;
-      if (end_ - bump_ >= min_block_)
+      if (end_ - bump_ >= min_block_ && !config_.round_to_class)  // strict lists hold only their own size
         put_free(bump_, end_ - bump_, 0);
       else if (config_.coalesce && end_ > bump_)
         memory_.store(bump_, kUsed);  // what is left reads as in use

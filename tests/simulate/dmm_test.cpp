@@ -168,7 +168,7 @@ TEST(Dmm, RandomValidSpecsPassTheChecker) {
       EXPECT_GE(m.memory_usage, t.summary.max_in_use_bytes);
       // Assembled from the allocators' own runs, the metrics are the same.
       std::vector<sim::PartResult> runs;
-      for (const auto& a : spec.allocators) runs.push_back(sim::simulate_part(t, routing, a, sizes));
+      for (const auto& a : spec.allocators) runs.push_back(*sim::simulate_part(t, routing, a, sizes));
       std::vector<const sim::PartResult*> views;
       for (const auto& r : runs) views.push_back(&r);
       const sim::Metrics c = sim::combine_parts(views, t);
