@@ -21,6 +21,11 @@ import time
 SEARCH_SIZES = {"hypercube_net": 2000000, "cfrac": 6, "boolean_sets": 400, "gc_trees": 14,
                 "boxed_spheres": 2000, "robot_kinematics": 1500, "list_kernel": 500000,
                 "tree_kernel": 300000, "olden_treeadd": 19, "olden_health": 500}
+# --small: about 1 M events each, for a table that a shared 2-core machine
+# computes in minutes (the search's cost grows with the trace).
+SMALL_SIZES = {"hypercube_net": 250000, "cfrac": 2, "boolean_sets": 150, "gc_trees": 11,
+               "boxed_spheres": 250, "robot_kinematics": 200, "list_kernel": 100000,
+               "tree_kernel": 100000, "olden_treeadd": 16, "olden_health": 400}
 BUILT_INS = ["kng", "lea", "fib", "s10", "exa"]
 
 
@@ -32,18 +37,20 @@ def main():
     ap.add_argument("--generations", type=int, default=100)
     ap.add_argument("--population", type=int, default=60)
     ap.add_argument("--workloads", default=",".join(SEARCH_SIZES), help="comma-separated subset")
+    ap.add_argument("--small", action="store_true", help="traces of about 1 M events (SMALL_SIZES)")
     args = ap.parse_args()
+    sizes = SMALL_SIZES if args.small else SEARCH_SIZES
 
     tailor = os.path.abspath(os.path.join(args.build, "bin", "tailor"))
     traces = os.path.abspath(args.traces or os.path.join(args.build, "search"))
     os.makedirs(traces, exist_ok=True)
     rows = []
     for name in args.workloads.split(","):
-        trace = os.path.join(traces, f"{name}.trace")
+        trace = os.path.join(traces, f"{name}-{sizes[name]}.trace")
         if not os.path.exists(trace):
-            print(f"[{name}] recording at --size {SEARCH_SIZES[name]}", file=sys.stderr, flush=True)
+            print(f"[{name}] recording at --size {sizes[name]}", file=sys.stderr, flush=True)
             exe = os.path.abspath(os.path.join(args.build, "bin", f"wl_{name}"))
-            subprocess.run([tailor, "record", "-q", "-o", trace, "--", exe, "--size", str(SEARCH_SIZES[name])],
+            subprocess.run([tailor, "record", "-q", "-o", trace, "--", exe, "--size", str(sizes[name])],
                            check=True, stdout=subprocess.DEVNULL)
         spec = os.path.join(traces, f"{name}.found.json")
         print(f"[{name}] search", file=sys.stderr, flush=True)

@@ -48,7 +48,13 @@ Evaluator::Evaluator(const simulate::ReplayTrace& trace, Weights weights, unsign
       routing_(simulate::routing_sizes(trace)),
       sizes_(simulate::sizes_of(trace.operations)) {
   kng_.series.clear();
-  max_steps_ = kSlowest * std::max<std::uint64_t>(kng_.steps, trace.operations.size());
+  // A DMM's time ratio is at least any of its allocators' steps over
+  // Kingsley's, and its fitness at least weight_time x that ratio / the sum
+  // of the weights: past (sum / weight_time) x Kingsley's steps it is worse
+  // than Kingsley (fitness 1) and cannot be the best.
+  const double sum = weights_.time + weights_.memory + weights_.energy;
+  const double bound = weights_.time > 0 ? std::min<double>(kSlowest, sum / weights_.time) : kSlowest;
+  max_steps_ = static_cast<std::uint64_t>(bound * static_cast<double>(std::max<std::uint64_t>(kng_.steps, 1))) + 1;
 }
 
 Evaluation Evaluator::normalize(const simulate::Metrics& m) const {

@@ -66,8 +66,9 @@ class Evaluator {
   simulate::Metrics kng_;
   static std::string part_key(const simulate::AllocatorSpec& a);
 
-  /// An allocator taking more than kSlowest times Kingsley's steps on the
-  /// whole trace is abandoned and its DMMs are invalid: a search has no use
+  /// An allocator taking more steps than a DMM can take and still beat
+  /// Kingsley (sum of weights / time weight x Kingsley's steps, at most
+  /// kSlowest x) is abandoned and its DMMs are invalid: a search has no use
   /// for them, and quadratic ones (farthest fit on long lists) would take hours.
   static constexpr std::uint64_t kSlowest = 20;
   std::uint64_t max_steps_ = 0;
