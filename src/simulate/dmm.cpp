@@ -154,21 +154,21 @@ Dmm::Dmm(const DmmSpec& spec, const std::vector<std::uint64_t>& trace_sizes, con
   }
 }
 
-std::uint64_t Dmm::steps() const noexcept {
+namespace {
+
+// The sum of a counter over a DMM's allocators or memories.
+template <class Parts, class Get>
+std::uint64_t sum(const Parts& parts, Get get) noexcept {
   std::uint64_t n = 0;
-  for (const auto& p : parts_) n += p->steps();
+  for (const auto& p : parts) n += get(*p);
   return n;
 }
-std::uint64_t Dmm::splits() const noexcept {
-  std::uint64_t n = 0;
-  for (const auto& p : parts_) n += p->splits();
-  return n;
-}
-std::uint64_t Dmm::coalesces() const noexcept {
-  std::uint64_t n = 0;
-  for (const auto& p : parts_) n += p->coalesces();
-  return n;
-}
+
+}  // namespace
+
+std::uint64_t Dmm::steps() const noexcept { return sum(parts_, [](const DmmPart& p) { return p.steps(); }); }
+std::uint64_t Dmm::splits() const noexcept { return sum(parts_, [](const DmmPart& p) { return p.splits(); }); }
+std::uint64_t Dmm::coalesces() const noexcept { return sum(parts_, [](const DmmPart& p) { return p.coalesces(); }); }
 std::uint64_t Dmm::min_alignment() const noexcept {
   std::uint64_t n = UINT64_MAX;
   for (const auto& p : parts_) n = std::min(n, p->min_alignment());
@@ -176,19 +176,13 @@ std::uint64_t Dmm::min_alignment() const noexcept {
 }
 
 std::uint64_t DmmMemory::reads() const noexcept {
-  std::uint64_t n = 0;
-  for (const auto& p : parts_) n += p->reads();
-  return n;
+  return sum(parts_, [](const SimulatedMemory& m) { return m.reads(); });
 }
 std::uint64_t DmmMemory::writes() const noexcept {
-  std::uint64_t n = 0;
-  for (const auto& p : parts_) n += p->writes();
-  return n;
+  return sum(parts_, [](const SimulatedMemory& m) { return m.writes(); });
 }
 std::uint64_t DmmMemory::system_requests() const noexcept {
-  std::uint64_t n = 0;
-  for (const auto& p : parts_) n += p->system_requests();
-  return n;
+  return sum(parts_, [](const SimulatedMemory& m) { return m.system_requests(); });
 }
 bool DmmMemory::holds(Address address, std::uint64_t bytes) const noexcept {
   const std::size_t i = (address >> 40) - 1;

@@ -7,6 +7,8 @@
 // passing the checker on a random trace and a recorded workload.
 #include <gtest/gtest.h>
 
+#include "simulate/recorded_cfrac.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -545,16 +547,10 @@ TEST(Buddies, CheckerPassesOnARandomTrace) {
 }
 
 TEST(Buddies, CheckerPassesOnARecordedWorkload) {
-#if defined(TAILOR_SANITIZED)
-  GTEST_SKIP() << "records under LD_PRELOAD, which the sanitizer runtimes do not allow";
-#elif !defined(WL_CFRAC)
-  GTEST_SKIP() << "the workloads are not built (TAILOR_BUILD_BENCH=OFF)";
-#else
+  TAILOR_SKIP_UNLESS_CFRAC();
   tailor::test::TempDir dir;
-  const std::string path = dir.file("cfrac.trace");
-  const std::string cmd = std::string(TAILOR_BIN) + " record -o " + path + " -- " + WL_CFRAC +
-                          " --size 2 > /dev/null 2> " + dir.file("record.err");
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const std::string path = tailor::test::record_cfrac(dir);
+  ASSERT_FALSE(path.empty());
   tr::Reader reader(path);
   const sim::ReplayTrace t = sim::load_replay(reader);
   for (const char* name : {"fib", "buddy"}) {
@@ -564,7 +560,6 @@ TEST(Buddies, CheckerPassesOnARecordedWorkload) {
     ASSERT_NO_THROW(m = sim::simulate(t, name, o)) << name;
     EXPECT_GE(m.memory_usage, t.summary.max_in_use_bytes) << name;
   }
-#endif
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 // 100k events and on a recorded workload.
 #include <gtest/gtest.h>
 
+#include "simulate/recorded_cfrac.h"
+
 #include <cstdlib>
 #include <random>
 #include <string>
@@ -213,16 +215,10 @@ TEST(Checker, KingsleyOnARandomTrace) {
 }
 
 TEST(Checker, KingsleyOnARecordedWorkload) {
-#if defined(TAILOR_SANITIZED)
-  GTEST_SKIP() << "records under LD_PRELOAD, which the sanitizer runtimes do not allow";
-#elif !defined(WL_CFRAC)
-  GTEST_SKIP() << "the workloads are not built (TAILOR_BUILD_BENCH=OFF)";
-#else
+  TAILOR_SKIP_UNLESS_CFRAC();
   tailor::test::TempDir dir;
-  const std::string path = dir.file("cfrac.trace");
-  const std::string cmd = std::string(TAILOR_BIN) + " record -o " + path + " -- " + WL_CFRAC +
-                          " --size 2 > /dev/null 2> " + dir.file("record.err");
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const std::string path = tailor::test::record_cfrac(dir);
+  ASSERT_FALSE(path.empty());
   tr::Reader reader(path);
   sim::ReplayTrace t = sim::load_replay(reader);
   EXPECT_EQ(t.summary.max_in_use_bytes, tailor::analyze::compute_stats(reader).max_in_use);
@@ -231,7 +227,6 @@ TEST(Checker, KingsleyOnARecordedWorkload) {
   o.check = true;
   sim::Metrics m = sim::simulate(t, "kng", o);
   EXPECT_GE(m.memory_usage, t.summary.max_in_use_bytes);
-#endif
 }
 
 }  // namespace

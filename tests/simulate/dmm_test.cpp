@@ -6,6 +6,8 @@
 // those of the whole DMM.
 #include <gtest/gtest.h>
 
+#include "simulate/recorded_cfrac.h"
+
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -61,16 +63,10 @@ TEST(Dmm, ShippedSpecsPassTheChecker) {
 }
 
 TEST(Dmm, ShippedSpecsPassTheCheckerOnARecordedWorkload) {
-#if defined(TAILOR_SANITIZED)
-  GTEST_SKIP() << "records under LD_PRELOAD, which the sanitizer runtimes do not allow";
-#elif !defined(WL_CFRAC)
-  GTEST_SKIP() << "the workloads are not built (TAILOR_BUILD_BENCH=OFF)";
-#else
+  TAILOR_SKIP_UNLESS_CFRAC();
   tailor::test::TempDir dir;
-  const std::string path = dir.file("cfrac.trace");
-  const std::string cmd = std::string(TAILOR_BIN) + " record -o " + path + " -- " + WL_CFRAC +
-                          " --size 2 > /dev/null 2> " + dir.file("record.err");
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const std::string path = tailor::test::record_cfrac(dir);
+  ASSERT_FALSE(path.empty());
   tailor::trace::Reader reader(path);
   const sim::ReplayTrace t = sim::load_replay(reader);
   for (const char* name : {"kng", "s10", "exa", "fib", "buddy", "seed002-table4", "lea-like"}) {
@@ -81,7 +77,6 @@ TEST(Dmm, ShippedSpecsPassTheCheckerOnARecordedWorkload) {
     ASSERT_NO_THROW(m = sim::simulate(t, sim::load_dmm_spec(std::string(TAILOR_SHARE_DIR) + "/dmm/" + name + ".json"), o));
     EXPECT_GE(m.memory_usage, t.summary.max_in_use_bytes);
   }
-#endif
 }
 
 // The binary buddy spec and the built-in buddy are the same mechanism with the same chunk.
