@@ -66,7 +66,15 @@ void* realloc_impl(void* p, std::size_t size) noexcept {
       }
     }
   }
-  void* q = malloc_inline(size);
+  // A large block that has to move to grow is given half as much again, so
+  // that a block grown step by step is copied O(log n) times, not O(n).
+  // The extra pages are not touched until used, so they cost no RSS.
+  std::size_t want = size;
+  if (size > avail && size > g_config.middle_max && size <= g_config.large_max) {
+    std::size_t roomy = avail + avail / 2;
+    if (roomy > size) want = roomy < g_config.large_max ? roomy : g_config.large_max;
+  }
+  void* q = malloc_inline(want);
   if (q == nullptr) return nullptr;  // p is left untouched
   std::memcpy(q, p, avail < size ? avail : size);
   free_inline(p);

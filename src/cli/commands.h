@@ -15,5 +15,6 @@ void add_record(CLI::App& app, Runner& run);
 void add_dump(CLI::App& app, Runner& run);
 void add_stats(CLI::App& app, Runner& run);
 void add_simulate(CLI::App& app, Runner& run);
+void add_config(CLI::App& app, Runner& run);
 
 }  // namespace tailor::cli
