@@ -32,7 +32,7 @@ BUNDLED = ["hypercube_net", "cfrac", "boolean_sets", "gc_trees", "boxed_spheres"
 ALLOC_BENCH = ["mt_random_small", "mt_producer_consumer", "mt_server", "mt_false_sharing",
                "realloc_grow", "large_churn"]
 # Scalable: no shared data between threads but what the allocator adds.
-SCALABLE = {"mt_random_small": 10000000, "mt_false_sharing": 100000, "mt_server": 500000}
+SCALABLE = {"mt_random_small": 10000000, "mt_false_sharing": 100000, "mt_server": 2000000}
 
 
 def run_measured(cmd, preload):
