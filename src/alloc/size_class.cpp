@@ -45,10 +45,6 @@ void size_classes_init() noexcept {
   // middle_max becomes the largest class size (>= the requested threshold).
   g_config.middle_max = g_classes.cls[g_classes.count - 1].size;
   g_config.value[static_cast<int>(Param::kMiddleMax)] = static_cast<std::int64_t>(g_config.middle_max);
-  for (std::size_t i = 0; i < kDirectSlots; ++i) {
-    std::size_t size = i * 8;
-    g_classes.direct_class[i] = static_cast<std::uint8_t>(size <= g_config.middle_max ? class_of(size) : 0xff);
-  }
 }
 
 }  // namespace tailor::alloc

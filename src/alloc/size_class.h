@@ -28,7 +28,6 @@ struct SizeClasses {
   std::uint32_t count;
   std::uint16_t octave_base[64];  // first class of sizes in (2^e, 2^(e+1)]
   std::uint8_t octave_shift[64];  // log2 of the class step in that octave
-  std::uint8_t direct_class[kDirectSlots];
 };
 
 extern SizeClasses g_classes;
