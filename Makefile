@@ -3,7 +3,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps configure build demo test test-sanitize bench-record bench-simulate clean
+.PHONY: all deps configure build demo test test-sanitize test-tsan bench-record bench-simulate bench-alloc clean
 
 all: build
 
@@ -32,11 +32,23 @@ test-sanitize: deps
 	ninja -C $(BUILD)-$(SANITIZE) -j $(JOBS)
 	cd $(BUILD)-$(SANITIZE) && ctest --output-on-failure -j $(JOBS) -LE no_sanitize
 
+# libtailor's core and its multithreaded stress under ThreadSanitizer (only
+# the allocator tests: TSan cannot run the LD_PRELOAD tests, and the
+# address-space tests map more than TSan's application ranges allow).
+test-tsan: deps
+	cmake -S . -B $(BUILD)-thread -G Ninja -DTAILOR_SANITIZE=thread -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
+	ninja -C $(BUILD)-thread -j $(JOBS) test_alloc_core
+	TAILOR_CONFIG=/dev/null $(BUILD)-thread/bin/test_alloc_core --gtest_filter='Stress.*:CoreApi.*:SizeClass.*:Config.*'
+
 bench-record: build
 	./bench/record_overhead.py --build $(BUILD)
 
 bench-simulate: build
 	./bench/simulate_speed.py --build $(BUILD) --dmm $(or $(DMM),kng)
+
+# libtailor against glibc, mimalloc, jemalloc and tcmalloc (docs/issues/05-allocator.md).
+bench-alloc: build
+	./bench/alloc_compare.py --build $(BUILD) --runs $(or $(RUNS),3) --scaling
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-address $(BUILD)-undefined $(BUILD)-thread

@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""libtailor against the system's allocators: runs every workload (the ten
+bundled ones and the allocator benchmarks of bench/alloc) under glibc,
+mimalloc, jemalloc, tcmalloc (Debian packages, via LD_PRELOAD) and libtailor,
+--runs times each (interleaved, so drift hits all alike), and prints a
+markdown table of median wall time and median peak RSS (GNU time's %M),
+each peer as a ratio to libtailor (> 1: libtailor is faster / leaner), with
+geometric means. Every run's stdout must equal glibc's (the programs check
+themselves and print deterministic results).
+
+--scaling measures 1 and 2 threads on the scalable workloads (same work per
+thread) and prints throughput(2) / throughput(1) per allocator.
+"""
+import argparse
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+LIBDIR = "/usr/lib/x86_64-linux-gnu"
+PEERS = {
+    "glibc": None,
+    "mimalloc": f"{LIBDIR}/libmimalloc.so.2",
+    "jemalloc": f"{LIBDIR}/libjemalloc.so.2",
+    "tcmalloc": f"{LIBDIR}/libtcmalloc_minimal.so.4",
+}
+BUNDLED = ["hypercube_net", "cfrac", "boolean_sets", "gc_trees", "boxed_spheres",
+           "robot_kinematics", "list_kernel", "tree_kernel", "olden_treeadd", "olden_health"]
+ALLOC_BENCH = ["mt_random_small", "mt_producer_consumer", "mt_server", "mt_false_sharing",
+               "realloc_grow", "large_churn"]
+# Scalable: no shared data between threads but what the allocator adds.
+SCALABLE = {"mt_random_small": 10000000, "mt_false_sharing": 100000, "mt_server": 2000000}
+
+
+def run_measured(cmd, preload):
+    """Wall time, peak RSS (KiB) and stdout of one run.
+
+    Peak RSS comes from GNU time's %M (wait4's ru_maxrss of its child): a
+    child forked straight from Python would count Python's own pages, which
+    the kernel records in ru_maxrss at exec."""
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    if preload:
+        env["LD_PRELOAD"] = preload
+    with tempfile.NamedTemporaryFile("r", prefix="alloc-compare-", suffix=".rss") as rss_file:
+        start = time.perf_counter()
+        proc = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss_file.name] + cmd, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        elapsed = time.perf_counter() - start
+        if proc.returncode != 0:
+            sys.exit(f"alloc_compare: {' '.join(cmd)} (LD_PRELOAD={preload}) exited {proc.returncode}:\n"
+                     f"{proc.stderr.decode(errors='replace')[-2000:]}")
+        rss = int(rss_file.read().split()[-1])
+    return elapsed, rss, proc.stdout.decode()
+
+
+def exe_for(build, name):
+    prefix = "wl_" if name in BUNDLED else "ab_"
+    return os.path.abspath(os.path.join(build, "bin", prefix + name))
+
+
+def geo(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def compare(args, allocators):
+    names = [w for w in args.workloads.split(",") if w]
+    results = {}  # (workload, allocator) -> ([times], [rss])
+    for name in names:
+        cmd = [exe_for(args.build, name)]
+        reference = None
+        for i in range(args.runs):
+            for alloc, lib in allocators.items():
+                print(f"[{name}] {alloc} {i + 1}/{args.runs}", file=sys.stderr, flush=True)
+                t, rss, out = run_measured(cmd, lib)
+                if reference is None:
+                    reference = out
+                elif out != reference:
+                    sys.exit(f"alloc_compare: {name} under {alloc} printed a different result:\n{out}\nvs\n{reference}")
+                ts, rs = results.setdefault((name, alloc), ([], []))
+                ts.append(t)
+                rs.append(rss)
+    peers = [a for a in allocators if a != "tailor"]
+    med = {k: (statistics.median(v[0]), statistics.median(v[1])) for k, v in results.items()}
+    print(f"Median of {args.runs} runs. Time and peak RSS of libtailor; peers as ratio peer / libtailor "
+          "(above 1: libtailor faster or leaner). Last columns: libtailor / fastest peer, libtailor / glibc RSS.\n")
+    head = "| workload | tailor s | " + " | ".join(f"{p} time" for p in peers) + " | tailor MiB | " + \
+        " | ".join(f"{p} RSS" for p in peers) + " | tailor / fastest | tailor / glibc RSS |"
+    print(head)
+    print("|---" * (head.count("|") - 1) + "|")
+    time_ratios = {p: [] for p in peers}
+    rss_ratios = {p: [] for p in peers}
+    vs_fastest, vs_glibc_rss = [], []
+    for name in names:
+        tt, tr = med[(name, "tailor")]
+        cells = [name, f"{tt:.2f}"]
+        for p in peers:
+            pt, _ = med[(name, p)]
+            time_ratios[p].append(pt / tt)
+            cells.append(f"{pt / tt:.2f}")
+        cells.append(f"{tr / 1024:.1f}")
+        for p in peers:
+            _, pr = med[(name, p)]
+            rss_ratios[p].append(pr / tr)
+            cells.append(f"{pr / tr:.2f}")
+        fastest = min(med[(name, p)][0] for p in peers)
+        vs_fastest.append(tt / fastest)
+        cells.append(f"{tt / fastest:.2f}")
+        if "glibc" in peers:
+            vs_glibc_rss.append(tr / med[(name, "glibc")][1])
+            cells.append(f"{tr / med[(name, 'glibc')][1]:.2f}")
+        else:
+            cells.append("-")
+        print("| " + " | ".join(cells) + " |")
+    cells = ["**geometric mean**", ""] + [f"**{geo(time_ratios[p]):.2f}**" for p in peers] + [""] + \
+        [f"**{geo(rss_ratios[p]):.2f}**" for p in peers] + [f"**{geo(vs_fastest):.2f}**",
+                                                            f"**{geo(vs_glibc_rss):.2f}**" if vs_glibc_rss else "-"]
+    print("| " + " | ".join(cells) + " |")
+    if "glibc" in peers:
+        print("\nGeometric-mean time relative to glibc (lower is faster): " + ", ".join(
+            f"{a} {geo([med[(n, a)][0] / med[(n, 'glibc')][0] for n in names]):.2f}x" for a in allocators))
+        print("Geometric-mean peak RSS relative to glibc (lower is leaner): " + ", ".join(
+            f"{a} {geo([med[(n, a)][1] / med[(n, 'glibc')][1] for n in names]):.2f}x" for a in allocators))
+    worst = max(zip(vs_fastest, names))
+    print(f"Worst workload against its fastest peer: {worst[1]} at {worst[0]:.2f}x")
+
+
+def scaling(args, allocators):
+    print(f"\nThroughput with 2 threads / with 1 thread (same work per thread; median of {args.runs} runs; "
+          f"{os.cpu_count()} CPUs)\n")
+    print("| workload | " + " | ".join(allocators) + " |")
+    print("|---" * (len(allocators) + 1) + "|")
+    for name, size in SCALABLE.items():
+        cells = [name]
+        for alloc, lib in allocators.items():
+            t = {}
+            for threads in (1, 2):
+                cmd = [exe_for(args.build, name), "--threads", str(threads), "--size", str(size)]
+                t[threads] = statistics.median(run_measured(cmd, lib)[0] for _ in range(args.runs))
+            cells.append(f"{2 * t[1] / t[2]:.2f}x")
+        print("| " + " | ".join(cells) + " |", flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default="build", help="CMake build directory (default: build)")
+    ap.add_argument("--runs", type=int, default=3, help="runs per allocator and workload (median is reported)")
+    ap.add_argument("--workloads", default=",".join(BUNDLED + ALLOC_BENCH), help="comma-separated subset")
+    ap.add_argument("--allocators", default="glibc,mimalloc,jemalloc,tcmalloc,tailor",
+                    help="comma-separated subset of glibc, mimalloc, jemalloc, tcmalloc, tailor")
+    ap.add_argument("--scaling", action="store_true", help="also measure 1 vs 2 threads")
+    ap.add_argument("--scaling-only", action="store_true", help="only measure 1 vs 2 threads")
+    args = ap.parse_args()
+    tailor = os.path.abspath(os.path.join(args.build, "lib", "libtailor.so"))
+    table = dict(PEERS, tailor=tailor)
+    allocators = {}
+    for a in args.allocators.split(","):
+        if a not in table:
+            sys.exit(f"alloc_compare: unknown allocator {a}")
+        if table[a] and not os.path.exists(table[a]):
+            sys.exit(f"alloc_compare: {table[a]} not found (make deps installs the peers)")
+        allocators[a] = table[a]
+    if "tailor" not in allocators:
+        sys.exit("alloc_compare: the ratios are to libtailor; keep it in --allocators")
+    print(f"Machine: {os.cpu_count()} CPUs, {os.uname().release}; commands: {' '.join(sys.argv)}\n")
+    if not args.scaling_only:
+        compare(args, allocators)
+    if args.scaling or args.scaling_only:
+        scaling(args, allocators)
+
+
+if __name__ == "__main__":
+    main()

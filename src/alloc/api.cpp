@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: MIT
+// The extended C API of include/tailor/tailor.h (tailor_malloc and friends,
+// statistics, configuration) and the parts of calloc, realloc and the aligned
+// forms that the malloc override shares with it.
+#include <cerrno>
+#include <cstring>
+
+#include "alloc.h"
+#include "os.h"
+#include "tailor/tailor.h"
+
+namespace tailor::alloc {
+
+std::size_t usable_size(const void* p) noexcept {
+  Segment* seg = segment_of(p);
+  if (seg->kind == SegmentKind::kHuge) return huge_usable(seg, p);
+  Page* pg = page_of(seg, p);
+  if (pg->kind == PageKind::kLarge)
+    return static_cast<std::size_t>(pg->start + pg->block_size - static_cast<const std::uint8_t*>(p));
+  return pg->block_size;
+}
+
+void* calloc_impl(std::size_t count, std::size_t size) noexcept {
+  std::size_t total;
+  if (__builtin_mul_overflow(count, size, &total)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  void* p = malloc_inline(total);
+  if (p == nullptr) return nullptr;
+  Segment* seg = segment_of(p);
+  if (seg->kind == SegmentKind::kHuge) return p;  // fresh from mmap
+  Page* pg = page_of(seg, p);
+  if (pg->kind == PageKind::kLarge && pg->is_zero) return p;  // fresh or purged span
+  std::memset(p, 0, total);
+  return p;
+}
+
+void* realloc_impl(void* p, std::size_t size) noexcept {
+  if (p == nullptr) return malloc_inline(size);
+  if (size == 0) {  // glibc frees and returns NULL
+    free_inline(p);
+    return nullptr;
+  }
+  Segment* seg = segment_of(p);
+  std::size_t avail;
+  if (seg->kind == SegmentKind::kHuge) {
+    avail = huge_usable(seg, p);
+    if (size > g_config.large_max) {
+      int saved = errno;
+      void* q = huge_realloc(seg, p, size);
+      errno = saved;
+      if (q != nullptr) return q;
+    }
+  } else {
+    Page* pg = page_of(seg, p);
+    avail = usable_size(p);
+    if (size <= avail && size >= avail / 2) return p;
+    if (pg->kind == PageKind::kLarge && size > avail && size <= g_config.large_max &&
+        seg->heap.load(std::memory_order_relaxed) == tl_heap) {
+      std::size_t off = static_cast<std::size_t>(static_cast<std::uint8_t*>(p) - pg->start);
+      auto n = static_cast<std::uint32_t>((off + size + g_config.slice_size - 1) >> g_config.slice_shift);
+      if (span_try_grow(tl_heap->pool, pg, n)) {
+        pg->block_size = static_cast<std::size_t>(n) << g_config.slice_shift;
+        return p;
+      }
+    }
+  }
+  // A block that has to move to grow gets room to grow further, so that a
+  // block grown step by step is copied O(log n) times, not at every class:
+  // a quarter more below MIDDLE_MAX (as tcmalloc does), half more for large
+  // blocks, whose extra pages are not touched until used (no RSS).
+  std::size_t want = size;
+  if (size > avail && size <= g_config.large_max) {
+    std::size_t roomy = avail + (size > g_config.middle_max ? avail / 2 : avail / 4);
+    if (roomy > size) want = roomy < g_config.large_max ? roomy : g_config.large_max;
+  }
+  void* q = malloc_inline(want);
+  if (q == nullptr) return nullptr;  // p is left untouched
+  std::memcpy(q, p, avail < size ? avail : size);
+  free_inline(p);
+  return q;
+}
+
+void* aligned_impl(std::size_t align, std::size_t size) noexcept {
+  if (align <= 16) {
+    // Every class from 16 bytes up is a multiple of 16 on a slice-aligned page.
+    return malloc_inline(size < align ? align : size);
+  }
+  return heap_malloc_aligned(tl_heap, size, align);
+}
+
+}  // namespace tailor::alloc
+
+using namespace tailor::alloc;
+
+extern "C" {
+
+void* tailor_malloc(size_t size) { return malloc_inline(size); }
+
+void tailor_free(void* p) { free_inline(p); }
+
+void* tailor_calloc(size_t count, size_t size) { return calloc_impl(count, size); }
+
+void* tailor_realloc(void* p, size_t size) { return realloc_impl(p, size); }
+
+void* tailor_aligned_alloc(size_t alignment, size_t size) {
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  return aligned_impl(alignment, size);
+}
+
+size_t tailor_usable_size(const void* p) { return p == nullptr ? 0 : usable_size(p); }
+
+void tailor_collect(void) { heap_collect(tl_heap); }
+
+void tailor_get_stats(tailor_stats* out) {
+  if (out == nullptr) return;
+  process_init();
+  *out = tailor_stats{};
+  out->segments_mapped = g_os_counters.segments.load(std::memory_order_relaxed);
+  out->bytes_mapped = g_os_counters.bytes_mapped.load(std::memory_order_relaxed);
+  out->huge_blocks = g_os_counters.huge_blocks.load(std::memory_order_relaxed);
+  out->bytes_purged = g_os_counters.bytes_purged.load(std::memory_order_relaxed);
+  out->heaps_created = heaps_created();
+  out->heaps_adopted = heaps_adopted();
+  out->heaps_abandoned = heaps_idle();
+  Heap* h = tl_heap;
+  if (h != &g_empty_heap) {
+    std::uint64_t used, free_bytes, dirty;
+    pool_stats(h->pool, used, free_bytes, dirty);
+    out->thread_used_bytes = used;
+    out->thread_free_bytes = free_bytes;
+    out->thread_dirty_bytes = dirty;
+  }
+}
+
+size_t tailor_config(tailor_config_entry* out, size_t n) {
+  process_init();
+  constexpr auto count = static_cast<size_t>(Param::kCount);
+  for (size_t i = 0; i < n && i < count; ++i) {
+    const ParamInfo& info = param_info(static_cast<Param>(i));
+    out[i].name = info.env;
+    out[i].value = g_config.value[i];
+    out[i].unit = info.unit;
+    out[i].source = static_cast<tailor_config_source>(g_config.source[i]);
+    out[i].description = info.description;
+  }
+  return count;
+}
+
+const char* tailor_config_file(void) {
+  process_init();
+  return config_file_path();
+}
+
+}  // extern "C"

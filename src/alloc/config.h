@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+// Tunables of libtailor (seed 001: parameters that change the policy per
+// program). Read once, at the first allocation, from TAILOR_* environment
+// variables and an optional config file, validated, and frozen. Parsing uses
+// no malloc and no C++ runtime: it runs inside malloc, possibly before main.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tailor::alloc {
+
+enum class Param : int {
+  kClassSpacing,  // size classes per doubling of the size
+  kSmallMax,      // largest size on single-slice pages
+  kMiddleMax,     // largest size class; above: one block per span
+  kLargeMax,      // largest block in a segment; above: mapped directly
+  kPageSize,      // slice size: the unit of pages and spans
+  kSegmentSize,   // segment size and alignment
+  kPurgeDelay,    // ms a free span stays resident before madvise; -1 never
+  kHeapCache,     // bytes of resident free spans a thread keeps at most
+  kRemoteBatch,   // cross-thread frees gathered before one hand-back
+  kCount
+};
+
+enum class Source : std::uint8_t { kDefault = 0, kEnv = 1, kFile = 2 };
+
+struct Config {
+  std::int64_t value[static_cast<int>(Param::kCount)];
+  Source source[static_cast<int>(Param::kCount)];
+  // Derived, for the hot paths.
+  std::size_t slice_size, slice_shift;
+  std::size_t segment_size, segment_mask;  // mask = ~(segment_size - 1)
+  std::size_t small_max, middle_max, large_max;
+  std::int64_t purge_delay_ms;
+  std::size_t heap_cache_bytes;
+  std::uint32_t remote_batch;
+  std::uint32_t class_bits;  // log2(class spacing)
+};
+
+extern Config g_config;
+
+struct ParamInfo {
+  const char* env;    // TAILOR_NAME
+  const char* unit;   // "bytes", "ms", "count"
+  const char* description;
+};
+const ParamInfo& param_info(Param p) noexcept;
+
+// Reads environment and config file into g_config. Not thread-safe: called
+// under the process-init once-guard (see heap.cpp). Prints one line on stderr
+// per rejected value, naming the variable.
+void config_init() noexcept;
+
+// Testable core of config_init: parse `env_lookup` values and the text of a
+// config file (may be null) into `out`. Exposed for the unit tests.
+using EnvLookup = const char* (*)(const char* name);
+void config_parse(Config& out, EnvLookup env_lookup, const char* file_text) noexcept;
+
+// Parses a size ("64K", "4m", "1G", "4096") or a plain integer. Returns false
+// on junk or overflow.
+bool parse_number(const char* s, bool allow_suffix, std::int64_t& out) noexcept;
+
+const char* config_file_path() noexcept;  // the file read, or nullptr
+
+}  // namespace tailor::alloc

@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: MIT
+// The front end (heap.h): thread heaps and their page queues, the slow path
+// of malloc, local and cross-thread frees, and the life cycle of heaps
+// (process init, thread init, thread exit with abandonment and adoption).
+#include "heap.h"
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <cerrno>
+#include <new>
+
+#include "os.h"
+
+namespace tailor::alloc {
+
+constinit Page g_empty_page{};
+constinit Heap g_empty_heap;
+thread_local Heap* tl_heap __attribute__((tls_model("initial-exec"))) = &g_empty_heap;
+
+namespace {
+
+std::atomic<int> g_init_state{0};  // 0: not started, 1: running, 2: done
+pthread_key_t g_thread_key;
+std::atomic<std::uint64_t> g_idle{0};  // Treiber stack of idle heaps: (tag << 48) | pointer
+std::atomic<std::uint64_t> g_created{0}, g_adopted{0}, g_idle_count{0};
+
+constexpr std::uint64_t kPtrMask = (std::uint64_t{1} << 48) - 1;
+
+void idle_push(Heap* h) {
+  std::uint64_t old = g_idle.load(std::memory_order_relaxed);
+  std::uint64_t next;
+  do {
+    h->next_idle.store(reinterpret_cast<Heap*>(old & kPtrMask), std::memory_order_relaxed);
+    next = ((old >> 48) + 1) << 48 | reinterpret_cast<std::uint64_t>(h);
+  } while (!g_idle.compare_exchange_weak(old, next, std::memory_order_release, std::memory_order_relaxed));
+  g_idle_count.fetch_add(1, std::memory_order_relaxed);
+}
+
+Heap* idle_pop() {
+  std::uint64_t old = g_idle.load(std::memory_order_acquire);
+  for (;;) {
+    auto* h = reinterpret_cast<Heap*>(old & kPtrMask);
+    if (h == nullptr) return nullptr;
+    Heap* after = h->next_idle.load(std::memory_order_relaxed);  // heaps are never unmapped
+    std::uint64_t next = ((old >> 48) + 1) << 48 | reinterpret_cast<std::uint64_t>(after);
+    if (g_idle.compare_exchange_weak(old, next, std::memory_order_acquire, std::memory_order_acquire)) {
+      g_idle_count.fetch_sub(1, std::memory_order_relaxed);
+      return h;
+    }
+  }
+}
+
+// ------------------------------------------------------------ page queues
+
+void update_direct(Heap* h, std::uint32_t c) {
+  const SizeClass& sc = g_classes.cls[c];
+  if (sc.size > kDirectMax) return;
+  Page* pg = h->queues[c].first ? h->queues[c].first : &g_empty_page;
+  std::size_t lo = c == 0 ? 0 : (g_classes.cls[c - 1].size + 8) >> 3;
+  std::size_t hi = sc.size >> 3;
+  for (std::size_t w = lo; w <= hi; ++w) h->direct[w] = pg;
+}
+
+void list_remove(PageQueue& q, Page* pg) {
+  if (pg->prev) pg->prev->next = pg->next;
+  else q.first = pg->next;
+  if (pg->next) pg->next->prev = pg->prev;
+  else q.last = pg->prev;
+  pg->next = pg->prev = nullptr;
+}
+
+void list_push_front(PageQueue& q, Page* pg) {
+  pg->prev = nullptr;
+  pg->next = q.first;
+  if (q.first) q.first->prev = pg;
+  else q.last = pg;
+  q.first = pg;
+}
+
+void list_push_back(PageQueue& q, Page* pg) {
+  pg->next = nullptr;
+  pg->prev = q.last;
+  if (q.last) q.last->next = pg;
+  else q.first = pg;
+  q.last = pg;
+}
+
+void extend(Page* pg) {
+  const SizeClass& sc = g_classes.cls[pg->size_class];
+  std::uint32_t n = pg->reserved - pg->capacity;
+  if (n > sc.extend) n = sc.extend;
+  const std::size_t bs = pg->block_size;
+  std::uint8_t* first = pg->start + pg->capacity * bs;
+  std::uint8_t* p = first;
+  for (std::uint32_t i = 1; i < n; ++i, p += bs) reinterpret_cast<Block*>(p)->next = reinterpret_cast<Block*>(p + bs);
+  reinterpret_cast<Block*>(p)->next = pg->free;
+  pg->free = reinterpret_cast<Block*>(first);
+  pg->capacity += n;
+}
+
+Page* page_new(Heap* h, std::uint32_t c) {
+  const SizeClass& sc = g_classes.cls[c];
+  Page* pg = span_alloc(h->pool, sc.slices);
+  if (pg == nullptr) return nullptr;
+  pg->kind = PageKind::kClass;
+  pg->size_class = static_cast<std::uint16_t>(c);
+  pg->block_size = sc.size;
+  pg->reserved = sc.blocks;
+  extend(pg);
+  list_push_front(h->queues[c], pg);
+  update_direct(h, c);
+  return pg;
+}
+
+void move_to_full(Heap* h, Page* pg) {
+  list_remove(h->queues[pg->size_class], pg);
+  list_push_back(h->full, pg);
+  pg->in_full = 1;
+}
+
+void* malloc_from_class(Heap* h, std::uint32_t c) {
+  PageQueue& q = h->queues[c];
+  Page* pg = q.first;
+  bool moved = false;
+  while (pg != nullptr) {
+    if (pg->free) break;
+    if (pg->local_free) {
+      pg->free = pg->local_free;
+      pg->local_free = nullptr;
+      break;
+    }
+    if (pg->capacity < pg->reserved) {
+      extend(pg);
+      break;
+    }
+    Page* next = pg->next;
+    move_to_full(h, pg);
+    moved = true;
+    pg = next;
+  }
+  if (moved) update_direct(h, c);
+  if (pg == nullptr) {
+    pg = page_new(h, c);
+    if (pg == nullptr) {
+      errno = ENOMEM;
+      return nullptr;
+    }
+  }
+  Block* b = pg->free;
+  pg->free = b->next;
+  pg->used++;
+  return b;
+}
+
+void* large_alloc(Heap* h, std::size_t size, std::size_t align) {
+  const std::size_t slice = g_config.slice_size;
+  std::size_t extra = align > slice ? align - slice : 0;
+  auto n = static_cast<std::uint32_t>((size + extra + slice - 1) >> g_config.slice_shift);
+  Page* pg = span_alloc(h->pool, n);
+  if (pg == nullptr) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  pg->kind = PageKind::kLarge;
+  pg->size_class = 0xffff;
+  pg->block_size = static_cast<std::size_t>(n) << g_config.slice_shift;
+  pg->reserved = pg->capacity = pg->used = 1;
+  auto p = reinterpret_cast<std::uintptr_t>(pg->start);
+  if (align > slice) p = (p + align - 1) & ~(std::uintptr_t{align} - 1);
+  return reinterpret_cast<void*>(p);
+}
+
+// ------------------------------------------------------- cross-thread frees
+
+void push_remote(Heap* owner, Block* head, Block* tail) {
+  Block* old = owner->remote.load(std::memory_order_relaxed);
+  do {
+    tail->next = old;
+  } while (!owner->remote.compare_exchange_weak(old, head, std::memory_order_release, std::memory_order_relaxed));
+}
+
+void flush_batch(Heap* h) {
+  if (h->batch_count == 0) return;
+  push_remote(h->batch_heap, h->batch_head, h->batch_tail);
+  h->batch_heap = nullptr;
+  h->batch_head = h->batch_tail = nullptr;
+  h->batch_count = 0;
+}
+
+void free_local(Heap* h, void* p) {
+  Segment* seg = segment_of(p);
+  Page* pg = page_of(seg, p);
+  auto* b = static_cast<Block*>(p);
+  b->next = pg->local_free;
+  pg->local_free = b;
+  if (--pg->used == 0 || pg->in_full) page_free_slow(h, pg);
+}
+
+void drain_remote(Heap* h) {
+  Block* b = h->remote.exchange(nullptr, std::memory_order_acquire);
+  while (b != nullptr) {
+    Block* next = b->next;
+    free_local(h, b);
+    b = next;
+  }
+}
+
+void prepare_slow_path(Heap* h) {
+  if (h->remote.load(std::memory_order_relaxed) != nullptr) drain_remote(h);
+  flush_batch(h);
+}
+
+// ---------------------------------------------------------------- life cycle
+
+void thread_done(void* value) {
+  auto* h = static_cast<Heap*>(value);
+  if (h == nullptr || h == &g_empty_heap) return;
+  heap_collect(h);
+  if (tl_heap == h) tl_heap = &g_empty_heap;
+  idle_push(h);
+}
+
+Heap* heap_init_thread() {
+  process_init();
+  Heap* h = idle_pop();
+  if (h != nullptr) {
+    g_adopted.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    std::size_t bytes = (sizeof(Heap) + os::page_size() - 1) & ~(os::page_size() - 1);
+    void* mem = os::reserve_aligned(bytes, os::page_size());
+    if (mem == nullptr) return nullptr;
+    h = new (mem) Heap();
+    h->pool.owner = h;
+    g_created.fetch_add(1, std::memory_order_relaxed);
+  }
+  tl_heap = h;
+  pthread_setspecific(g_thread_key, h);
+  return h;
+}
+
+}  // namespace
+
+void process_init() noexcept {
+  if (g_init_state.load(std::memory_order_acquire) == 2) return;
+  int expected = 0;
+  if (g_init_state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
+    config_init();
+    size_classes_init();
+    pthread_key_create(&g_thread_key, &thread_done);
+    g_init_state.store(2, std::memory_order_release);
+    return;
+  }
+  while (g_init_state.load(std::memory_order_acquire) != 2) sched_yield();
+}
+
+Heap* heap_get() noexcept {
+  Heap* h = tl_heap;
+  if (h != &g_empty_heap) return h;
+  return heap_init_thread();
+}
+
+void* heap_malloc_generic(Heap* h, std::size_t size) noexcept {
+  if (h == &g_empty_heap) {
+    h = heap_init_thread();
+    if (h == nullptr) {
+      errno = ENOMEM;
+      return nullptr;
+    }
+  }
+  prepare_slow_path(h);
+  if (size <= g_config.middle_max) return malloc_from_class(h, class_of(size));
+  if (size <= g_config.large_max) return large_alloc(h, size, 0);
+  return huge_alloc(size, 0);
+}
+
+void* heap_malloc_aligned(Heap* h, std::size_t size, std::size_t align) noexcept {
+  h = heap_get();
+  if (h == nullptr) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  prepare_slow_path(h);
+  if (size > PTRDIFF_MAX - align) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  if (align <= g_config.slice_size && size <= g_config.middle_max) {
+    // Pages start on a slice boundary, so a class whose size is a multiple
+    // of the alignment has every block aligned. The next power of two is
+    // always such a class.
+    std::size_t want = size < align ? align : size;
+    if (want <= g_config.middle_max) {
+      std::uint32_t c = class_of(want);
+      while (c < g_classes.count && g_classes.cls[c].size % align != 0) ++c;
+      if (c < g_classes.count) return malloc_from_class(h, c);
+    }
+  }
+  std::size_t extra = align > g_config.slice_size ? align : 0;
+  if (size + extra <= g_config.large_max) return large_alloc(h, size, align);
+  return huge_alloc(size, align);
+}
+
+void page_free_slow(Heap* h, Page* pg) noexcept {
+  if (pg->kind == PageKind::kLarge) {
+    span_free(h->pool, pg);
+    return;
+  }
+  const std::uint32_t c = pg->size_class;
+  PageQueue& q = h->queues[c];
+  if (pg->in_full) {
+    // Back to the front of its queue: the holes of older pages are filled
+    // before the allocation front moves on, which keeps live blocks dense
+    // (olden_health, walking long lists, ran 2x faster than with the page
+    // at the back).
+    list_remove(h->full, pg);
+    pg->in_full = 0;
+    list_push_front(q, pg);
+    update_direct(h, c);
+  }
+  if (pg->used == 0) {
+    // Keep the only page of a small class, so that a program allocating and
+    // freeing one block does not create and destroy a page each time.
+    if (q.first == pg && pg->next == nullptr && g_classes.cls[c].slices == 1) return;
+    bool was_first = q.first == pg;
+    list_remove(q, pg);
+    if (was_first) update_direct(h, c);
+    span_free(h->pool, pg);
+  }
+}
+
+void free_remote(Segment* seg, void* p) noexcept {
+  if (seg->kind == SegmentKind::kHuge) {
+    huge_free(seg);
+    return;
+  }
+  Heap* owner = seg->heap.load(std::memory_order_relaxed);
+  auto* b = static_cast<Block*>(p);
+  Heap* me = tl_heap;
+  if (me == &g_empty_heap || g_config.remote_batch <= 1) {
+    push_remote(owner, b, b);
+    return;
+  }
+  if (me->batch_heap != owner) {
+    flush_batch(me);
+    me->batch_heap = owner;
+    me->batch_tail = b;
+    b->next = nullptr;
+  } else {
+    b->next = me->batch_head;
+  }
+  me->batch_head = b;
+  if (++me->batch_count >= g_config.remote_batch) flush_batch(me);
+}
+
+void heap_collect(Heap* h) noexcept {
+  if (h == &g_empty_heap) return;
+  prepare_slow_path(h);
+  for (std::uint32_t c = 0; c < g_classes.count; ++c) {
+    PageQueue& q = h->queues[c];
+    bool changed = false;
+    for (Page* pg = q.first; pg != nullptr;) {
+      Page* next = pg->next;
+      if (pg->used == 0) {
+        list_remove(q, pg);
+        span_free(h->pool, pg);
+        changed = true;
+      }
+      pg = next;
+    }
+    if (changed) update_direct(h, c);
+  }
+  pool_purge(h->pool, true);
+}
+
+std::uint64_t heaps_created() noexcept { return g_created.load(std::memory_order_relaxed); }
+std::uint64_t heaps_adopted() noexcept { return g_adopted.load(std::memory_order_relaxed); }
+std::uint64_t heaps_idle() noexcept { return g_idle_count.load(std::memory_order_relaxed); }
+
+}  // namespace tailor::alloc

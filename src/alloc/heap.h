@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: MIT
+// The front end: one heap per thread, reached through an initial-exec TLS
+// pointer. A heap keeps, per size class, a queue of pages whose free lists
+// serve malloc without a lock or an atomic; sizes up to 1 KiB also have a
+// direct pointer to their class's current page. The owner frees onto a
+// page's local list; another thread's free goes back to the owning heap
+// through one lock-free list per heap (batched, see REMOTE_BATCH), drained by
+// the owner on its slow path. Pages come from the heap's SegmentPool (the
+// back end). A thread that exits frees what it can and leaves its heap on a
+// lock-free list, from which the next new thread adopts it whole.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "segment.h"
+#include "size_class.h"
+
+namespace tailor::alloc {
+
+struct PageQueue {
+  Page* first;
+  Page* last;
+};
+
+extern Page g_empty_page;
+
+struct alignas(64) Heap {
+  Page* direct[kDirectSlots];  // sizes 0..1024 -> current page of their class
+  PageQueue queues[kMaxClasses] = {};
+  PageQueue full = {};         // pages with no free block
+  SegmentPool pool = {};
+  // Frees of other heaps' blocks, gathered for one hand-back.
+  Heap* batch_heap = nullptr;
+  Block* batch_head = nullptr;
+  Block* batch_tail = nullptr;
+  std::uint32_t batch_count = 0;
+  std::atomic<Heap*> next_idle{nullptr};   // link on the idle (abandoned) list
+  alignas(64) std::atomic<Block*> remote{nullptr};  // blocks freed by other threads
+
+  constexpr Heap() : direct{} {
+    for (auto& d : direct) d = &g_empty_page;
+  }
+};
+
+// The empty heap every thread starts with: its direct pages have no free
+// block, so the first malloc takes the slow path, which sets up a real heap.
+extern Heap g_empty_heap;
+extern thread_local constinit Heap* tl_heap __attribute__((tls_model("initial-exec")));
+
+// Slow paths.
+void* heap_malloc_generic(Heap* heap, std::size_t size) noexcept;
+void* heap_malloc_aligned(Heap* heap, std::size_t size, std::size_t align) noexcept;
+void page_free_slow(Heap* heap, Page* page) noexcept;  // local free left used == 0 or page was full
+void free_remote(Segment* seg, void* p) noexcept;      // another heap's block, or huge
+void heap_collect(Heap* heap) noexcept;
+Heap* heap_get() noexcept;                             // the thread's heap, set up if needed
+void process_init() noexcept;                          // idempotent
+std::uint64_t heaps_created() noexcept;
+std::uint64_t heaps_adopted() noexcept;
+std::uint64_t heaps_idle() noexcept;
+
+}  // namespace tailor::alloc

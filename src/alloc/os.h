@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: MIT
+// The OS layer of libtailor: the only file set that talks to the kernel. A
+// handful of primitives (reserve, release, purge, remap, clock, stderr) with
+// stated preconditions, so the back end above never includes a system header.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tailor::alloc::os {
+
+// Reserves `size` bytes of read-write address space aligned to `align`
+// (both powers of two multiples of the OS page). Pages are committed lazily
+// on first touch and never counted against overcommit (MAP_NORESERVE), so a
+// footprint may exceed physical memory as long as it is not touched.
+// Returns nullptr (errno ENOMEM) on failure. The memory reads as zero.
+void* reserve_aligned(std::size_t size, std::size_t align) noexcept;
+
+// Returns [p, p + size) to the OS. p and size page-aligned.
+void release(void* p, std::size_t size) noexcept;
+
+// Gives the physical pages of [p, p + size) back (MADV_DONTNEED): RSS drops
+// at once, the range stays reserved and reads as zero afterwards.
+void purge(void* p, std::size_t size) noexcept;
+
+// Grows or moves the mapping [p, p + old_size) to new_size without copying.
+// Tries in place first; otherwise moves the pages into a fresh mapping
+// aligned to `align`. Returns the new address or nullptr (nothing changed).
+void* remap(void* p, std::size_t old_size, std::size_t new_size, std::size_t align) noexcept;
+
+// Shrinks a mapping in place (unmaps its tail). Sizes page-aligned.
+void shrink(void* p, std::size_t old_size, std::size_t new_size) noexcept;
+
+std::size_t page_size() noexcept;  // the OS page (4 KiB here)
+
+// Milliseconds of a coarse monotonic clock (a few ms of resolution, no syscall).
+std::uint64_t now_ms() noexcept;
+
+// Writes a message to stderr with write(2): no stdio, no allocation.
+void write_stderr(const char* a, const char* b = nullptr, const char* c = nullptr,
+                  const char* d = nullptr) noexcept;
+
+// The value of environment variable `name`, or nullptr. Reads `environ`
+// directly (no allocation; works before main).
+const char* getenv(const char* name) noexcept;
+
+// Reads at most cap-1 bytes of a file into buf (NUL-terminated) with
+// open/read/close. Returns the byte count, or -1 if the file cannot be read.
+long read_file(const char* path, char* buf, std::size_t cap) noexcept;
+
+}  // namespace tailor::alloc::os

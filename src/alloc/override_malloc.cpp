@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+// libtailor as the process's malloc: every C allocation entry point of glibc
+// (and C23's free_sized / free_aligned_sized, and the __libc_* aliases),
+// forwarding to the core. Kept in one object file so that linking -ltailor
+// statically pulls in the whole family at once. errno follows glibc: ENOMEM
+// on exhaustion or overflow, EINVAL for a bad alignment; free preserves it.
+#include <cerrno>
+#include <cstddef>
+
+#include "alloc.h"
+
+using namespace tailor::alloc;
+
+#define TAILOR_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+constexpr std::size_t kOsPage = 4096;
+bool is_pow2(std::size_t x) { return x != 0 && (x & (x - 1)) == 0; }
+}  // namespace
+
+TAILOR_EXPORT void* malloc(std::size_t size) noexcept { return malloc_inline(size); }
+
+TAILOR_EXPORT void free(void* p) noexcept { free_inline(p); }
+
+TAILOR_EXPORT void cfree(void* p) noexcept { free_inline(p); }
+
+TAILOR_EXPORT void* calloc(std::size_t count, std::size_t size) noexcept { return calloc_impl(count, size); }
+
+TAILOR_EXPORT void* realloc(void* p, std::size_t size) noexcept { return realloc_impl(p, size); }
+
+TAILOR_EXPORT void* reallocarray(void* p, std::size_t count, std::size_t size) noexcept {
+  std::size_t total;
+  if (__builtin_mul_overflow(count, size, &total)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  return realloc_impl(p, total);
+}
+
+TAILOR_EXPORT void* aligned_alloc(std::size_t align, std::size_t size) noexcept {
+  if (!is_pow2(align)) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  return aligned_impl(align, size);
+}
+
+TAILOR_EXPORT int posix_memalign(void** out, std::size_t align, std::size_t size) noexcept {
+  if (!is_pow2(align) || align % sizeof(void*) != 0) return EINVAL;
+  int saved = errno;
+  void* p = aligned_impl(align, size);
+  if (p == nullptr) {
+    errno = saved;
+    return ENOMEM;
+  }
+  *out = p;
+  return 0;
+}
+
+TAILOR_EXPORT void* memalign(std::size_t align, std::size_t size) noexcept {
+  // glibc rounds a non-power-of-two alignment up to the next power of two.
+  if (align > (std::size_t{1} << 63)) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  if (!is_pow2(align)) align = align == 0 ? 1 : std::size_t{1} << (64 - __builtin_clzll(align));
+  return aligned_impl(align, size);
+}
+
+TAILOR_EXPORT void* valloc(std::size_t size) noexcept { return aligned_impl(kOsPage, size); }
+
+TAILOR_EXPORT void* pvalloc(std::size_t size) noexcept {
+  std::size_t rounded;
+  if (__builtin_add_overflow(size, kOsPage - 1, &rounded)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  rounded &= ~(kOsPage - 1);
+  return aligned_impl(kOsPage, rounded == 0 ? kOsPage : rounded);
+}
+
+TAILOR_EXPORT std::size_t malloc_usable_size(void* p) noexcept { return p == nullptr ? 0 : usable_size(p); }
+
+TAILOR_EXPORT void free_sized(void* p, std::size_t) noexcept { free_inline(p); }
+
+TAILOR_EXPORT void free_aligned_sized(void* p, std::size_t, std::size_t) noexcept { free_inline(p); }
+
+// glibc's internal names, which some programs and libraries call directly.
+// (Wrappers rather than aliases: glibc's declarations of the targets carry
+// attributes an alias cannot repeat.)
+TAILOR_EXPORT void* __libc_malloc(std::size_t size) noexcept { return malloc_inline(size); }
+TAILOR_EXPORT void __libc_free(void* p) noexcept { free_inline(p); }
+TAILOR_EXPORT void __libc_cfree(void* p) noexcept { free_inline(p); }
+TAILOR_EXPORT void* __libc_calloc(std::size_t count, std::size_t size) noexcept { return calloc_impl(count, size); }
+TAILOR_EXPORT void* __libc_realloc(void* p, std::size_t size) noexcept { return realloc_impl(p, size); }
+TAILOR_EXPORT void* __libc_reallocarray(void* p, std::size_t count, std::size_t size) noexcept {
+  return reallocarray(p, count, size);
+}
+TAILOR_EXPORT void* __libc_memalign(std::size_t align, std::size_t size) noexcept { return memalign(align, size); }
+TAILOR_EXPORT void* __libc_valloc(std::size_t size) noexcept { return valloc(size); }
+TAILOR_EXPORT void* __libc_pvalloc(std::size_t size) noexcept { return pvalloc(size); }
+TAILOR_EXPORT int __posix_memalign(void** out, std::size_t align, std::size_t size) noexcept {
+  return posix_memalign(out, align, size);
+}

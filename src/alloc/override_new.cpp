@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: MIT
+// libtailor as the C++ allocator: every replaceable operator new and delete
+// (plain, array, sized, aligned, nothrow). Built without exceptions and
+// without linking libstdc++ (so preloading libtailor into a C program does
+// not load it): the new-handler and std::bad_alloc are reached through weak
+// references, which resolve in any program that uses operator new.
+#include <cerrno>
+#include <cstddef>
+#include <cstdlib>
+#include <new>
+
+#include "alloc.h"
+
+using namespace tailor::alloc;
+
+namespace std {
+[[noreturn]] void __throw_bad_alloc() __attribute__((weak));
+new_handler get_new_handler() noexcept __attribute__((weak));
+}  // namespace std
+
+namespace {
+
+// One more attempt after the new-handler ran; false when there is none.
+bool call_new_handler(bool nothrow) {
+  std::new_handler handler = &std::get_new_handler != nullptr ? std::get_new_handler() : nullptr;
+  if (handler == nullptr) {
+    if (nothrow) return false;
+    if (&std::__throw_bad_alloc != nullptr) std::__throw_bad_alloc();
+    std::abort();
+  }
+  handler();  // may throw; -fno-exceptions frames unwind through .eh_frame
+  return true;
+}
+
+void* new_impl(std::size_t size, bool nothrow) {
+  void* p = malloc_inline(size);
+  while (TAILOR_UNLIKELY(p == nullptr)) {
+    if (!call_new_handler(nothrow)) return nullptr;
+    p = malloc_inline(size);
+  }
+  return p;
+}
+
+void* new_aligned(std::size_t size, std::size_t align, bool nothrow) {
+  void* p = aligned_impl(align, size);
+  while (TAILOR_UNLIKELY(p == nullptr)) {
+    if (!call_new_handler(nothrow)) return nullptr;
+    p = aligned_impl(align, size);
+  }
+  return p;
+}
+
+}  // namespace
+
+#define TAILOR_NEW_EXPORT __attribute__((visibility("default")))
+
+TAILOR_NEW_EXPORT void* operator new(std::size_t n) { return new_impl(n, false); }
+TAILOR_NEW_EXPORT void* operator new[](std::size_t n) { return new_impl(n, false); }
+TAILOR_NEW_EXPORT void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return new_impl(n, true); }
+TAILOR_NEW_EXPORT void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return new_impl(n, true); }
+TAILOR_NEW_EXPORT void* operator new(std::size_t n, std::align_val_t a) {
+  return new_aligned(n, static_cast<std::size_t>(a), false);
+}
+TAILOR_NEW_EXPORT void* operator new[](std::size_t n, std::align_val_t a) {
+  return new_aligned(n, static_cast<std::size_t>(a), false);
+}
+TAILOR_NEW_EXPORT void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+  return new_aligned(n, static_cast<std::size_t>(a), true);
+}
+TAILOR_NEW_EXPORT void* operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+  return new_aligned(n, static_cast<std::size_t>(a), true);
+}
+
+TAILOR_NEW_EXPORT void operator delete(void* p) noexcept { free_inline(p); }
+TAILOR_NEW_EXPORT void operator delete[](void* p) noexcept { free_inline(p); }
+TAILOR_NEW_EXPORT void operator delete(void* p, std::size_t) noexcept { free_inline(p); }
+TAILOR_NEW_EXPORT void operator delete[](void* p, std::size_t) noexcept { free_inline(p); }
+TAILOR_NEW_EXPORT void operator delete(void* p, const std::nothrow_t&) noexcept { free_inline(p); }
+TAILOR_NEW_EXPORT void operator delete[](void* p, const std::nothrow_t&) noexcept { free_inline(p); }
+TAILOR_NEW_EXPORT void operator delete(void* p, std::align_val_t) noexcept { free_inline(p); }
+TAILOR_NEW_EXPORT void operator delete[](void* p, std::align_val_t) noexcept { free_inline(p); }
+TAILOR_NEW_EXPORT void operator delete(void* p, std::size_t, std::align_val_t) noexcept { free_inline(p); }
+TAILOR_NEW_EXPORT void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { free_inline(p); }
+TAILOR_NEW_EXPORT void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { free_inline(p); }
+TAILOR_NEW_EXPORT void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { free_inline(p); }

@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: MIT
+// The back end (segment.h): segments and their slice descriptors, free spans
+// in size bins with immediate coalescing, purging after the delay, and huge
+// blocks mapped one per segment.
+#include "segment.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include "os.h"
+
+namespace tailor::alloc {
+
+OsCounters g_os_counters;
+
+namespace {
+
+std::size_t slice_bytes(std::uint32_t n) { return static_cast<std::size_t>(n) << g_config.slice_shift; }
+
+std::uint32_t bin_of(std::uint32_t n) {
+  if (n <= 16) return n - 1;
+  unsigned e = 31u - static_cast<unsigned>(__builtin_clz(n));
+  return 16 + (e - 4) * 2 + ((n >> (e - 1)) & 1u);
+}
+
+void bin_insert(SegmentPool& pool, Page* s) {
+  std::uint32_t b = bin_of(s->slice_count);
+  s->prev = nullptr;
+  s->next = pool.bins[b];
+  if (s->next) s->next->prev = s;
+  pool.bins[b] = s;
+  pool.bin_mask |= std::uint64_t{1} << b;
+}
+
+void bin_remove(SegmentPool& pool, Page* s) {
+  std::uint32_t b = bin_of(s->slice_count);
+  if (s->prev) s->prev->next = s->next;
+  else pool.bins[b] = s->next;
+  if (s->next) s->next->prev = s->prev;
+  if (pool.bins[b] == nullptr) pool.bin_mask &= ~(std::uint64_t{1} << b);
+  s->next = s->prev = nullptr;
+}
+
+// Marks slices [idx, idx + n) of seg as one free span (not yet binned).
+Page* set_free_span(Segment* seg, std::uint32_t idx, std::uint32_t n, std::uint8_t zero, std::uint8_t dirty,
+                    std::uint64_t purge_at) {
+  Page* head = seg->pages() + idx;
+  head->kind = PageKind::kFree;
+  head->slice_count = n;
+  head->slice_offset = 0;
+  head->is_zero = zero;
+  head->is_dirty = dirty;
+  head->purge_at = purge_at;
+  head->in_full = 0;
+  head->start = reinterpret_cast<std::uint8_t*>(seg) + slice_bytes(idx);
+  if (n > 1) seg->pages()[idx + n - 1].slice_offset = n - 1;
+  return head;
+}
+
+Segment* segment_new(SegmentPool& pool) {
+  const std::size_t size = g_config.segment_size;
+  auto* seg = static_cast<Segment*>(os::reserve_aligned(size, size));
+  if (seg == nullptr) return nullptr;
+  g_os_counters.segments.fetch_add(1, std::memory_order_relaxed);
+  g_os_counters.bytes_mapped.fetch_add(size, std::memory_order_relaxed);
+  const auto slices = static_cast<std::uint32_t>(size >> g_config.slice_shift);
+  std::size_t header = sizeof(Segment) + slices * sizeof(Page);
+  const auto header_slices = static_cast<std::uint32_t>((header + g_config.slice_size - 1) >> g_config.slice_shift);
+  seg->heap.store(pool.owner, std::memory_order_relaxed);
+  seg->size = size;
+  seg->slice_count = slices;
+  seg->header_slices = header_slices;
+  seg->used_slices = 0;
+  seg->kind = SegmentKind::kNormal;
+  for (std::uint32_t i = 0; i < header_slices; ++i) {
+    seg->pages()[i].kind = PageKind::kHeader;
+    seg->pages()[i].slice_offset = i;
+  }
+  seg->prev = nullptr;
+  seg->next = pool.segments;
+  if (seg->next) seg->next->prev = seg;
+  pool.segments = seg;
+  pool.segment_count++;
+  Page* span = set_free_span(seg, header_slices, slices - header_slices, 1, 0, 0);
+  pool.free_bytes += slice_bytes(span->slice_count);
+  bin_insert(pool, span);
+  return seg;
+}
+
+void segment_release(SegmentPool& pool, Segment* seg) {
+  Page* span = seg->pages() + seg->header_slices;
+  bin_remove(pool, span);
+  pool.free_bytes -= slice_bytes(span->slice_count);
+  if (span->is_dirty) pool.dirty_bytes -= slice_bytes(span->slice_count);
+  if (seg->prev) seg->prev->next = seg->next;
+  else pool.segments = seg->next;
+  if (seg->next) seg->next->prev = seg->prev;
+  pool.segment_count--;
+  g_os_counters.segments.fetch_sub(1, std::memory_order_relaxed);
+  g_os_counters.bytes_mapped.fetch_sub(seg->size, std::memory_order_relaxed);
+  os::release(seg, seg->size);
+}
+
+void purge_span(SegmentPool& pool, Page* span) {
+  std::size_t bytes = slice_bytes(span->slice_count);
+  os::purge(span->start, bytes);
+  span->is_dirty = 0;
+  span->is_zero = 1;
+  pool.dirty_bytes -= bytes;
+  g_os_counters.bytes_purged.fetch_add(bytes, std::memory_order_relaxed);
+}
+
+void maybe_purge(SegmentPool& pool) {
+  if (pool.next_purge != 0 && os::now_ms() >= pool.next_purge) pool_purge(pool, false);
+}
+
+}  // namespace
+
+Page* span_alloc(SegmentPool& pool, std::uint32_t n) noexcept {
+  maybe_purge(pool);
+  Page* s = nullptr;
+  std::uint32_t b = bin_of(n);
+  for (Page* p = pool.bins[b]; p != nullptr; p = p->next)
+    if (p->slice_count >= n) { s = p; break; }
+  if (s == nullptr) {
+    std::uint64_t higher = b + 1 < 64 ? pool.bin_mask & ~((std::uint64_t{2} << b) - 1) : 0;
+    if (higher) s = pool.bins[__builtin_ctzll(higher)];
+  }
+  if (s == nullptr) {
+    Segment* seg = segment_new(pool);
+    if (seg == nullptr) return nullptr;
+    s = seg->pages() + seg->header_slices;
+    if (s->slice_count < n) return nullptr;  // cannot happen: LARGE_MAX <= SEGMENT_SIZE/2
+  }
+  bin_remove(pool, s);
+  Segment* seg = segment_of_page(s);
+  const auto idx = static_cast<std::uint32_t>(s - seg->pages());
+  const std::uint32_t have = s->slice_count;
+  pool.free_bytes -= slice_bytes(have);
+  if (s->is_dirty) pool.dirty_bytes -= slice_bytes(have);
+  if (have > n) {
+    Page* rest = set_free_span(seg, idx + n, have - n, s->is_zero, s->is_dirty, s->purge_at);
+    pool.free_bytes += slice_bytes(have - n);
+    if (rest->is_dirty) pool.dirty_bytes += slice_bytes(have - n);
+    bin_insert(pool, rest);
+  }
+  for (std::uint32_t i = 1; i < n; ++i) seg->pages()[idx + i].slice_offset = i;
+  s->slice_count = n;
+  s->slice_offset = 0;
+  s->free = s->local_free = nullptr;
+  s->used = s->capacity = s->reserved = 0;
+  s->in_full = 0;
+  s->is_dirty = 0;
+  s->next = s->prev = nullptr;
+  seg->used_slices += n;
+  return s;
+}
+
+void span_free(SegmentPool& pool, Page* page) noexcept {
+  Segment* seg = segment_of_page(page);
+  auto idx = static_cast<std::uint32_t>(page - seg->pages());
+  std::uint32_t n = page->slice_count;
+  seg->used_slices -= n;
+  pool.free_bytes += slice_bytes(n);
+  pool.dirty_bytes += slice_bytes(n);
+  const std::uint32_t r = idx + n;
+  if (r < seg->slice_count && seg->pages()[r].kind == PageKind::kFree) {
+    Page* right = seg->pages() + r;
+    bin_remove(pool, right);
+    if (!right->is_dirty) pool.dirty_bytes += slice_bytes(right->slice_count);
+    n += right->slice_count;
+    right->kind = PageKind::kClass;  // no longer a span head
+  }
+  if (idx > seg->header_slices) {
+    Page* last = seg->pages() + idx - 1;
+    Page* left = last - last->slice_offset;
+    if (left->kind == PageKind::kFree) {
+      bin_remove(pool, left);
+      if (!left->is_dirty) pool.dirty_bytes += slice_bytes(left->slice_count);
+      n += left->slice_count;
+      idx = static_cast<std::uint32_t>(left - seg->pages());
+      page->kind = PageKind::kClass;
+    }
+  }
+  const std::int64_t delay = g_config.purge_delay_ms;
+  const std::uint64_t now = os::now_ms();
+  std::uint64_t at = delay < 0 ? UINT64_MAX : now + static_cast<std::uint64_t>(delay);
+  Page* span = set_free_span(seg, idx, n, 0, 1, at);
+  bin_insert(pool, span);
+  if (delay == 0 || pool.dirty_bytes > g_config.heap_cache_bytes) {
+    pool_purge(pool, true);
+    return;
+  }
+  if (delay > 0 && (pool.next_purge == 0 || at < pool.next_purge)) pool.next_purge = at;
+  if (pool.next_purge != 0 && now >= pool.next_purge) pool_purge(pool, false);
+}
+
+bool span_try_grow(SegmentPool& pool, Page* page, std::uint32_t slices) noexcept {
+  Segment* seg = segment_of_page(page);
+  const auto idx = static_cast<std::uint32_t>(page - seg->pages());
+  const std::uint32_t n = page->slice_count;
+  if (slices <= n) return true;
+  const std::uint32_t r = idx + n, need = slices - n;
+  if (r >= seg->slice_count) return false;
+  Page* right = seg->pages() + r;
+  if (right->kind != PageKind::kFree || right->slice_count < need) return false;
+  bin_remove(pool, right);
+  const std::uint32_t have = right->slice_count;
+  pool.free_bytes -= slice_bytes(have);
+  if (right->is_dirty) pool.dirty_bytes -= slice_bytes(have);
+  if (have > need) {
+    Page* rest = set_free_span(seg, r + need, have - need, right->is_zero, right->is_dirty, right->purge_at);
+    pool.free_bytes += slice_bytes(have - need);
+    if (rest->is_dirty) pool.dirty_bytes += slice_bytes(have - need);
+    bin_insert(pool, rest);
+  }
+  right->kind = PageKind::kClass;
+  for (std::uint32_t i = n; i < slices; ++i) seg->pages()[idx + i].slice_offset = i;
+  page->slice_count = slices;
+  seg->used_slices += need;
+  return true;
+}
+
+void pool_purge(SegmentPool& pool, bool force) noexcept {
+  const std::uint64_t now = os::now_ms();
+  std::uint64_t next = 0;
+  for (Segment* seg = pool.segments; seg != nullptr;) {
+    Segment* following = seg->next;
+    if (seg->used_slices == 0) {
+      Page* span = seg->pages() + seg->header_slices;
+      bool due = force || (span->is_dirty && span->purge_at <= now);
+      if (due && (force || pool.segment_count > 1)) {
+        segment_release(pool, seg);
+      } else if (span->is_dirty) {
+        if (due) purge_span(pool, span);
+        else if (next == 0 || span->purge_at < next) next = span->purge_at;
+      }
+      seg = following;
+      continue;
+    }
+    for (std::uint32_t i = seg->header_slices; i < seg->slice_count;) {
+      Page* p = seg->pages() + i;
+      if (p->kind == PageKind::kFree && p->is_dirty) {
+        if (force || p->purge_at <= now) purge_span(pool, p);
+        else if (next == 0 || p->purge_at < next) next = p->purge_at;
+      }
+      i += p->slice_count;
+    }
+    seg = following;
+  }
+  pool.next_purge = next == UINT64_MAX ? 0 : next;
+}
+
+void pool_stats(const SegmentPool& pool, std::uint64_t& used, std::uint64_t& free_bytes, std::uint64_t& dirty) noexcept {
+  used = 0;
+  for (Segment* seg = pool.segments; seg != nullptr; seg = seg->next) {
+    for (std::uint32_t i = seg->header_slices; i < seg->slice_count;) {
+      Page* p = seg->pages() + i;
+      if (p->kind == PageKind::kClass) used += std::uint64_t{p->used} * p->block_size;
+      else if (p->kind == PageKind::kLarge && p->used) used += slice_bytes(p->slice_count);
+      i += p->slice_count;
+    }
+  }
+  free_bytes = pool.free_bytes;
+  dirty = pool.dirty_bytes;
+}
+
+// ---------------------------------------------------------------- huge blocks
+
+namespace {
+std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) & ~(to - 1); }
+}  // namespace
+
+void* huge_alloc(std::size_t size, std::size_t align) noexcept {
+  const std::size_t seg_size = g_config.segment_size;
+  const std::size_t ospage = os::page_size();
+  std::size_t off = align <= ospage ? ospage : (align <= seg_size ? align : seg_size);
+  if (size > (std::size_t{1} << 62)) { errno = ENOMEM; return nullptr; }
+  std::size_t total = round_up(off + size, ospage);
+  Segment* seg;
+  if (align <= seg_size) {
+    seg = static_cast<Segment*>(os::reserve_aligned(total, seg_size));
+    if (seg == nullptr) return nullptr;
+  } else {
+    // The block must start at an `align` boundary exactly one segment past
+    // the header, so that (p - 1) masked still finds the header.
+    std::size_t raw_size = total + align;
+    auto* raw = static_cast<std::uint8_t*>(os::reserve_aligned(raw_size, seg_size));
+    if (raw == nullptr) return nullptr;
+    auto base = reinterpret_cast<std::uintptr_t>(raw);
+    std::uintptr_t u = (base + seg_size + align - 1) & ~(std::uintptr_t{align} - 1);
+    auto* s = reinterpret_cast<std::uint8_t*>(u - seg_size);
+    if (s > raw) os::release(raw, static_cast<std::size_t>(s - raw));
+    std::size_t tail = static_cast<std::size_t>(raw + raw_size - (s + total));
+    if (tail) os::release(s + total, tail);
+    seg = reinterpret_cast<Segment*>(s);
+  }
+  g_os_counters.segments.fetch_add(1, std::memory_order_relaxed);
+  g_os_counters.huge_blocks.fetch_add(1, std::memory_order_relaxed);
+  g_os_counters.bytes_mapped.fetch_add(total, std::memory_order_relaxed);
+  seg->heap.store(nullptr, std::memory_order_relaxed);
+  seg->size = total;
+  seg->huge_align = align;
+  seg->kind = SegmentKind::kHuge;
+  seg->slice_count = 1;
+  seg->header_slices = 0;
+  Page* page = seg->pages();
+  page->kind = PageKind::kHuge;
+  page->start = reinterpret_cast<std::uint8_t*>(seg) + off;
+  page->block_size = total - off;
+  page->used = 1;
+  page->is_zero = 1;
+  return page->start;
+}
+
+void huge_free(Segment* seg) noexcept {
+  g_os_counters.segments.fetch_sub(1, std::memory_order_relaxed);
+  g_os_counters.huge_blocks.fetch_sub(1, std::memory_order_relaxed);
+  g_os_counters.bytes_mapped.fetch_sub(seg->size, std::memory_order_relaxed);
+  os::release(seg, seg->size);
+}
+
+std::size_t huge_usable(Segment* seg, const void* p) noexcept {
+  return seg->size - static_cast<std::size_t>(static_cast<const std::uint8_t*>(p) - reinterpret_cast<std::uint8_t*>(seg));
+}
+
+void* huge_realloc(Segment* seg, void* p, std::size_t size) noexcept {
+  const std::size_t seg_size = g_config.segment_size;
+  if (seg->huge_align > seg_size) return nullptr;
+  const auto off = static_cast<std::size_t>(static_cast<std::uint8_t*>(p) - reinterpret_cast<std::uint8_t*>(seg));
+  if (size > (std::size_t{1} << 62)) return nullptr;
+  const std::size_t total = round_up(off + size, os::page_size());
+  const std::size_t old = seg->size;
+  if (total <= old) {
+    os::shrink(seg, old, total);
+  } else {
+    void* q = os::remap(seg, old, total, seg_size);
+    if (q == nullptr) return nullptr;
+    seg = static_cast<Segment*>(q);
+  }
+  g_os_counters.bytes_mapped.fetch_add(total - old, std::memory_order_relaxed);  // wraps correctly when shrinking
+  seg->size = total;
+  Page* page = seg->pages();
+  page->start = reinterpret_cast<std::uint8_t*>(seg) + off;
+  page->block_size = total - off;
+  return page->start;
+}
+
+}  // namespace tailor::alloc

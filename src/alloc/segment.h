@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: MIT
+// The back end: segments, slices, spans, huge blocks and purging.
+//
+// A segment is SEGMENT_SIZE bytes of address space aligned to its size, owned
+// by one thread heap. It is cut into slices of PAGE_SIZE bytes; its first
+// slices hold the header, which keeps one descriptor (a Page) per slice. A
+// span is a run of slices: either free (kept in size-binned lists of the
+// owning pool, coalesced with free neighbours at once) or in use as a page
+// (blocks of one size class, or a single large block). Any pointer finds its
+// segment by masking and its page through the slice descriptor, in O(1).
+//
+// Blocks above LARGE_MAX get a "huge" segment of their own, mapped directly
+// and unmapped on free by whichever thread frees them.
+//
+// Free spans stay resident for PURGE_DELAY ms (so a program that frees and
+// allocates again does not pay page faults), then go back to the OS with
+// madvise(MADV_DONTNEED); a segment whose slices are all free is unmapped.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "config.h"
+
+namespace tailor::alloc {
+
+struct Heap;
+struct Block { Block* next; };
+
+enum class PageKind : std::uint8_t { kHeader, kFree, kClass, kLarge, kHuge };
+
+// One per slice; the fields are meaningful on the first slice of a span,
+// except slice_offset, which every slice of a page has (distance to the span
+// head) and the last slice of a free span has (for coalescing from the right).
+struct Page {
+  Block* free;            // blocks ready for malloc (owner only)
+  Block* local_free;      // blocks freed by the owner since the last refill
+  std::uint32_t used;     // live blocks, including those in transit back from other threads
+  std::uint32_t capacity; // blocks carved so far
+  std::uint32_t reserved; // blocks that fit
+  std::uint8_t in_full;   // on the heap's full list
+  PageKind kind;
+  std::uint16_t size_class;
+  std::size_t block_size;
+  std::uint8_t* start;    // first block
+  Page* next;             // class queue, full list or span bin
+  Page* prev;
+  std::uint32_t slice_count;
+  std::uint32_t slice_offset;
+  std::uint64_t purge_at; // free span: when it may go back to the OS
+  std::uint8_t is_zero;   // memory of this span reads as zero (fresh or purged)
+  std::uint8_t is_dirty;  // free span with resident pages
+};
+
+enum class SegmentKind : std::uint32_t { kNormal, kHuge };
+
+struct alignas(64) Segment {
+  std::atomic<Heap*> heap;    // owner; nullptr for huge segments
+  std::size_t size;           // bytes mapped
+  std::size_t huge_align;     // huge: the alignment it was mapped with
+  std::uint32_t slice_count;
+  std::uint32_t header_slices;
+  std::uint32_t used_slices;  // slices in pages
+  SegmentKind kind;
+  Segment* next;              // the owning pool's list
+  Segment* prev;
+
+  Page* pages() noexcept { return reinterpret_cast<Page*>(this + 1); }
+};
+
+constexpr std::uint32_t kSpanBins = 48;
+
+// The spans and segments of one heap. Owner thread only.
+struct SegmentPool {
+  Heap* owner;
+  Page* bins[kSpanBins];
+  std::uint64_t bin_mask;
+  Segment* segments;
+  std::uint32_t segment_count;
+  std::uint64_t next_purge;   // earliest purge_at among dirty free spans; 0 if none
+  std::size_t dirty_bytes;    // resident bytes in free spans
+  std::size_t free_bytes;     // all bytes in free spans
+};
+
+inline Segment* segment_of(const void* p) noexcept {
+  return reinterpret_cast<Segment*>((reinterpret_cast<std::uintptr_t>(p) - 1) & g_config.segment_mask);
+}
+
+inline Page* page_of(Segment* seg, const void* p) noexcept {
+  std::size_t i = (reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(seg)) >> g_config.slice_shift;
+  Page* slice = seg->pages() + i;
+  return slice - slice->slice_offset;
+}
+
+inline Segment* segment_of_page(const Page* page) noexcept {
+  return reinterpret_cast<Segment*>(reinterpret_cast<std::uintptr_t>(page) & g_config.segment_mask);
+}
+
+// A span of `slices` slices in use (kind and block fields set by the
+// caller), or nullptr when the OS refuses memory. page->start points at its
+// memory, page->is_zero tells whether that memory reads as zero.
+Page* span_alloc(SegmentPool& pool, std::uint32_t slices) noexcept;
+// Returns a page's span to the free bins, coalescing; may purge.
+void span_free(SegmentPool& pool, Page* page) noexcept;
+// Grows a large page in place into the free span right after it, if that
+// span has enough slices. Returns true on success.
+bool span_try_grow(SegmentPool& pool, Page* page, std::uint32_t slices) noexcept;
+// Purges free spans whose delay has passed (all of them if force) and
+// unmaps segments that are entirely free (if force, or all but one).
+void pool_purge(SegmentPool& pool, bool force) noexcept;
+void pool_stats(const SegmentPool& pool, std::uint64_t& used, std::uint64_t& free_bytes, std::uint64_t& dirty) noexcept;
+
+// Huge blocks, one per mapping. `zero` tells the caller the memory is fresh.
+void* huge_alloc(std::size_t size, std::size_t align) noexcept;
+void huge_free(Segment* seg) noexcept;
+std::size_t huge_usable(Segment* seg, const void* p) noexcept;
+// Resizes a huge block without copying (mremap); nullptr if it cannot.
+void* huge_realloc(Segment* seg, void* p, std::size_t size) noexcept;
+
+// Process-wide counters (tailor_stats).
+struct OsCounters {
+  std::atomic<std::uint64_t> segments, bytes_mapped, huge_blocks, bytes_purged;
+};
+extern OsCounters g_os_counters;
+
+}  // namespace tailor::alloc

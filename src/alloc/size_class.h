@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: MIT
+// Size classes (the front end's first decision): sizes up to MIDDLE_MAX are
+// rounded up to one of a geometric series with CLASS_SPACING classes per
+// doubling (at least 16 bytes apart, so every class but the 8-byte one is a
+// multiple of 16). The class of a size is found in O(1) by arithmetic on its
+// highest bit; each class knows the span its pages take and how many blocks
+// they hold.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tailor::alloc {
+
+constexpr std::size_t kMaxClasses = 176;
+constexpr std::size_t kDirectMax = 1024;                  // sizes with a direct page pointer
+constexpr std::size_t kDirectSlots = kDirectMax / 8 + 1;  // index (size + 7) / 8
+
+struct SizeClass {
+  std::uint32_t size;        // block size
+  std::uint32_t slices;      // slices per page
+  std::uint32_t blocks;      // blocks per page
+  std::uint32_t extend;      // blocks carved at a time (about 4 KiB, at least 1)
+};
+
+struct SizeClasses {
+  SizeClass cls[kMaxClasses];
+  std::uint32_t count;
+  std::uint16_t octave_base[64];  // first class of sizes in (2^e, 2^(e+1)]
+  std::uint8_t octave_shift[64];  // log2 of the class step in that octave
+};
+
+extern SizeClasses g_classes;
+
+// Builds the table from g_config (spacing, thresholds, slice size).
+void size_classes_init() noexcept;
+
+// The class of a size in 1..middle_max (0 counts as 1).
+inline std::uint32_t class_of(std::size_t size) noexcept {
+  if (size <= 8) return 0;
+  std::size_t x = size - 1;
+  unsigned e = 63u - static_cast<unsigned>(__builtin_clzll(x));
+  return g_classes.octave_base[e] + static_cast<std::uint32_t>((x - (std::size_t{1} << e)) >> g_classes.octave_shift[e]);
+}
+
+}  // namespace tailor::alloc

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: MIT
+// Tunables: numbers with size suffixes, environment over file over default,
+// and rejection of bad values with a message naming the variable.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <string>
+
+#include "config.h"
+
+namespace tailor::alloc {
+namespace {
+
+std::map<std::string, std::string> g_env;
+const char* fake_env(const char* name) {
+  auto it = g_env.find(name);
+  return it == g_env.end() ? nullptr : it->second.c_str();
+}
+
+std::int64_t v(const Config& c, Param p) { return c.value[static_cast<int>(p)]; }
+Source src(const Config& c, Param p) { return c.source[static_cast<int>(p)]; }
+
+TEST(Config, ParseNumber) {
+  std::int64_t x = 0;
+  EXPECT_TRUE(parse_number("4096", true, x));
+  EXPECT_EQ(x, 4096);
+  EXPECT_TRUE(parse_number("64K", true, x));
+  EXPECT_EQ(x, 65536);
+  EXPECT_TRUE(parse_number("2m", true, x));
+  EXPECT_EQ(x, 2 << 20);
+  EXPECT_TRUE(parse_number("1GiB", true, x));
+  EXPECT_EQ(x, 1 << 30);
+  EXPECT_TRUE(parse_number("-1", false, x));
+  EXPECT_EQ(x, -1);
+  EXPECT_FALSE(parse_number("64K", false, x));
+  EXPECT_FALSE(parse_number("", true, x));
+  EXPECT_FALSE(parse_number("12x", true, x));
+  EXPECT_FALSE(parse_number("k", true, x));
+  EXPECT_FALSE(parse_number("99999999999999999999", true, x));
+  EXPECT_FALSE(parse_number("9999999999999G", true, x));
+}
+
+TEST(Config, DefaultsAreConsistent) {
+  g_env.clear();
+  Config c{};
+  config_parse(c, &fake_env, nullptr);
+  EXPECT_EQ(v(c, Param::kPageSize), 64 * 1024);
+  EXPECT_EQ(c.slice_size, 64u * 1024);
+  EXPECT_EQ(std::size_t{1} << c.slice_shift, c.slice_size);
+  EXPECT_LE(c.small_max, c.middle_max);
+  EXPECT_LE(c.middle_max, c.large_max);
+  EXPECT_LE(c.large_max, c.segment_size / 2);
+  for (int i = 0; i < static_cast<int>(Param::kCount); ++i) EXPECT_EQ(c.source[i], Source::kDefault);
+}
+
+TEST(Config, EnvironmentOverridesFile) {
+  g_env = {{"TAILOR_PAGE_SIZE", "128K"}, {"TAILOR_PURGE_DELAY", "-1"}};
+  const char* file =
+      "# a comment\n"
+      "page_size = 32K\n"
+      "TAILOR_SEGMENT_SIZE = 8M   # trailing comment\n"
+      "  class_spacing=2\n";
+  Config c{};
+  config_parse(c, &fake_env, file);
+  EXPECT_EQ(v(c, Param::kPageSize), 128 * 1024);
+  EXPECT_EQ(src(c, Param::kPageSize), Source::kEnv);
+  EXPECT_EQ(v(c, Param::kSegmentSize), 8 << 20);
+  EXPECT_EQ(src(c, Param::kSegmentSize), Source::kFile);
+  EXPECT_EQ(v(c, Param::kClassSpacing), 2);
+  EXPECT_EQ(c.class_bits, 1u);
+  EXPECT_EQ(c.purge_delay_ms, -1);
+  // Derived defaults follow the smaller segment.
+  EXPECT_EQ(c.large_max, 4u << 20);
+  EXPECT_EQ(c.middle_max, 128u * 1024);
+  EXPECT_EQ(src(c, Param::kLargeMax), Source::kDefault);
+}
+
+TEST(Config, BadValuesRejectedByName) {
+  g_env = {{"TAILOR_PAGE_SIZE", "100000"},     // not a power of two
+           {"TAILOR_CLASS_SPACING", "banana"},  // junk
+           {"TAILOR_REMOTE_BATCH", "0"},        // out of range
+           {"TAILOR_LARGE_MAX", "64M"}};         // above SEGMENT_SIZE/2
+  Config c{};
+  testing::internal::CaptureStderr();
+  config_parse(c, &fake_env, nullptr);
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("TAILOR_PAGE_SIZE=100000 rejected: not a power of two"), std::string::npos) << err;
+  EXPECT_NE(err.find("TAILOR_CLASS_SPACING=banana rejected"), std::string::npos) << err;
+  EXPECT_NE(err.find("TAILOR_REMOTE_BATCH=0 rejected: out of range"), std::string::npos) << err;
+  EXPECT_NE(err.find("TAILOR_LARGE_MAX=67108864 rejected"), std::string::npos) << err;
+  EXPECT_EQ(v(c, Param::kPageSize), 64 * 1024);
+  EXPECT_EQ(v(c, Param::kClassSpacing), 4);
+  EXPECT_EQ(v(c, Param::kRemoteBatch), 16);
+  EXPECT_EQ(v(c, Param::kLargeMax), 16 << 20);
+  EXPECT_EQ(src(c, Param::kPageSize), Source::kDefault);
+}
+
+TEST(Config, CrossChecks) {
+  g_env = {{"TAILOR_SMALL_MAX", "16K"}, {"TAILOR_PAGE_SIZE", "64K"}};  // > PAGE_SIZE/8
+  Config c{};
+  testing::internal::CaptureStderr();
+  config_parse(c, &fake_env, nullptr);
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("TAILOR_SMALL_MAX=16384 rejected"), std::string::npos) << err;
+  EXPECT_EQ(c.small_max, 1024u);
+}
+
+}  // namespace
+}  // namespace tailor::alloc

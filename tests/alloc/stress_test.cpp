@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: MIT
+// Multithreaded stress of the core: threads allocate, write, hand blocks to
+// each other through queues and free what they receive (cross-thread frees),
+// threads exit and their heaps are adopted by new ones. Built also under TSan
+// (make test-tsan). Every block carries a pattern checked at free time.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "tailor/tailor.h"
+
+namespace {
+
+struct Mailbox {
+  std::mutex m;
+  std::vector<void*> items;
+};
+
+std::uint64_t next_rand(std::uint64_t& s) {
+  s ^= s << 13;
+  s ^= s >> 7;
+  s ^= s << 17;
+  return s;
+}
+
+std::size_t pick_size(std::uint64_t r) {
+  switch (r % 16) {
+    case 0: return 2000 + r % 30000;
+    case 1: return r % 300000 < 1000 ? 300000 : 64 + r % 4000;
+    default: return 1 + r % 200;
+  }
+}
+
+// n >= 16: the size in the first 8 bytes, a tag derived from it in the last 4.
+void stamp(void* p, std::size_t n) {
+  std::uint32_t tag = static_cast<std::uint32_t>(n * 2654435761u);
+  std::memcpy(p, &n, sizeof n);
+  std::memcpy(static_cast<char*>(p) + n - 4, &tag, 4);
+}
+bool verify(void* p) {
+  std::size_t n;
+  std::memcpy(&n, p, sizeof n);
+  std::uint32_t tag, want = static_cast<std::uint32_t>(n * 2654435761u);
+  std::memcpy(&tag, static_cast<char*>(p) + n - 4, 4);
+  return tag == want;
+}
+
+void worker(int id, int nthreads, std::vector<Mailbox>& boxes, int rounds, std::atomic<long>& errors) {
+  std::uint64_t rng = 0x9e3779b97f4a7c15ull * static_cast<std::uint64_t>(id + 1);
+  std::vector<void*> mine;
+  for (int r = 0; r < rounds; ++r) {
+    std::size_t n = pick_size(next_rand(rng));
+    if (n < 16) n = 16;  // room for the size and the tag
+    void* p = tailor_malloc(n);
+    if (p == nullptr) { errors++; continue; }
+    stamp(p, n);
+    if (next_rand(rng) % 2) {
+      Mailbox& b = boxes[static_cast<std::size_t>((id + 1 + static_cast<int>(next_rand(rng) % static_cast<std::uint64_t>(nthreads - 1))) % nthreads)];
+      std::lock_guard<std::mutex> g(b.m);
+      b.items.push_back(p);
+    } else {
+      mine.push_back(p);
+    }
+    if (mine.size() > 500 || r % 97 == 0) {
+      for (void* q : mine) {
+        if (!verify(q)) errors++;
+        tailor_free(q);
+      }
+      mine.clear();
+    }
+    if (r % 31 == 0) {
+      std::vector<void*> got;
+      {
+        std::lock_guard<std::mutex> g(boxes[static_cast<std::size_t>(id)].m);
+        got.swap(boxes[static_cast<std::size_t>(id)].items);
+      }
+      for (void* q : got) {
+        if (!verify(q)) errors++;
+        tailor_free(q);
+      }
+    }
+  }
+  for (void* q : mine) {
+    if (!verify(q)) errors++;
+    tailor_free(q);
+  }
+}
+
+TEST(Stress, CrossThreadFrees) {
+  constexpr int kThreads = 4;
+  std::vector<Mailbox> boxes(kThreads);
+  std::atomic<long> errors{0};
+  for (int generation = 0; generation < 3; ++generation) {  // later generations adopt heaps
+    std::vector<std::thread> ts;
+    for (int i = 0; i < kThreads; ++i) ts.emplace_back(worker, i, kThreads, std::ref(boxes), 30000, std::ref(errors));
+    for (auto& t : ts) t.join();
+  }
+  for (auto& b : boxes)
+    for (void* q : b.items) {
+      if (!verify(q)) errors++;
+      tailor_free(q);
+    }
+  EXPECT_EQ(errors.load(), 0);
+  tailor_stats s;
+  tailor_get_stats(&s);
+  EXPECT_GE(s.heaps_adopted, 1u);
+}
+
+TEST(Stress, ProducerConsumer) {
+  // One thread allocates, another frees: every free is remote.
+  constexpr int kBlocks = 200000;
+  std::vector<std::atomic<void*>> slots(1024);
+  std::atomic<long> errors{0};
+  std::thread producer([&] {
+    for (int i = 0; i < kBlocks; ++i) {
+      std::size_t n = 16 + static_cast<std::size_t>(i % 100);
+      void* p = tailor_malloc(n);
+      stamp(p, n);
+      auto& s = slots[static_cast<std::size_t>(i) % slots.size()];
+      void* expected = nullptr;
+      while (!s.compare_exchange_weak(expected, p, std::memory_order_release)) {
+        expected = nullptr;
+        std::this_thread::yield();
+      }
+    }
+  });
+  std::thread consumer([&] {
+    for (int i = 0; i < kBlocks; ++i) {
+      auto& s = slots[static_cast<std::size_t>(i) % slots.size()];
+      void* p;
+      while ((p = s.exchange(nullptr, std::memory_order_acquire)) == nullptr) std::this_thread::yield();
+      if (!verify(p)) errors++;
+      tailor_free(p);
+    }
+  });
+  producer.join();
+  consumer.join();
+  EXPECT_EQ(errors.load(), 0);
+}
+
+TEST(Stress, ThreadsDoNotShareCacheLines) {
+  constexpr int kThreads = 4;
+  std::vector<std::uintptr_t> lines[kThreads];
+  std::vector<std::thread> ts;
+  std::atomic<int> ready{0};
+  for (int i = 0; i < kThreads; ++i)
+    ts.emplace_back([&, i] {
+      std::vector<void*> v;
+      for (int k = 0; k < 2000; ++k) {
+        void* p = tailor_malloc(8 + static_cast<std::size_t>(k % 7) * 8);
+        v.push_back(p);
+        lines[i].push_back(reinterpret_cast<std::uintptr_t>(p) / 64);
+      }
+      ready++;
+      while (ready.load() < kThreads) std::this_thread::yield();
+      for (void* p : v) tailor_free(p);
+    });
+  for (auto& t : ts) t.join();
+  std::vector<std::pair<std::uintptr_t, int>> all;
+  for (int i = 0; i < kThreads; ++i)
+    for (auto l : lines[i]) all.emplace_back(l, i);
+  std::sort(all.begin(), all.end());
+  for (std::size_t k = 1; k < all.size(); ++k)
+    if (all[k].first == all[k - 1].first) {
+      ASSERT_EQ(all[k].second, all[k - 1].second) << "line shared";
+    }
+}
+
+}  // namespace
