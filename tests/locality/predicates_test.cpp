@@ -123,29 +123,45 @@ tree_path path_of(std::initializer_list<bool> turns) {
   return p;
 }
 
-TEST(Predicates, PathFollowsTheTurns) {
-  ThreeClasses s;
-  EXPECT_EQ(s.class_of(s.heap.allocate(kSize, Path::from_path(path_of({false}), nullptr))), s.index(2));
-  EXPECT_EQ(s.class_of(s.heap.allocate(kSize, Path::from_path(path_of({true}), nullptr))), s.index(9));
-  // Turns beyond the leaves end at the last class visited.
-  EXPECT_EQ(s.class_of(s.heap.allocate(kSize, Path::from_path(path_of({false, false, true}), nullptr))), s.index(2));
-  EXPECT_EQ(s.class_of(s.heap.allocate(kSize, Path::from_path(path_of({true, false}), nullptr))), s.index(9));
-  // A path that ends at the root takes the root.
-  EXPECT_EQ(s.class_of(s.heap.allocate(kSize, Path::from_path(path_of({}), nullptr))), s.index(5));
+/// Every K-class of the slab (0..15, 64 KiB) holds free chunks, except `skip`.
+struct AllClasses : UsedUpSlab {
+  explicit AllClasses(std::size_t skip = 99) {
+    for (std::size_t j = 0; j < 16; ++j)
+      if (j != skip) free_in(j, 2);
+  }
+  /// The K-class Path aims at: fraction f of the span from class 0 to the end of class 15.
+  std::size_t aimed(double f) const {
+    return static_cast<std::size_t>(f * static_cast<double>(heap.slab_bytes() - 1)) / heap.span();
+  }
+};
+
+TEST(Predicates, PathAimsAtTheFractionItsTurnsSpell) {
+  AllClasses s;
+  struct Case {
+    std::initializer_list<bool> turns;
+    double fraction;  // 0.turns 1 in binary
+  };
+  for (const Case& c : {Case{{}, 0.5}, Case{{false}, 0.25}, Case{{true}, 0.75}, Case{{false, false}, 0.125},
+                        Case{{true, true}, 0.875}, Case{{true, false, true}, 0.6875}}) {
+    const std::size_t want = s.aimed(c.fraction);
+    EXPECT_EQ(s.class_of(s.heap.allocate(kSize, Path::from_path(path_of(c.turns), nullptr))), s.index(want))
+        << "fraction " << c.fraction;
+  }
 }
 
-TEST(Predicates, PathOnSevenClassesPlacesKeysByTheirTurns) {
-  UsedUpSlab s;
-  // Slots 1..7 freed in order 4, 2, 6, 1, 3, 5, 7: a perfect tree of height 3.
-  for (std::size_t j : {4u, 2u, 6u, 1u, 3u, 5u, 7u}) s.free_in(j, 2);
-  ASSERT_EQ(s.heap.root_kclass(kSize)->index(), s.index(4));
-  // Two turns pick one of the four quarters (1, 3, 5, 7), like a 2-bit prefix of the key.
-  EXPECT_EQ(s.class_of(s.heap.allocate(kSize, Path::from_path(path_of({false, false}), nullptr))), s.index(1));
-  EXPECT_EQ(s.class_of(s.heap.allocate(kSize, Path::from_path(path_of({false, true}), nullptr))), s.index(3));
-  EXPECT_EQ(s.class_of(s.heap.allocate(kSize, Path::from_path(path_of({true, false}), nullptr))), s.index(5));
-  EXPECT_EQ(s.class_of(s.heap.allocate(kSize, Path::from_path(path_of({true, true}), nullptr))), s.index(7));
-  EXPECT_EQ(s.class_of(s.heap.allocate(kSize, Path::from_path(path_of({true}), nullptr))), s.index(6));
-  EXPECT_TRUE(s.heap.index_is_valid(kSize));
+TEST(Predicates, PathTakesTheNearestClassWhenItsAimHasNoFreeChunk) {
+  // 0.75 of the span is the last byte of class 11: class 12 is one byte away, class 10 a class away.
+  AllClasses s(11);
+  ASSERT_EQ(s.aimed(0.75), 11u);
+  EXPECT_EQ(s.class_of(s.heap.allocate(kSize, Path::from_path(path_of({true}), nullptr))), s.index(12));
+}
+
+TEST(Predicates, PathSpansOnlyTheClassesWithFreeChunks) {
+  ThreeClasses s;  // classes 2, 5, 9: the span runs from the start of 2 to the end of 9
+  // 0.5 of it lies in class 5 (2.first + 16383); 0.875 in class 8, nearest 9.
+  EXPECT_EQ(s.class_of(s.heap.allocate(kSize, Path::from_path(path_of({}), nullptr))), s.index(5));
+  EXPECT_EQ(s.class_of(s.heap.allocate(kSize, Path::from_path(path_of({true, true}), nullptr))), s.index(9));
+  EXPECT_EQ(s.class_of(s.heap.allocate(kSize, Path::from_path(path_of({false, false, false}), nullptr))), s.index(2));
 }
 
 TEST(Predicates, PathWithoutAPathBehavesAsMatch) {

@@ -240,6 +240,8 @@ class basic_locality_heap {
   /// Walks the tree from the root as the predicate steers.
   template <class P>
   static kclass* select(rb_header& tree, P& pred) noexcept {
+    if constexpr (requires { pred.bind(*static_cast<kclass*>(tree.left), *static_cast<kclass*>(tree.right)); })
+      pred.bind(*static_cast<kclass*>(tree.left), *static_cast<kclass*>(tree.right));
     rb_node* n = tree.root();
     kclass* lo = nullptr;
     kclass* hi = nullptr;
