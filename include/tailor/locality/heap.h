@@ -111,7 +111,7 @@ class basic_locality_heap {
     if (c == nullptr) {
       c = new_kclass(s, reinterpret_cast<std::uintptr_t>(p));
       if (c == nullptr) return;  // no memory for the record: the chunk is lost, never reused
-      insert_kclass(classes_[s->size_class], c);
+      insert_near_neighbour(classes_[s->size_class], s, slot, c);
     }
     *static_cast<void**>(p) = c->free_;
     c->free_ = p;
@@ -336,6 +336,34 @@ class basic_locality_heap {
       free_nodes_ = c;
     }
     return true;
+  }
+  /// Inserts c (K-class `slot` of slab s) next to the nearest K-class of the
+  /// same slab that is in the tree, found among the slots around it: its
+  /// in-order neighbour, since any K-class between them would be in the slab
+  /// too. That spares the walk from the root (the cost of freeing into an
+  /// empty K-class at high K); with no such neighbour nearby, walk.
+  void insert_near_neighbour(size_class_state& st, slab_header* s, std::size_t slot, kclass* c) noexcept {
+    constexpr std::size_t kScan = 8;
+    kclass** slots = slots_of(s);
+    for (std::size_t d = 1; d <= kScan; ++d) {
+      if (slot >= d && slots[slot - d] != nullptr) {  // predecessor: c goes right after it
+        rb_node* pred = slots[slot - d];
+        if (pred->right == nullptr)
+          rb_insert_and_rebalance(false, c, pred, st.tree);
+        else
+          rb_insert_and_rebalance(true, c, rb_minimum(pred->right), st.tree);
+        return;
+      }
+      if (slot + d < slots_ && slots[slot + d] != nullptr) {  // successor: c goes right before it
+        rb_node* succ = slots[slot + d];
+        if (succ->left == nullptr)
+          rb_insert_and_rebalance(true, c, succ, st.tree);
+        else
+          rb_insert_and_rebalance(false, c, rb_maximum(succ->left), st.tree);
+        return;
+      }
+    }
+    insert_kclass(st, c);
   }
   void insert_kclass(size_class_state& st, kclass* c) noexcept {
     rb_node* p = &st.tree;

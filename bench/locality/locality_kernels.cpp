@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: MIT
+// The list and tree micro-kernels of seed 000 (Defero), with the allocator
+// chosen on the command line, printing the time of each phase as one JSON
+// object; bench/locality_kernels.py runs it over the configurations of
+// docs/issues/06-locality.md.
+//
+//   list: warm-up of 2N allocations of a list node's size and N frees at
+//         random (the survivors stay live), then a list of N random ints
+//         built alternating push_back and push_front, list::sort, for_each
+//         (++), clear.                                      default N = 1M
+//   tree: warm-up of 3N allocations of a set node's size and N frees at
+//         random, then N random inserts into a set, N finds of keys picked
+//         at random among them, for_each (sum), destruction. default N = 3M
+//
+// Every configuration runs the same containers (tailor::list and
+// tailor::set), so only the allocator differs: --alloc std is
+// std::allocator (glibc malloc, or whatever LD_PRELOAD puts in its place,
+// e.g. mimalloc); --alloc tailor is tailor::allocator on a locality heap of
+// the given K (unsynchronized, one per run) with the given predicate.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tailor/list.h"
+#include "tailor/set.h"
+
+namespace {
+
+struct Options {
+  std::string kernel = "list";
+  std::string alloc = "std";
+  std::string predicate = "match";
+  unsigned k = 0;
+  std::size_t n = 0;
+  std::uint64_t seed = 1;
+  bool walk_before_sort = false;
+};
+
+[[noreturn]] void usage(const char* msg) {
+  std::fprintf(stderr,
+               "locality_kernels: %s\n"
+               "usage: locality_kernels --kernel list|tree [--alloc std|tailor] [--predicate first|match|path]\n"
+               "                        [--k K] [--n N] [--seed S] [--walk-before-sort]\n",
+               msg);
+  std::exit(2);
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) usage(("missing value after " + a).c_str());
+      return argv[++i];
+    };
+    if (a == "--kernel")
+      o.kernel = value();
+    else if (a == "--alloc")
+      o.alloc = value();
+    else if (a == "--predicate")
+      o.predicate = value();
+    else if (a == "--k")
+      o.k = static_cast<unsigned>(std::stoul(value()));
+    else if (a == "--n")
+      o.n = std::stoull(value());
+    else if (a == "--seed")
+      o.seed = std::stoull(value());
+    else if (a == "--walk-before-sort")
+      o.walk_before_sort = true;
+    else
+      usage(("unknown argument " + a).c_str());
+  }
+  if (o.kernel != "list" && o.kernel != "tree") usage("--kernel must be list or tree");
+  if (o.alloc != "std" && o.alloc != "tailor") usage("--alloc must be std or tailor");
+  if (o.predicate != "first" && o.predicate != "match" && o.predicate != "path")
+    usage("--predicate must be first, match or path");
+  if (o.n == 0) o.n = o.kernel == "list" ? 1000000 : 3000000;
+  return o;
+}
+
+/// splitmix64: a small deterministic generator.
+struct Rng {
+  std::uint64_t s;
+  std::uint64_t next() noexcept {
+    std::uint64_t z = (s += 0x9e3779b97f4a7c15);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111eb;
+    return z ^ (z >> 31);
+  }
+  std::size_t below(std::size_t n) noexcept { return static_cast<std::size_t>(next() % n); }
+};
+
+class Phases {
+ public:
+  void start() { t_ = std::chrono::steady_clock::now(); }
+  void stop(const char* name) {
+    const auto now = std::chrono::steady_clock::now();
+    out_ += (out_.empty() ? "" : ", ") + std::string("\"") + name +
+            "\": " + std::to_string(std::chrono::duration<double>(now - t_).count());
+  }
+  const std::string& json() const { return out_; }
+
+ private:
+  std::chrono::steady_clock::time_point t_;
+  std::string out_;
+};
+
+[[noreturn]] void fail(const char* what) {
+  std::fprintf(stderr, "locality_kernels: check failed: %s\n", what);
+  std::exit(1);
+}
+
+/// Allocates 3 blocks of `Bytes` per kept one... the warm-up of both kernels:
+/// `total` blocks of a node's size, `freed` of them freed at random.
+template <std::size_t Bytes, class Alloc>
+auto warm_up(const Alloc& a, std::size_t total, std::size_t freed, Rng& rng) {
+  struct alignas(8) Block {
+    unsigned char bytes[Bytes];
+  };
+  using BA = typename std::allocator_traits<Alloc>::template rebind_alloc<Block>;
+  using BT = std::allocator_traits<BA>;
+  BA ba(a);
+  std::vector<Block*> blocks(total);
+  for (auto& b : blocks) {
+    b = BT::allocate(ba, 1);
+    b->bytes[0] = 1;
+  }
+  for (std::size_t i = 0; i < freed; ++i) {  // partial Fisher-Yates: a random subset
+    const std::size_t j = i + rng.below(total - i);
+    std::swap(blocks[i], blocks[j]);
+    BT::deallocate(ba, blocks[i], 1);
+  }
+  blocks.erase(blocks.begin(), blocks.begin() + static_cast<long>(freed));
+  // The survivors stay live until the end; the caller frees them.
+  return [ba, blocks]() mutable {
+    for (auto* b : blocks) BT::deallocate(ba, b, 1);
+  };
+}
+
+template <class Alloc>
+std::uint64_t list_kernel(const Options& o, const Alloc& a, Phases& ph) {
+  Rng rng{o.seed};
+  using L = tailor::list<int, Alloc>;
+  ph.start();
+  auto release = warm_up<24>(a, 2 * o.n, o.n, rng);  // a list<int> node: two links and an int
+  ph.stop("warmup");
+  std::uint64_t check = 0;
+  {
+    L list(a);
+    std::int64_t sum_before = 0;
+    ph.start();
+    for (std::size_t i = 0; i < o.n; ++i) {
+      const int v = static_cast<int>(rng.next() >> 34);
+      sum_before += v;
+      if (i % 2 == 0)
+        list.push_back(v);
+      else
+        list.push_front(v);
+    }
+    ph.stop("build");
+    if (o.walk_before_sort) {
+      ph.start();
+      std::int64_t s = 0;
+      for (int x : list) s += x;
+      ph.stop("walk_built");
+      if (s != sum_before) fail("walk before sort");
+    }
+    ph.start();
+    list.sort();
+    ph.stop("sort");
+    std::int64_t sum_after = 0;
+    ph.start();
+    std::for_each(list.begin(), list.end(), [&sum_after](int& x) { sum_after += ++x; });
+    ph.stop("for_each");
+    if (sum_after != sum_before + static_cast<std::int64_t>(o.n)) fail("for_each sum");
+    if (!std::is_sorted(list.begin(), list.end())) fail("sorted");
+    check = static_cast<std::uint64_t>(sum_after);
+    ph.start();
+    list.clear();
+    ph.stop("clear");
+  }
+  release();
+  return check;
+}
+
+template <class Alloc>
+std::uint64_t tree_kernel(const Options& o, const Alloc& a, Phases& ph) {
+  Rng rng{o.seed};
+  using S = tailor::set<int, std::less<int>, Alloc>;
+  ph.start();
+  auto release = warm_up<40>(a, 3 * o.n, o.n, rng);  // a set<int> node: three links, a colour, an int
+  ph.stop("warmup");
+  std::vector<int> keys(o.n);
+  for (auto& k : keys) k = static_cast<int>(rng.next() >> 33);
+  std::vector<int> probes(o.n);
+  for (auto& p : probes) p = keys[rng.below(keys.size())];
+  std::uint64_t check = 0;
+  {
+    auto set = std::make_unique<S>(a);
+    ph.start();
+    for (int k : keys) set->insert(k);
+    ph.stop("insert");
+    std::size_t found = 0;
+    ph.start();
+    for (int p : probes) found += set->find(p) != set->end();
+    ph.stop("find");
+    if (found != probes.size()) fail("every probe found");
+    std::int64_t sum = 0;
+    ph.start();
+    std::for_each(set->begin(), set->end(), [&sum](int x) { sum += x; });
+    ph.stop("for_each");
+    check = static_cast<std::uint64_t>(sum) ^ set->size();
+    ph.start();
+    set.reset();
+    ph.stop("destroy");
+  }
+  release();
+  return check;
+}
+
+template <class Alloc>
+std::uint64_t run(const Options& o, const Alloc& a, Phases& ph) {
+  return o.kernel == "list" ? list_kernel(o, a, ph) : tree_kernel(o, a, ph);
+}
+
+template <class P>
+std::uint64_t run_tailor(const Options& o, Phases& ph, unsigned& k) {
+  tailor::locality_heap heap{{o.k, false}};
+  k = heap.k();
+  return run(o, tailor::allocator<int, P>(heap), ph);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options o = parse(argc, argv);
+  Phases ph;
+  std::uint64_t check = 0;
+  unsigned k = 0;
+  if (o.alloc == "std") {
+    check = run(o, std::allocator<int>(), ph);
+  } else if (o.predicate == "first") {
+    check = run_tailor<tailor::locality::First>(o, ph, k);
+  } else if (o.predicate == "match") {
+    check = run_tailor<tailor::locality::Match>(o, ph, k);
+  } else {
+    check = run_tailor<tailor::locality::Path>(o, ph, k);
+  }
+  std::printf("{\"kernel\": \"%s\", \"alloc\": \"%s\", \"predicate\": \"%s\", \"k\": %u, \"n\": %zu, "
+              "\"check\": %llu, \"phases\": {%s}}\n",
+              o.kernel.c_str(), o.alloc.c_str(), o.alloc == "std" ? "" : o.predicate.c_str(), k, o.n,
+              static_cast<unsigned long long>(check), ph.json().c_str());
+  return 0;
+}
