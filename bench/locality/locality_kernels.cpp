@@ -96,8 +96,29 @@ struct Rng {
   std::size_t below(std::size_t n) noexcept { return static_cast<std::size_t>(next() % n); }
 };
 
+/// The fraction of consecutive elements (in iteration order) whose nodes lie
+/// in the same 4 KiB page: how well the layout follows the container's order.
+template <class C>
+double same_page(const C& c) {
+  std::size_t same = 0, pairs = 0;
+  const void* prev = nullptr;
+  for (const auto& x : c) {
+    const void* cur = &x;
+    if (prev != nullptr) {
+      same += reinterpret_cast<std::uintptr_t>(prev) >> 12 == reinterpret_cast<std::uintptr_t>(cur) >> 12;
+      ++pairs;
+    }
+    prev = cur;
+  }
+  return pairs == 0 ? 0.0 : static_cast<double>(same) / static_cast<double>(pairs);
+}
+
 class Phases {
  public:
+  void note(const char* name, double value) {
+    notes_ += (notes_.empty() ? "" : ", ") + std::string("\"") + name + "\": " + std::to_string(value);
+  }
+  const std::string& notes() const { return notes_; }
   void start() { t_ = std::chrono::steady_clock::now(); }
   void stop(const char* name) {
     const auto now = std::chrono::steady_clock::now();
@@ -108,7 +129,7 @@ class Phases {
 
  private:
   std::chrono::steady_clock::time_point t_;
-  std::string out_;
+  std::string out_, notes_;
 };
 
 [[noreturn]] void fail(const char* what) {
@@ -116,8 +137,8 @@ class Phases {
   std::exit(1);
 }
 
-/// Allocates 3 blocks of `Bytes` per kept one... the warm-up of both kernels:
-/// `total` blocks of a node's size, `freed` of them freed at random.
+/// The warm-up of both kernels: `total` blocks of a node's size (`Bytes`),
+/// `freed` of them freed at random.
 template <std::size_t Bytes, class Alloc>
 auto warm_up(const Alloc& a, std::size_t total, std::size_t freed, Rng& rng) {
   struct alignas(8) Block {
@@ -148,7 +169,7 @@ std::uint64_t list_kernel(const Options& o, const Alloc& a, Phases& ph) {
   Rng rng{o.seed};
   using L = tailor::list<int, Alloc>;
   ph.start();
-  auto release = warm_up<24>(a, 2 * o.n, o.n, rng);  // a list<int> node: two links and an int
+  auto release = warm_up<L::node_bytes>(a, 2 * o.n, o.n, rng);
   ph.stop("warmup");
   std::uint64_t check = 0;
   {
@@ -164,6 +185,7 @@ std::uint64_t list_kernel(const Options& o, const Alloc& a, Phases& ph) {
         list.push_front(v);
     }
     ph.stop("build");
+    ph.note("same_page_built", same_page(list));
     if (o.walk_before_sort) {
       ph.start();
       std::int64_t s = 0;
@@ -174,6 +196,7 @@ std::uint64_t list_kernel(const Options& o, const Alloc& a, Phases& ph) {
     ph.start();
     list.sort();
     ph.stop("sort");
+    ph.note("same_page_sorted", same_page(list));
     std::int64_t sum_after = 0;
     ph.start();
     std::for_each(list.begin(), list.end(), [&sum_after](int& x) { sum_after += ++x; });
@@ -194,7 +217,7 @@ std::uint64_t tree_kernel(const Options& o, const Alloc& a, Phases& ph) {
   Rng rng{o.seed};
   using S = tailor::set<int, std::less<int>, Alloc>;
   ph.start();
-  auto release = warm_up<40>(a, 3 * o.n, o.n, rng);  // a set<int> node: three links, a colour, an int
+  auto release = warm_up<S::node_bytes>(a, 3 * o.n, o.n, rng);
   ph.stop("warmup");
   std::vector<int> keys(o.n);
   for (auto& k : keys) k = static_cast<int>(rng.next() >> 33);
@@ -206,6 +229,7 @@ std::uint64_t tree_kernel(const Options& o, const Alloc& a, Phases& ph) {
     ph.start();
     for (int k : keys) set->insert(k);
     ph.stop("insert");
+    ph.note("same_page_in_order", same_page(*set));
     std::size_t found = 0;
     ph.start();
     for (int p : probes) found += set->find(p) != set->end();
@@ -253,8 +277,8 @@ int main(int argc, char** argv) {
     check = run_tailor<tailor::locality::Path>(o, ph, k);
   }
   std::printf("{\"kernel\": \"%s\", \"alloc\": \"%s\", \"predicate\": \"%s\", \"k\": %u, \"n\": %zu, "
-              "\"check\": %llu, \"phases\": {%s}}\n",
+              "\"check\": %llu, \"phases\": {%s}, \"layout\": {%s}}\n",
               o.kernel.c_str(), o.alloc.c_str(), o.alloc == "std" ? "" : o.predicate.c_str(), k, o.n,
-              static_cast<unsigned long long>(check), ph.json().c_str());
+              static_cast<unsigned long long>(check), ph.json().c_str(), ph.notes().c_str());
   return 0;
 }

@@ -114,6 +114,9 @@ class list {
   using const_iterator = locality::detail::list_iterator<T, true, kCounted>;
   using reverse_iterator = std::reverse_iterator<iterator>;
   using const_reverse_iterator = std::reverse_iterator<const_iterator>;
+  /// The bytes of one node, as requested from the allocator (benchmarks
+  /// warm the heap up with blocks of this size).
+  static constexpr std::size_t node_bytes = sizeof(node);
 
   list() : list(Allocator()) {}
   explicit list(const Allocator& a) noexcept : alloc_(a) { reset(); }

@@ -156,10 +156,13 @@ TEST(Predicates, PathTakesTheNearestClassWhenItsAimHasNoFreeChunk) {
   EXPECT_EQ(s.class_of(s.heap.allocate(kSize, Path::from_path(path_of({true}), nullptr))), s.index(12));
 }
 
-TEST(Predicates, PathSpansOnlyTheClassesWithFreeChunks) {
-  ThreeClasses s;  // classes 2, 5, 9: the span runs from the start of 2 to the end of 9
-  // 0.5 of it lies in class 5 (2.first + 16383); 0.875 in class 8, nearest 9.
-  EXPECT_EQ(s.class_of(s.heap.allocate(kSize, Path::from_path(path_of({}), nullptr))), s.index(5));
+TEST(Predicates, PathSpansTheSizeClassesMemory) {
+  ThreeClasses s;  // classes 2, 5, 9 have free chunks; the span is the whole slab, 0..15
+  // 0.5 of it is the last byte of class 7: 4097 bytes below class 9, 8192 above 5.
+  EXPECT_EQ(s.class_of(s.heap.allocate(kSize, Path::from_path(path_of({}), nullptr))), s.index(9));
+  // 0.375: class 5 itself.
+  EXPECT_EQ(s.class_of(s.heap.allocate(kSize, Path::from_path(path_of({false, true}), nullptr))), s.index(5));
+  // 0.875 (class 13): nearest is 9; 0.0625 (class 0): nearest is 2.
   EXPECT_EQ(s.class_of(s.heap.allocate(kSize, Path::from_path(path_of({true, true}), nullptr))), s.index(9));
   EXPECT_EQ(s.class_of(s.heap.allocate(kSize, Path::from_path(path_of({false, false, false}), nullptr))), s.index(2));
 }

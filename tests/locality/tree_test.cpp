@@ -115,7 +115,7 @@ void random_set_ops(unsigned seed, unsigned k) {
   expect_same(a, b, -1);
   a.clear();
   EXPECT_TRUE(a.empty());
-  EXPECT_TRUE(heap.index_is_valid(sizeof(int) + 32));
+  EXPECT_TRUE(heap.index_is_valid(S::node_bytes));
 }
 
 TEST(Set, RandomOperationsMatchStdSetPath) { random_set_ops<tailor::locality::Path>(1, 52); }
@@ -179,14 +179,15 @@ template <class P>
 double close_neighbours() {
   locality_heap heap;
   using A = tailor::allocator<int, P>;
+  using S = tailor::set<int, std::less<int>, A>;
   std::vector<void*> warm;
-  for (int i = 0; i < 30000; ++i) warm.push_back(heap.allocate(sizeof(int) + 32));
+  for (int i = 0; i < 30000; ++i) warm.push_back(heap.allocate(S::node_bytes));
   std::mt19937 rng(5);
   for (std::size_t i = 0; i < warm.size(); ++i)
     if (rng() % 2) heap.deallocate(std::exchange(warm[i], nullptr));
   std::size_t close = 0, pairs = 0;
   {
-    tailor::set<int, std::less<int>, A> s{A(heap)};
+    S s{A(heap)};
     for (int i = 0; i < 10000; ++i) s.insert(static_cast<int>(rng() % 1000000));
     for (auto it = s.begin(), next = std::next(it); next != s.end(); ++it, ++next, ++pairs) {
       const auto x = heap.kclass_of(&*it), y = heap.kclass_of(&*next);

@@ -185,6 +185,7 @@ class basic_locality_heap {
   struct size_class_state {
     rb_header tree;
     kclass* last = nullptr;  // the K-class allocated from last, if still in the tree
+    std::uintptr_t first = UINTPTR_MAX, last_address = 0;  // the span of its slabs
   };
   struct node_block {
     node_block* next;
@@ -219,7 +220,7 @@ class basic_locality_heap {
     }
     if (c == nullptr) {
       if (st.tree.empty() && !add_slab(sc)) return nullptr;
-      c = select(st.tree, pred);
+      c = select(st, pred);
     }
     void* p;
     if (c->free_ != nullptr) {
@@ -239,10 +240,9 @@ class basic_locality_heap {
 
   /// Walks the tree from the root as the predicate steers.
   template <class P>
-  static kclass* select(rb_header& tree, P& pred) noexcept {
-    if constexpr (requires { pred.bind(*static_cast<kclass*>(tree.left), *static_cast<kclass*>(tree.right)); })
-      pred.bind(*static_cast<kclass*>(tree.left), *static_cast<kclass*>(tree.right));
-    rb_node* n = tree.root();
+  static kclass* select(size_class_state& st, P& pred) noexcept {
+    if constexpr (requires { pred.bind(st.first, st.last_address); }) pred.bind(st.first, st.last_address);
+    rb_node* n = st.tree.root();
     kclass* lo = nullptr;
     kclass* hi = nullptr;
     kclass* last = nullptr;
@@ -274,6 +274,9 @@ class basic_locality_heap {
     s->bytes = slab_bytes_;
     s->next = slabs_;
     slabs_ = s;
+    size_class_state& st = classes_[sc];
+    st.first = std::min(st.first, reinterpret_cast<std::uintptr_t>(s));
+    st.last_address = std::max(st.last_address, reinterpret_cast<std::uintptr_t>(s) + slab_bytes_ - 1);
     const std::size_t chunk = (sc + 1) * kGranule;
     const auto base = reinterpret_cast<std::uintptr_t>(s);
     const std::uintptr_t data = base + data_offset_;

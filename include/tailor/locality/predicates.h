@@ -13,8 +13,9 @@
 //   struct Mine {
 //     int steer(const tailor::locality::kclass& c, unsigned depth) noexcept;
 //     // optional: const kclass* pick(const kclass* lo, const kclass* hi) noexcept;
-//     // optional: void bind(const kclass& lowest, const kclass& highest) noexcept;
-//     //   called before each walk with the ends of the tree
+//     // optional: void bind(std::uintptr_t first, std::uintptr_t last) noexcept;
+//     //   called before each walk with the range of addresses the size
+//     //   class's memory spans (its slabs)
 //     // optional: bool accepts(const kclass& c) noexcept;  // fast path: the
 //     //   heap offers the K-class it allocated from last and takes it if true
 //     // for tailor::allocator: static Mine from_hint(const void* hint) noexcept;
@@ -73,34 +74,42 @@ struct Match {
 /// Path: reads the turns of a tree insertion path as a binary fraction f
 /// (turn i is bit i after the point, plus half a unit for the part below the
 /// new node), an estimate of where the new key ranks among the tree's keys,
-/// and aims at the address at fraction f of the span between the lowest and
-/// the highest K-class with a free chunk; from there it behaves as Match
-/// (that K-class, else the nearest). Keys that take similar paths in the
-/// container get nearby K-classes, whatever order they arrive in.
+/// and aims at the address at fraction f of the memory the size class spans
+/// (from its lowest slab to the end of its highest); from there it behaves
+/// as Match (that K-class, else the nearest with a free chunk). Keys that
+/// take similar paths in the container get nearby K-classes, whatever order
+/// they arrive in. The path is only good to a few percent of the key range
+/// (a red-black tree is not weight-balanced), so when the new node's parent
+/// (its in-order neighbour) lies within 1/256 of the span from that target,
+/// Path aims at the parent instead: the path picks the region, the parent the
+/// spot in it.
 ///
 /// Seed 000 follows the turns literally down its own tree of K-classes. We
-/// tried that first: the heap's tree is rebalanced as K-classes fill up and
-/// leave it, so the same turns soon lead to a different part of memory; on
-/// the test in tests/locality/tree_test.cpp it placed key neighbours within
-/// 4 K-classes of each other 16% of the time against 11% for First. Aiming at
-/// an address keeps the mapping from key rank to memory stable.
+/// tried that first, then aiming within the span of the K-classes that still
+/// have free chunks: both move the target as K-classes fill up and leave the
+/// tree (rebalancing; the ends of the span), so equal turns soon lead to
+/// different memory. The memory a size class spans only grows, so the map
+/// from key rank to address stays put (docs/locality.md has the numbers).
+/// The aim does not depend on K; K sets how close "nearest" has to be.
 struct Path {
   tree_path path{};
   std::uintptr_t near = 0;  // without a path (from_hint): behave as Match
   std::uintptr_t target = 0;
 
-  /// Called by the heap before each walk with the ends of the tree.
-  void bind(const kclass& lowest, const kclass& highest) noexcept {
+  /// Called by the heap before each walk with the first and last address of
+  /// the memory of the size class.
+  void bind(std::uintptr_t first, std::uintptr_t last) noexcept {
     if (path.depth == 0 && near != 0) {
       target = near;
       return;
     }
-    const std::uintptr_t lo = lowest.first_address(), span = highest.last_address() - lo;
-    // f = 0.b0 b1 ... b(d-1) 1 in binary, scaled to the span without overflow.
+    // f = 0.b0 b1 ... b(d-1) 1 in binary.
     const unsigned bits = path.depth < 63 ? path.depth : 63;
     const std::uint64_t fraction = (bits == 0 ? 0 : path.bits >> (64 - bits) << (64 - bits)) |
                                    (std::uint64_t{1} << (63 - bits));
-    target = lo + static_cast<std::uintptr_t>(static_cast<double>(span) * std::ldexp(static_cast<double>(fraction), -64));
+    target = first + static_cast<std::uintptr_t>(static_cast<double>(last - first) *
+                                                 std::ldexp(static_cast<double>(fraction), -64));
+    if (near != 0 && (near > target ? near - target : target - near) <= (last - first) / 256) target = near;
   }
   int steer(const kclass& c, unsigned depth) const noexcept { return Match{target}.steer(c, depth); }
   const kclass* pick(const kclass* lo, const kclass* hi) const noexcept { return Match{target}.pick(lo, hi); }

@@ -103,6 +103,9 @@ class rb_tree {
   using const_iterator = tree_iterator<V, true, kCounted>;
   using reverse_iterator = std::reverse_iterator<iterator>;
   using const_reverse_iterator = std::reverse_iterator<const_iterator>;
+  /// The bytes of one node, as requested from the allocator (benchmarks
+  /// warm the heap up with blocks of this size).
+  static constexpr std::size_t node_bytes = sizeof(node);
 
   rb_tree() : rb_tree(Compare(), Allocator()) {}
   explicit rb_tree(const Compare& c, const Allocator& a = Allocator()) : comp_(c), alloc_(a) {}
