@@ -3,7 +3,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps configure build demo test test-sanitize bench-record bench-simulate clean
+.PHONY: all deps configure build demo test test-sanitize bench-record bench-simulate bench-locality clean
 
 all: build
 
@@ -37,6 +37,11 @@ bench-record: build
 
 bench-simulate: build
 	./bench/simulate_speed.py --build $(BUILD) --dmm $(or $(DMM),kng)
+
+# Seed 000's list and tree kernels on every allocator configuration, times
+# and callgrind cache misses (docs/issues/06-locality.md).
+bench-locality: build
+	./bench/locality_kernels.py --build $(BUILD) --cache
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-address $(BUILD)-undefined $(BUILD)-thread

@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -164,48 +165,76 @@ auto warm_up(const Alloc& a, std::size_t total, std::size_t freed, Rng& rng) {
   };
 }
 
+// Each timed phase runs inside a function of its own that is never inlined,
+// so that callgrind (bench/locality_kernels.py --cache) can report the cache
+// misses of each phase as the inclusive cost of phase_<name>.
+template <class F>
+[[gnu::noinline]] void phase_warmup(F&& f) { f(); }
+template <class F>
+[[gnu::noinline]] void phase_build(F&& f) { f(); }
+template <class F>
+[[gnu::noinline]] void phase_walk_built(F&& f) { f(); }
+template <class F>
+[[gnu::noinline]] void phase_sort(F&& f) { f(); }
+template <class F>
+[[gnu::noinline]] void phase_for_each(F&& f) { f(); }
+template <class F>
+[[gnu::noinline]] void phase_clear(F&& f) { f(); }
+template <class F>
+[[gnu::noinline]] void phase_insert(F&& f) { f(); }
+template <class F>
+[[gnu::noinline]] void phase_find(F&& f) { f(); }
+template <class F>
+[[gnu::noinline]] void phase_destroy(F&& f) { f(); }
+
 template <class Alloc>
 std::uint64_t list_kernel(const Options& o, const Alloc& a, Phases& ph) {
   Rng rng{o.seed};
   using L = tailor::list<int, Alloc>;
+  std::function<void()> release;
   ph.start();
-  auto release = warm_up<L::node_bytes>(a, 2 * o.n, o.n, rng);
+  phase_warmup([&] { release = warm_up<L::node_bytes>(a, 2 * o.n, o.n, rng); });
   ph.stop("warmup");
   std::uint64_t check = 0;
   {
     L list(a);
     std::int64_t sum_before = 0;
+    std::vector<int> values(o.n);
+    for (auto& v : values) v = static_cast<int>(rng.next() >> 34);
     ph.start();
-    for (std::size_t i = 0; i < o.n; ++i) {
-      const int v = static_cast<int>(rng.next() >> 34);
-      sum_before += v;
-      if (i % 2 == 0)
-        list.push_back(v);
-      else
-        list.push_front(v);
-    }
+    phase_build([&] {
+      for (std::size_t i = 0; i < o.n; ++i) {
+        sum_before += values[i];
+        if (i % 2 == 0)
+          list.push_back(values[i]);
+        else
+          list.push_front(values[i]);
+      }
+    });
     ph.stop("build");
     ph.note("same_page_built", same_page(list));
     if (o.walk_before_sort) {
       ph.start();
       std::int64_t s = 0;
-      for (int x : list) s += x;
+      phase_walk_built([&] {
+        for (int x : list) s += x;
+      });
       ph.stop("walk_built");
       if (s != sum_before) fail("walk before sort");
     }
     ph.start();
-    list.sort();
+    phase_sort([&] { list.sort(); });
     ph.stop("sort");
     ph.note("same_page_sorted", same_page(list));
     std::int64_t sum_after = 0;
     ph.start();
-    std::for_each(list.begin(), list.end(), [&sum_after](int& x) { sum_after += ++x; });
+    phase_for_each([&] { std::for_each(list.begin(), list.end(), [&sum_after](int& x) { sum_after += ++x; }); });
     ph.stop("for_each");
     if (sum_after != sum_before + static_cast<std::int64_t>(o.n)) fail("for_each sum");
     if (!std::is_sorted(list.begin(), list.end())) fail("sorted");
     check = static_cast<std::uint64_t>(sum_after);
     ph.start();
-    list.clear();
+    phase_clear([&] { list.clear(); });
     ph.stop("clear");
   }
   release();
@@ -216,8 +245,9 @@ template <class Alloc>
 std::uint64_t tree_kernel(const Options& o, const Alloc& a, Phases& ph) {
   Rng rng{o.seed};
   using S = tailor::set<int, std::less<int>, Alloc>;
+  std::function<void()> release;
   ph.start();
-  auto release = warm_up<S::node_bytes>(a, 3 * o.n, o.n, rng);
+  phase_warmup([&] { release = warm_up<S::node_bytes>(a, 3 * o.n, o.n, rng); });
   ph.stop("warmup");
   std::vector<int> keys(o.n);
   for (auto& k : keys) k = static_cast<int>(rng.next() >> 33);
@@ -227,21 +257,25 @@ std::uint64_t tree_kernel(const Options& o, const Alloc& a, Phases& ph) {
   {
     auto set = std::make_unique<S>(a);
     ph.start();
-    for (int k : keys) set->insert(k);
+    phase_insert([&] {
+      for (int k : keys) set->insert(k);
+    });
     ph.stop("insert");
     ph.note("same_page_in_order", same_page(*set));
     std::size_t found = 0;
     ph.start();
-    for (int p : probes) found += set->find(p) != set->end();
+    phase_find([&] {
+      for (int p : probes) found += set->find(p) != set->end();
+    });
     ph.stop("find");
     if (found != probes.size()) fail("every probe found");
     std::int64_t sum = 0;
     ph.start();
-    std::for_each(set->begin(), set->end(), [&sum](int x) { sum += x; });
+    phase_for_each([&] { std::for_each(set->begin(), set->end(), [&sum](int x) { sum += x; }); });
     ph.stop("for_each");
     check = static_cast<std::uint64_t>(sum) ^ set->size();
     ph.start();
-    set.reset();
+    phase_destroy([&] { set.reset(); });
     ph.stop("destroy");
   }
   release();
