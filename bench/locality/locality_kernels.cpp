@@ -11,6 +11,8 @@
 //   tree: warm-up of 3N allocations of a set node's size and N frees at
 //         random, then N random inserts into a set, N finds of keys picked
 //         at random among them, for_each (sum), destruction. default N = 3M
+//   mixed: the list warm-up, then a list of N worked on with a chosen
+//         dynamism D (see mixed_kernel), for docs/locality.md. default N = 1M
 //
 // Every configuration runs the same containers (tailor::list and
 // tailor::set), so only the allocator differs: --alloc std is
@@ -41,13 +43,14 @@ struct Options {
   std::size_t n = 0;
   std::uint64_t seed = 1;
   bool walk_before_sort = false;
+  double dynamism = 10;  // percent, for --kernel mixed
 };
 
 [[noreturn]] void usage(const char* msg) {
   std::fprintf(stderr,
                "locality_kernels: %s\n"
-               "usage: locality_kernels --kernel list|tree [--alloc std|tailor] [--predicate first|match|path]\n"
-               "                        [--k K] [--n N] [--seed S] [--walk-before-sort]\n",
+               "usage: locality_kernels --kernel list|tree|mixed [--alloc std|tailor] [--predicate first|match|path]\n"
+               "                        [--k K] [--n N] [--seed S] [--walk-before-sort] [--dynamism D]\n",
                msg);
   std::exit(2);
 }
@@ -72,16 +75,19 @@ Options parse(int argc, char** argv) {
       o.n = std::stoull(value());
     else if (a == "--seed")
       o.seed = std::stoull(value());
+    else if (a == "--dynamism")
+      o.dynamism = std::stod(value());
     else if (a == "--walk-before-sort")
       o.walk_before_sort = true;
     else
       usage(("unknown argument " + a).c_str());
   }
-  if (o.kernel != "list" && o.kernel != "tree") usage("--kernel must be list or tree");
+  if (o.kernel != "list" && o.kernel != "tree" && o.kernel != "mixed") usage("--kernel must be list, tree or mixed");
+  if (!(o.dynamism > 0 && o.dynamism < 100)) usage("--dynamism must be in (0, 100)");
   if (o.alloc != "std" && o.alloc != "tailor") usage("--alloc must be std or tailor");
   if (o.predicate != "first" && o.predicate != "match" && o.predicate != "path")
     usage("--predicate must be first, match or path");
-  if (o.n == 0) o.n = o.kernel == "list" ? 1000000 : 3000000;
+  if (o.n == 0) o.n = o.kernel == "tree" ? 3000000 : 1000000;
   return o;
 }
 
@@ -121,8 +127,10 @@ class Phases {
   }
   const std::string& notes() const { return notes_; }
   void start() { t_ = std::chrono::steady_clock::now(); }
+  double last() const { return last_; }
   void stop(const char* name) {
     const auto now = std::chrono::steady_clock::now();
+    last_ = std::chrono::duration<double>(now - t_).count();
     out_ += (out_.empty() ? "" : ", ") + std::string("\"") + name +
             "\": " + std::to_string(std::chrono::duration<double>(now - t_).count());
   }
@@ -131,6 +139,7 @@ class Phases {
  private:
   std::chrono::steady_clock::time_point t_;
   std::string out_, notes_;
+  double last_ = 0;
 };
 
 [[noreturn]] void fail(const char* what) {
@@ -282,8 +291,67 @@ std::uint64_t tree_kernel(const Options& o, const Alloc& a, Phases& ph) {
   return check;
 }
 
+template <class F>
+[[gnu::noinline]] void phase_mixed(F&& f) { f(); }
+
+/// The dynamism kernel: after the list warm-up, a list of N elements is
+/// worked on in rounds of one full traversal (N non-modifying steps) and x
+/// replacements (an element erased at random, a new one inserted before
+/// another random element: 2 modifying operations each), x chosen so that
+/// D = M / (M + NM) is --dynamism percent; rounds until about 20N
+/// operations. The list counts its operations (count_dynamism) and the
+/// measured D is reported with the time per operation.
+template <class Alloc>
+std::uint64_t mixed_kernel(const Options& o, const Alloc& a, Phases& ph) {
+  Rng rng{o.seed};
+  using L = tailor::list<int, Alloc, tailor::count_dynamism>;
+  std::function<void()> release;
+  ph.start();
+  phase_warmup([&] { release = warm_up<L::node_bytes>(a, 2 * o.n, o.n, rng); });
+  ph.stop("warmup");
+  std::uint64_t check = 0;
+  {
+    L list(a);
+    std::vector<typename L::iterator> its;
+    its.reserve(o.n);
+    for (std::size_t i = 0; i < o.n; ++i) {
+      list.push_back(static_cast<int>(rng.next() >> 34));
+      its.push_back(std::prev(list.end()));
+    }
+    list.reset_dynamism();
+    const double d = o.dynamism / 100.0;
+    const auto replacements = static_cast<std::size_t>(static_cast<double>(o.n) * d / (1 - d) / 2 + 0.5);
+    const std::size_t ops_per_round = o.n + 2 * replacements;
+    const std::size_t rounds = std::max<std::size_t>(1, 20 * o.n / ops_per_round);
+    std::int64_t sum = 0;
+    ph.start();
+    phase_mixed([&] {
+      for (std::size_t r = 0; r < rounds; ++r) {
+        for (int x : list) sum += x;
+        for (std::size_t i = 0; i < replacements; ++i) {
+          const std::size_t victim = rng.below(its.size());
+          list.erase(its[victim]);
+          its[victim] = its.back();
+          its.pop_back();
+          const std::size_t at = rng.below(its.size());
+          its.push_back(list.insert(its[at], static_cast<int>(rng.next() >> 34)));
+        }
+      }
+    });
+    ph.stop("mixed");
+    const auto counts = list.dynamism();
+    ph.note("measured_dynamism", counts.dynamism());
+    ph.note("ns_per_op", ph.last() * 1e9 / static_cast<double>(counts.modifying + counts.non_modifying));
+    if (list.size() != o.n) fail("mixed kernel keeps the list's size");
+    check = static_cast<std::uint64_t>(sum);
+  }
+  release();
+  return check;
+}
+
 template <class Alloc>
 std::uint64_t run(const Options& o, const Alloc& a, Phases& ph) {
+  if (o.kernel == "mixed") return mixed_kernel(o, a, ph);
   return o.kernel == "list" ? list_kernel(o, a, ph) : tree_kernel(o, a, ph);
 }
 

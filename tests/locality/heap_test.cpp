@@ -169,3 +169,21 @@ TEST(MemoryResource, PmrContainers) {
 }
 
 }  // namespace
+
+#if defined(__SANITIZE_ADDRESS__)
+namespace {
+// Under ASan the heap poisons free chunks, so a use after free inside
+// memory ASan does not own (the heap's mmap'd slabs) is still caught.
+TEST(HeapDeathTest, UseAfterFreeIsCaughtUnderAsan) {
+  EXPECT_DEATH(
+      {
+        locality_heap heap;
+        auto* p = static_cast<volatile int*>(heap.allocate(32));
+        *p = 1;
+        heap.deallocate(const_cast<int*>(p));
+        *p = 2;
+      },
+      "use-after-poison");
+}
+}  // namespace
+#endif

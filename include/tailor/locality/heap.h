@@ -29,6 +29,10 @@
 #include <new>
 #include <stdexcept>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
 #include "kbit.h"
 #include "predicates.h"
 #include "rb_tree_core.h"
@@ -43,6 +47,26 @@ struct heap_options {
   /// Serialize calls with a spin lock, for a heap shared between threads.
   bool synchronized = false;
 };
+
+namespace detail {
+// Under AddressSanitizer, chunks that are free or not carved yet are
+// poisoned, so that a container touching a node it freed is caught even
+// though the heap's memory comes from mmap, which ASan does not watch.
+inline void poison(const void* p, std::size_t n) noexcept {
+#if defined(__SANITIZE_ADDRESS__)
+  ASAN_POISON_MEMORY_REGION(p, n);
+#else
+  (void)p, (void)n;
+#endif
+}
+inline void unpoison(const void* p, std::size_t n) noexcept {
+#if defined(__SANITIZE_ADDRESS__)
+  ASAN_UNPOISON_MEMORY_REGION(p, n);
+#else
+  (void)p, (void)n;
+#endif
+}
+}  // namespace detail
 
 template <class Source>
 class basic_locality_heap {
@@ -69,6 +93,7 @@ class basic_locality_heap {
   ~basic_locality_heap() {
     for (slab_header* s = slabs_; s != nullptr;) {
       slab_header* next = s->next;
+      detail::unpoison(s, s->bytes);
       source_.give_back(s, s->bytes);
       s = next;
     }
@@ -114,6 +139,7 @@ class basic_locality_heap {
       insert_near_neighbour(classes_[s->size_class], s, slot, c);
     }
     *static_cast<void**>(p) = c->free_;
+    detail::poison(p, c->chunk_);
     c->free_ = p;
     ++c->listed_;
   }
@@ -225,11 +251,13 @@ class basic_locality_heap {
     void* p;
     if (c->free_ != nullptr) {
       p = c->free_;
+      detail::unpoison(p, c->chunk_);
       c->free_ = *static_cast<void**>(p);
       --c->listed_;
     } else {
       p = c->bump_;
       c->bump_ += c->chunk_;
+      detail::unpoison(p, c->chunk_);
     }
     if (c->free_ == nullptr && c->bump_ >= c->bump_end_)
       remove_kclass(st, c);
@@ -268,6 +296,7 @@ class basic_locality_heap {
   bool add_slab(std::size_t sc) noexcept {
     void* mem = source_.obtain(slab_bytes_, slab_bytes_);
     if (mem == nullptr) return false;
+    detail::unpoison(mem, slab_bytes_);  // the address may have been a poisoned slab before
     auto* s = static_cast<slab_header*>(mem);
     s->magic = kSlabMagic;
     s->size_class = static_cast<std::uint32_t>(sc);
@@ -282,6 +311,7 @@ class basic_locality_heap {
     const std::uintptr_t data = base + data_offset_;
     const std::size_t chunks = (slab_bytes_ - data_offset_) / chunk;
     const std::uintptr_t data_end = data + chunks * chunk;  // the end of the last chunk
+    detail::poison(reinterpret_cast<void*>(data), base + slab_bytes_ - data);
     kclass** slots = slots_of(s);
     for (std::size_t j = 0; j < slots_; ++j) {
       const std::uintptr_t from = base + j * span_, to = from + span_;
@@ -307,6 +337,7 @@ class basic_locality_heap {
     const std::size_t total = round_up(offset + bytes, source_.page_size());
     void* mem = source_.obtain(total, slab_bytes_);
     if (mem == nullptr) return nullptr;
+    detail::unpoison(mem, total);
     auto* s = static_cast<slab_header*>(mem);
     s->magic = kLargeMagic;
     s->size_class = 0;
@@ -329,6 +360,7 @@ class basic_locality_heap {
   bool grow_nodes() noexcept {
     void* mem = source_.obtain(kNodeBlockBytes, source_.page_size());
     if (mem == nullptr) return false;
+    detail::unpoison(mem, kNodeBlockBytes);
     auto* b = static_cast<node_block*>(mem);
     b->next = node_blocks_;
     node_blocks_ = b;
