@@ -9,7 +9,10 @@ for docs/issues/06-locality.md:
      (list N = 1M, tree N = 3M), each run under `setarch -R` so that the
      address layout (and hence which page a node lands on) is the same from
      run to run;
-  2. with --cache: D1 and LL data misses per phase from callgrind's cache
+  2. with --kernels mixed: nanoseconds per container operation on a list
+     worked on at several dynamisms D (docs/locality.md, "Choosing K and
+     the predicate from D"), median over --runs runs;
+  3. with --cache: D1 and LL data misses per phase from callgrind's cache
      simulator (deterministic, unlike time on this shared machine), on
      kernels scaled down by --cache-scale with the LL cache scaled down by
      the same factor (rounded to a power of two), so that the ratio of data
@@ -30,7 +33,7 @@ import tempfile
 
 PHASES = {"list": ["build", "sort", "for_each", "clear", "walk_built"],
           "tree": ["insert", "find", "for_each", "destroy"]}
-FULL_N = {"list": 1000000, "tree": 3000000}
+FULL_N = {"list": 1000000, "tree": 3000000, "mixed": 1000000}
 HOST_LL = 32 * 1024 * 1024  # the host's L3 (lscpu), what callgrind would simulate by default
 MIMALLOC = ["/usr/lib/x86_64-linux-gnu/libmimalloc.so.2", "/usr/lib/x86_64-linux-gnu/libmimalloc.so"]
 
@@ -47,7 +50,9 @@ def configs(ks, predicates, mimalloc):
 
 def run(exe, kernel, n, args, env_extra, prefix=()):
     env = dict(os.environ, **env_extra)
-    cmd = list(prefix) + [exe, "--kernel", kernel, "--n", str(n), "--walk-before-sort"] + args
+    cmd = list(prefix) + [exe, "--kernel", kernel, "--n", str(n)] + args
+    if kernel == "list":
+        cmd.append("--walk-before-sort")
     proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if proc.returncode != 0:
         sys.exit(f"locality_kernels: {' '.join(cmd)} exited {proc.returncode}:\n{proc.stderr[-2000:]}")
@@ -100,6 +105,7 @@ def main():
     ap.add_argument("--no-time", action="store_true", help="skip the timed runs")
     ap.add_argument("--cache", action="store_true", help="also measure D1/LL misses with callgrind")
     ap.add_argument("--cache-scale", type=int, default=30, help="full size / callgrind size (default 30)")
+    ap.add_argument("--dynamisms", default="1,10,30,60,90", help="D values (percent) of the mixed kernel")
     ap.add_argument("--json", help="write every measurement to this file")
     args = ap.parse_args()
 
@@ -111,6 +117,25 @@ def main():
     tmp = tempfile.mkdtemp(prefix="tailor-locality-")
     try:
         for kernel in args.kernels.split(","):
+            if kernel == "mixed":
+                n = int(FULL_N[kernel] * args.scale)
+                ds = args.dynamisms.split(",")
+                print(f"\n### mixed kernel, N = {n:,}: median ns per container operation over {args.runs} runs\n")
+                print("| allocator | " + " | ".join(f"D = {d}%" for d in ds) + " |")
+                print("|---" * (len(ds) + 1) + "|")
+                for name, cargs, env in cfgs:
+                    cells = []
+                    for d in ds:
+                        runs = []
+                        for i in range(args.runs):
+                            print(f"[mixed D={d}] {name} run {i + 1}/{args.runs}", file=sys.stderr, flush=True)
+                            runs.append(run(exe, kernel, n, cargs + ["--dynamism", d], env, setarch))
+                        ns = statistics.median(r["layout"]["ns_per_op"] for r in runs)
+                        record.setdefault("mixed", {}).setdefault(name, {})[d] = {
+                            "ns_per_op": ns, "measured_dynamism": runs[0]["layout"]["measured_dynamism"]}
+                        cells.append(f"{ns:.1f}")
+                    print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
+                continue
             phases = PHASES[kernel]
             n = int(FULL_N[kernel] * args.scale)
             if not args.no_time:

@@ -168,8 +168,9 @@ auto warm_up(const Alloc& a, std::size_t total, std::size_t freed, Rng& rng) {
     BT::deallocate(ba, blocks[i], 1);
   }
   blocks.erase(blocks.begin(), blocks.begin() + static_cast<long>(freed));
-  // The survivors stay live until the end; the caller frees them.
-  return [ba, blocks]() mutable {
+  // The survivors stay live until the end; the caller frees them. (Moved,
+  // not copied: a large malloc now would make glibc consolidate the holes.)
+  return [ba, blocks = std::move(blocks)]() mutable {
     for (auto* b : blocks) BT::deallocate(ba, b, 1);
   };
 }
@@ -200,6 +201,11 @@ template <class Alloc>
 std::uint64_t list_kernel(const Options& o, const Alloc& a, Phases& ph) {
   Rng rng{o.seed};
   using L = tailor::list<int, Alloc>;
+  // Everything the kernel needs besides the list is allocated before the
+  // warm-up: a large malloc after it would make glibc consolidate the holes.
+  std::vector<int> values(o.n);
+  Rng value_rng{o.seed + 1};
+  for (auto& v : values) v = static_cast<int>(value_rng.next() >> 34);
   std::function<void()> release;
   ph.start();
   phase_warmup([&] { release = warm_up<L::node_bytes>(a, 2 * o.n, o.n, rng); });
@@ -208,8 +214,6 @@ std::uint64_t list_kernel(const Options& o, const Alloc& a, Phases& ph) {
   {
     L list(a);
     std::int64_t sum_before = 0;
-    std::vector<int> values(o.n);
-    for (auto& v : values) v = static_cast<int>(rng.next() >> 34);
     ph.start();
     phase_build([&] {
       for (std::size_t i = 0; i < o.n; ++i) {
@@ -254,14 +258,16 @@ template <class Alloc>
 std::uint64_t tree_kernel(const Options& o, const Alloc& a, Phases& ph) {
   Rng rng{o.seed};
   using S = tailor::set<int, std::less<int>, Alloc>;
+  // Keys and probes are made before the warm-up (see list_kernel).
+  Rng key_rng{o.seed + 1};
+  std::vector<int> keys(o.n);
+  for (auto& k : keys) k = static_cast<int>(key_rng.next() >> 33);
+  std::vector<int> probes(o.n);
+  for (auto& p : probes) p = keys[key_rng.below(keys.size())];
   std::function<void()> release;
   ph.start();
   phase_warmup([&] { release = warm_up<S::node_bytes>(a, 3 * o.n, o.n, rng); });
   ph.stop("warmup");
-  std::vector<int> keys(o.n);
-  for (auto& k : keys) k = static_cast<int>(rng.next() >> 33);
-  std::vector<int> probes(o.n);
-  for (auto& p : probes) p = keys[rng.below(keys.size())];
   std::uint64_t check = 0;
   {
     auto set = std::make_unique<S>(a);
@@ -305,6 +311,8 @@ template <class Alloc>
 std::uint64_t mixed_kernel(const Options& o, const Alloc& a, Phases& ph) {
   Rng rng{o.seed};
   using L = tailor::list<int, Alloc, tailor::count_dynamism>;
+  std::vector<typename L::iterator> its;  // before the warm-up (see list_kernel)
+  its.reserve(o.n);
   std::function<void()> release;
   ph.start();
   phase_warmup([&] { release = warm_up<L::node_bytes>(a, 2 * o.n, o.n, rng); });
@@ -312,8 +320,6 @@ std::uint64_t mixed_kernel(const Options& o, const Alloc& a, Phases& ph) {
   std::uint64_t check = 0;
   {
     L list(a);
-    std::vector<typename L::iterator> its;
-    its.reserve(o.n);
     for (std::size_t i = 0; i < o.n; ++i) {
       list.push_back(static_cast<int>(rng.next() >> 34));
       its.push_back(std::prev(list.end()));
