@@ -5,7 +5,8 @@ mimalloc preloaded, and tailor::allocator on the locality heap with the
 First, Match and Path predicates for a sweep of K. Prints markdown tables
 for docs/issues/06-locality.md:
 
-  1. time per phase: the median over --runs runs of the full-size kernels
+  1. time per phase (thread CPU time by default, --clock wall for wall
+     time): the median over --runs runs of the full-size kernels
      (list N = 1M, tree N = 3M), each run under `setarch -R` so that the
      address layout (and hence which page a node lands on) is the same from
      run to run;
@@ -105,6 +106,8 @@ def main():
     ap.add_argument("--no-time", action="store_true", help="skip the timed runs")
     ap.add_argument("--cache", action="store_true", help="also measure D1/LL misses with callgrind")
     ap.add_argument("--cache-scale", type=int, default=30, help="full size / callgrind size (default 30)")
+    ap.add_argument("--clock", choices=["cpu", "wall"], default="cpu",
+                    help="thread CPU time (default: leaves out time given to other work) or wall time")
     ap.add_argument("--dynamisms", default="1,10,30,60,90", help="D values (percent) of the mixed kernel")
     ap.add_argument("--json", help="write every measurement to this file")
     args = ap.parse_args()
@@ -139,7 +142,7 @@ def main():
             phases = PHASES[kernel]
             n = int(FULL_N[kernel] * args.scale)
             if not args.no_time:
-                print(f"\n### {kernel} kernel, N = {n:,}: median seconds per phase over {args.runs} runs\n")
+                print(f"\n### {kernel} kernel, N = {n:,}: median {args.clock} seconds per phase over {args.runs} runs\n")
                 print("| allocator | " + " | ".join(phases) + " | same page (built / in order) |")
                 print("|---" * (len(phases) + 2) + "|")
                 for name, cargs, env in cfgs:
@@ -147,7 +150,8 @@ def main():
                     for i in range(args.runs):
                         print(f"[{kernel}] {name} run {i + 1}/{args.runs}", file=sys.stderr, flush=True)
                         runs.append(run(exe, kernel, n, cargs, env, setarch))
-                    med = {p: statistics.median(r["phases"][p] for r in runs) for p in phases}
+                    key = "cpu" if args.clock == "cpu" else "phases"
+                    med = {p: statistics.median(r[key][p] for r in runs) for p in phases}
                     layout = runs[0]["layout"]
                     lay = layout.get("same_page_built", layout.get("same_page_in_order", 0))
                     record.setdefault(kernel, {}).setdefault(name, {})["time"] = med
