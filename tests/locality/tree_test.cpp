@@ -203,9 +203,10 @@ TEST(Set, PathPutsCloseKeysInCloseClasses) {
   const double path = close_neighbours<tailor::locality::Path>();
   const double first = close_neighbours<tailor::locality::First>();
   std::printf("close neighbours: Path %.3f, First %.3f\n", path, first);
-  // Measured 0.19 against 0.11 (docs/locality.md): a modest effect, but a
-  // placement blind to keys cannot reach it.
-  EXPECT_GT(path, 1.4 * first);
+  // Measured 0.21 against 0.06: a path locates a key only to a few percent
+  // of the range (docs/locality.md), but a placement blind to keys stays
+  // far below.
+  EXPECT_GT(path, 2 * first);
 }
 
 TEST(Set, InitializerListsAndComparisons) {
