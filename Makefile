@@ -3,7 +3,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps configure build demo test test-sanitize test-tsan bench-record bench-simulate bench-alloc clean
+.PHONY: all deps configure build demo test test-sanitize test-tsan bench-record bench-simulate bench-alloc bench-locality clean
 
 all: build
 
@@ -49,6 +49,11 @@ bench-simulate: build
 # libtailor against glibc, mimalloc, jemalloc and tcmalloc (docs/issues/05-allocator.md).
 bench-alloc: build
 	./bench/alloc_compare.py --build $(BUILD) --runs $(or $(RUNS),3) --scaling
+
+# Seed 000's list and tree kernels on every allocator configuration, times
+# and callgrind cache misses (docs/issues/06-locality.md).
+bench-locality: build
+	./bench/locality_kernels.py --build $(BUILD) --cache
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-address $(BUILD)-undefined $(BUILD)-thread

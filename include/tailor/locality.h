@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/* Locality by hints (seed 000, Defero), the C entry points: allocate near a
+ * hint address from the process-wide locality heap (Match predicate, default
+ * K). Until the locality heap moves onto libtailor's back end (issue 5),
+ * memory from tailor_malloc_near must be released with tailor_free_near, not
+ * free. C++ code gets the whole layer (heap, predicates, allocator, memory
+ * resource) from this header too. */
+#ifndef TAILOR_LOCALITY_H
+#define TAILOR_LOCALITY_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* size bytes, 16-aligned, in the K-class of hint if it has a free chunk of
+ * that size, else in the nearest one; hint may be NULL or any address. NULL
+ * if memory is exhausted. */
+void* tailor_malloc_near(size_t size, const void* hint);
+/* Releases memory from tailor_malloc_near; NULL is ignored. */
+void tailor_free_near(void* p);
+/* The usable bytes of a block from tailor_malloc_near. */
+size_t tailor_near_usable_size(const void* p);
+
+#ifdef __cplusplus
+}
+#include "allocator.h"
+#include "locality/default_heap.h"
+#include "locality/memory_resource.h"
+#endif
+
+#endif
