@@ -76,6 +76,7 @@ std::vector<Evaluation> Evaluator::evaluate(const std::vector<const simulate::Dm
   // the allocators no earlier DMM had.
   std::vector<std::string> keys(specs.size());
   std::vector<std::size_t> fresh;  // first index of each new phenotype
+  std::vector<std::vector<std::string>> fresh_parts;  // its allocators' keys
   std::map<std::string, std::size_t> seen;
   std::vector<std::pair<std::string, const simulate::AllocatorSpec*>> todo;
   std::map<std::string, bool> queued;
@@ -85,9 +86,11 @@ std::vector<Evaluation> Evaluator::evaluate(const std::vector<const simulate::Dm
     ++lookups_;
     if (cache_.count(keys[i]) || !seen.emplace(keys[i], i).second) continue;
     fresh.push_back(i);
+    fresh_parts.emplace_back();
     for (const auto& a : specs[i]->allocators) {
       std::string key = part_key(a);
-      if (!parts_.count(key) && queued.emplace(key, true).second) todo.emplace_back(std::move(key), &a);
+      if (!parts_.count(key) && queued.emplace(key, true).second) todo.emplace_back(key, &a);
+      fresh_parts.back().push_back(std::move(key));
     }
   }
   std::vector<std::optional<simulate::PartResult>> results(todo.size());
@@ -111,11 +114,12 @@ std::vector<Evaluation> Evaluator::evaluate(const std::vector<const simulate::Dm
   simulations_ += todo.size();
   for (std::size_t k = 0; k < todo.size(); ++k) parts_[todo[k].first] = std::move(results[k]);
 
-  for (std::size_t i : fresh) {
+  for (std::size_t f = 0; f < fresh.size(); ++f) {
+    const std::size_t i = fresh[f];
     std::vector<const simulate::PartResult*> parts;
     bool valid = true;
-    for (const auto& a : specs[i]->allocators) {
-      const auto& r = parts_[part_key(a)];
+    for (const std::string& key : fresh_parts[f]) {
+      const auto& r = parts_[key];
       if (!r) {
         valid = false;
         break;

@@ -47,6 +47,8 @@ class Evaluator {
   Evaluator(const simulate::ReplayTrace& trace, Weights weights, unsigned threads);
 
   const simulate::Metrics& kingsley() const noexcept { return kng_; }
+  /// The sizes the trace requests (sizes_of), which <TRACE_SIZE> and exact classes draw on.
+  const std::vector<std::uint64_t>& trace_sizes() const noexcept { return sizes_; }
   const Weights& weights() const noexcept { return weights_; }
 
   /// Evaluates every spec (std::nullopt: an invalid phenotype), simulating
