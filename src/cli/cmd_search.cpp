@@ -64,6 +64,7 @@ std::string describe(const sim::AllocatorSpec& a) {
     s += fmt::format("  {} {} ({}) classes={}", sim::to_string(a.structure), sim::to_string(a.fit),
                      sim::to_string(a.policy), classes[static_cast<int>(a.classes.kind)]);
   }
+  if (a.alignment != 16) s += fmt::format("  align={}", a.alignment);
   s += fmt::format("  chunk={}{}", a.chunk, a.returns ? " returns" : "");
   return s;
 }

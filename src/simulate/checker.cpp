@@ -26,7 +26,8 @@ void Checker::allocated(std::uint64_t operation, std::uint64_t requested, std::u
   const Address end = start + length;
   if (block.bytes < requested)
     fail(operation, fmt::format("a block of {} bytes serves a request of {} bytes", block.bytes, requested));
-  const std::uint64_t align = std::max(alignment, min_alignment_);
+  std::uint64_t align = std::max(alignment, min_alignment_);
+  if (requested != 0 && requested % 16 == 0) align = std::max<std::uint64_t>(align, 16);  // may hold a 16-aligned type
   if (start % align != 0)
     fail(operation, fmt::format("block at {:#x} is not aligned to {} bytes", start, align));
   if (end < start || !memory_.holds(start, length))

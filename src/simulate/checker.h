@@ -7,7 +7,8 @@
 //  - the block serving a request has at least the requested bytes;
 //  - every block is aligned to the alignment the call asked for, and at least
 //    to the allocator's minimum alignment (16 for KNG, what glibc guarantees on
-//    x86-64 and programs rely on);
+//    x86-64), and to 16 when the size is a multiple of 16 (it may hold a
+//    16-aligned type: sizeof is a multiple of alignof);
 //  - a release returns the bytes the allocation said the block had;
 //  - bytes held from the system are never below the requested bytes in use,
 //    so the high-water mark is never below the trace's max in-use bytes.

@@ -21,9 +21,15 @@ template <class Mech>
 class Part final : public DmmPart {
  public:
   template <class... Args>
-  explicit Part(SimulatedMemory& memory, Args&&... args) : mech_(memory, std::forward<Args>(args)...) {}
+  explicit Part(SimulatedMemory& memory, Args&&... args)
+      : mech_(memory, std::forward<Args>(args)...), follow_size_(min_alignment() < 16) {}
 
-  Block allocate(std::uint64_t bytes, std::uint64_t alignment) override { return mech_.allocate(bytes, alignment); }
+  // Below 16, alignment follows the request's size (docs/dmm.md, "alignment"):
+  // a size that is a multiple of 16 may hold a 16-aligned type, so it gets 16.
+  Block allocate(std::uint64_t bytes, std::uint64_t alignment) override {
+    if (follow_size_ && alignment < 16 && bytes != 0 && bytes % 16 == 0) alignment = 16;
+    return mech_.allocate(bytes, alignment);
+  }
   std::uint64_t release(Address address) override { return mech_.release(address); }
   std::uint64_t steps() const noexcept override { return mech_.steps(); }
   std::uint64_t splits() const noexcept override { return mech_.splits(); }
@@ -38,6 +44,7 @@ class Part final : public DmmPart {
 
  private:
   Mech mech_;
+  bool follow_size_;
 };
 
 constexpr std::uint64_t round8(std::uint64_t n) noexcept { return (n + 7) & ~std::uint64_t{7}; }

@@ -146,7 +146,7 @@ class AllocatorReader {
         if (a.header != 0) fail("header", "simple_segregated_storage has no block headers: header must be 0");
         if (!a.max) fail("sizes.max", "simple_segregated_storage needs bounded classes: give a max");
         if (!std::has_single_bit(a.chunk)) fail("system.chunk", "an area is a power of two of bytes");
-        if (a.alignment + ((*a.max + 7) & ~std::uint64_t{7}) + a.alignment > a.chunk)
+        if (2 * std::max<std::uint64_t>(16, a.alignment) + ((*a.max + 15) & ~std::uint64_t{15}) > a.chunk)
           fail("system.chunk", "an area of " + std::to_string(a.chunk) + " bytes cannot hold a block of the range's "
                                "largest size (" + std::to_string(*a.max) + ")");
         break;

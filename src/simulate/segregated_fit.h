@@ -9,6 +9,8 @@
 //   exact segregated fit    one class per block size the trace uses, exact fit;
 //   strict segregated fit   one block size per list: requests round up to the
 //                           class's upper bound; no splitting or coalescing.
+//                           (An aligned request whose slack goes past the
+//                           last class has one more list, of odd sizes.)
 // (Simple segregated storage has no headers and lives in
 // simple_segregated_storage.h; the buddy systems in their own files.)
 //
@@ -85,7 +87,10 @@ class SegregatedFit {
   static constexpr std::uint64_t kMinAlignment = 8;
 
   SegregatedFit(M& memory, SizeClasses classes, SegregatedFitConfig config)
-      : memory_(memory), classes_(std::move(classes)), config_(config), lists_(classes_.count()) {
+      : memory_(memory),
+        classes_(std::move(classes)),
+        config_(config),
+        lists_(classes_.count() + (config.round_to_class ? 1 : 0)) {
     const auto& c = config_;
     auto bad = [](const std::string& what) { throw std::invalid_argument("SegregatedFit: " + what); };
     if (c.header < 8 || c.header % 8 != 0) bad("header must be a multiple of 8, at least 8");
@@ -97,7 +102,7 @@ class SegregatedFit {
     min_block_ = round(FreeBlocks::min_block(c.structure, c.coalesce));
     for (std::uint32_t k = 0; k < lists_.size(); ++k) {
       lists_[k] = FreeBlocks(c.structure, c.fit, c.policy);
-      lists_[k].set_uniform(c.round_to_class && classes_.upper(k) != SizeClasses::kOpen);
+      lists_[k].set_uniform(c.round_to_class && k < classes_.count() && classes_.upper(k) != SizeClasses::kOpen);
     }
   }
 
@@ -110,8 +115,12 @@ class SegregatedFit {
     const std::uint64_t s = ((bytes == 0 ? 1 : bytes) + slack + 7) & ~std::uint64_t{7};
     cls = class_of_capacity(s);
     std::uint64_t size = s;
-    if (config_.round_to_class && classes_.upper(cls) != SizeClasses::kOpen && classes_.upper(cls) >= s)
-      size = classes_.upper(cls);
+    if (config_.round_to_class && classes_.upper(cls) != SizeClasses::kOpen) {
+      if (classes_.upper(cls) >= s)
+        size = classes_.upper(cls);
+      else  // an aligned request's slack goes past the last class: the list of odd sizes
+        cls = classes_.count();
+    }
     return std::max(round(size + config_.header), min_block_);
   }
 
@@ -123,7 +132,7 @@ class SegregatedFit {
     std::uint64_t got = 0;
     Address block = lists_[c].take(memory_, steps_, need, hot_, got);
     if (block == 0 && config_.search_larger) {
-      for (std::uint32_t d = c + 1; d < lists_.size() && block == 0; ++d) {
+      for (std::uint32_t d = c + 1; d < classes_.count() && block == 0; ++d) {
         ++steps_;
         if (!lists_[d].empty()) block = lists_[d].take(memory_, steps_, need, hot_, got);
       }

@@ -4,22 +4,28 @@
 // areas, each holding blocks of a single class; blocks carry no header, so a
 // block's class is found from its area: areas are `chunk` bytes aligned to
 // `chunk`, and an area's first word holds its class. A class's blocks all
-// have its upper bound's bytes (rounded to the alignment, at least the
-// structure's smallest free block); no splitting, no coalescing, no memory
-// returned (an area's free blocks are spread over its class's list).
+// have its upper bound's bytes (rounded to the class's alignment, at least
+// the structure's smallest free block); no splitting, no coalescing, no
+// memory returned (an area's free blocks are spread over its class's list).
 //
-// A free block holds its bytes in its first word while free (the free
-// structure, free_blocks.h, reads sizes there) and its links after it, so
-// any structure, fit and policy of the model applies. Allocation: take from
+// With alignment 8, a class whose block size is a multiple of 16 still has
+// its blocks 16-aligned; the others (24 bytes, say) pack 8-aligned blocks
+// with no padding, as mimalloc's word-sized bins do.
+//
+// A free block holds its links after its first word (and, when the structure
+// compares sizes, its bytes in it: free_blocks.h), so any structure, fit and
+// policy of the model applies. Allocation: take from
 // the class's list; on a miss carve at the class's bump pointer in its
 // current area, and obtain a new area (one system request) when it is full.
-// An aligned request (alignment A above the mechanism's) has A - alignment
+// An aligned request (alignment A above its class's) has A - alignment
 // bytes of slack in its size; its data is the first A-aligned address in the
 // block, and the release finds the block by arithmetic from the area start.
 //
-// Counting: the list operations (free_blocks.h); 1 step per carve and 1 per
-// system request (plus the area's class word, 1 write); a release reads the
-// area's class word (1 read) and writes the block's size word (1 write).
+// Counting: the list operations (free_blocks.h; a list's head always fits,
+// its blocks having one size); 1 step per carve and 1 per system request
+// (plus the area's class word, 1 write); a release reads the area's class
+// word (1 read) and, for a tree or the farthest fit, which compare sizes,
+// writes the block's size word (1 write).
 #pragma once
 
 #include <algorithm>
@@ -55,25 +61,29 @@ class SimpleSegregatedStorage {
     auto bad = [](const std::string& what) { throw std::invalid_argument("SimpleSegregatedStorage: " + what); };
     if (config.alignment < 8 || !std::has_single_bit(config.alignment)) bad("alignment must be a power of two >= 8");
     if (!std::has_single_bit(config.chunk)) bad("chunk must be a power of two");
-    first_ = std::max<std::uint64_t>(8, config.alignment);
-    const std::uint64_t min = round(FreeBlocks::min_block(config.structure, false));
+    const std::uint64_t min = FreeBlocks::min_block(config.structure, false);
     for (std::uint32_t c = 0; c < classes_.count(); ++c) {
       if (classes_.upper(c) == SizeClasses::kOpen) bad("its last class has no upper bound");
       ClassState& k = classes_state_[c];
-      k.bytes = std::max(round(classes_.upper(c)), min);
-      if (first_ + k.bytes > config.chunk)
+      k.bytes = round(std::max(classes_.upper(c), min), config.alignment);
+      k.align = k.bytes % 16 == 0 ? std::max<std::uint64_t>(16, config.alignment) : config.alignment;
+      k.bytes = round(k.bytes, k.align);
+      k.first = std::max<std::uint64_t>(8, k.align);
+      if (k.first + k.bytes > config.chunk)
         bad("an area of " + std::to_string(config.chunk) + " bytes cannot hold a block of " +
             std::to_string(k.bytes) + " bytes");
       k.list = FreeBlocks(config.structure, config.fit, config.policy);
+      k.list.set_uniform(uniform());
     }
   }
 
   std::uint64_t min_alignment() const noexcept { return config_.alignment; }
 
   Block allocate(std::uint64_t bytes, std::uint64_t alignment = 0) {
-    const std::uint64_t slack = alignment > config_.alignment ? alignment - config_.alignment : 0;
-    const std::uint64_t s = ((bytes == 0 ? 1 : bytes) + slack + 7) & ~std::uint64_t{7};
-    const std::uint32_t c = classes_.class_of(s);
+    const std::uint64_t s = ((bytes == 0 ? 1 : bytes) + 7) & ~std::uint64_t{7};
+    std::uint32_t c = classes_.class_of(s);
+    if (c != SizeClasses::kNone && alignment > classes_state_[c].align)  // room to move the data: the slack
+      c = classes_.class_of(s + alignment - config_.alignment);
     if (c == SizeClasses::kNone) [[unlikely]]
       throw std::length_error("SimpleSegregatedStorage: no class holds a request of " + std::to_string(bytes) +
                               " bytes");
@@ -86,7 +96,7 @@ class SimpleSegregatedStorage {
         ++steps_;
         const Address area = memory_.obtain(config_.chunk, config_.chunk);
         memory_.store(area, c);
-        k.bump = area + first_;
+        k.bump = area + k.first;
         k.end = area + config_.chunk;
       }
       block = k.bump;
@@ -94,7 +104,7 @@ class SimpleSegregatedStorage {
     }
     hot_ = block;
     Address data = block;
-    if (alignment > config_.alignment) data = (data + alignment - 1) & ~(alignment - 1);
+    if (alignment > k.align) data = (data + alignment - 1) & ~(alignment - 1);
     return {data, k.bytes};
   }
 
@@ -102,8 +112,8 @@ class SimpleSegregatedStorage {
     const Address area = address & ~(config_.chunk - 1);
     const auto c = static_cast<std::uint32_t>(memory_.load(area));
     ClassState& k = classes_state_[c];
-    const Address block = area + first_ + (address - area - first_) / k.bytes * k.bytes;
-    memory_.store(block, k.bytes);
+    const Address block = area + k.first + (address - area - k.first) / k.bytes * k.bytes;
+    if (!uniform()) memory_.store(block, k.bytes);  // the size word the structure's search reads
     k.list.put(memory_, steps_, block, k.bytes);
     hot_ = block;
     return k.bytes;
@@ -117,18 +127,23 @@ class SimpleSegregatedStorage {
   struct ClassState {
     FreeBlocks list;
     std::uint64_t bytes = 0;
+    std::uint64_t align = 16;  ///< of its blocks: 16 when their size is a multiple of 16, else the config's
+    std::uint64_t first = 16;  ///< offset of an area's first block (after its class word)
     Address bump = 0, end = 0;
   };
 
-  std::uint64_t round(std::uint64_t bytes) const noexcept {
-    return (bytes + config_.alignment - 1) & ~(config_.alignment - 1);
+  // A class's blocks all have one size, so a list's head always fits: only a
+  // tree (ordered by size) or the farthest fit reads the size words.
+  bool uniform() const noexcept { return config_.structure != Structure::kBst && config_.fit != Fit::kFarthest; }
+
+  static std::uint64_t round(std::uint64_t bytes, std::uint64_t align) noexcept {
+    return (bytes + align - 1) & ~(align - 1);
   }
 
   M& memory_;
   SizeClasses classes_;
   SimpleSegregatedConfig config_;
   std::vector<ClassState> classes_state_;
-  std::uint64_t first_ = 16;
   std::uint64_t steps_ = 0;
   Address hot_ = 0;
 };

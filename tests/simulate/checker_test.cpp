@@ -99,6 +99,21 @@ TEST(Checker, CatchesMisalignment) {
   EXPECT_NE(e.find("not aligned to 16"), std::string::npos) << e;
 }
 
+// Below 16, alignment follows the size: 24 bytes may be 8-aligned, 32 may not.
+TEST(Checker, SizesThatAreMultiplesOf16Need16) {
+  const sim::ReplayTrace t = small_trace();
+  sim::SimulatedMemory memory;
+  const sim::Address a = memory.obtain(4096, 4096);
+  sim::Checker checker(t, memory, 8);
+  checker.allocated(1, 24, 0, {a + 8, 24});
+  try {
+    checker.allocated(2, 32, 0, {a + 40, 32});
+    ADD_FAILURE() << "an 8-aligned block for 32 bytes passed";
+  } catch (const sim::CheckError& e) {
+    EXPECT_NE(std::string(e.what()).find("not aligned to 16"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Checker, CatchesMemoryNotObtained) {
   const std::string e = check_error(Broken::kOutside);
   EXPECT_NE(e.find("at event 3"), std::string::npos) << e;

@@ -177,6 +177,8 @@ TEST(Dmm, RandomValidSpecsPassTheChecker) {
       EXPECT_DOUBLE_EQ(c.energy_nj, m.energy_nj);
     } catch (const sim::SpecError&) {
       continue;  // valid in itself, but a part cannot be built for this trace
+    } catch (const sim::CheckError& e) {
+      ADD_FAILURE() << e.what();
     }
     ++valid;
   }

@@ -206,6 +206,50 @@ TEST(SimpleSegregatedStorage, AreasByHand) {
   EXPECT_EQ(s.allocate(20).address, area1 + 144);  // then c's block, found from its aligned address
 }
 
+TEST(SimpleSegregatedStorage, AlignmentEightPacksOddWordSizes) {
+  sim::SimulatedMemory mem;
+  sim::SimpleSegregatedConfig config;
+  config.alignment = 8;
+  Sss s(mem, sim::SizeClasses({24, 32}, false), config);
+  // Class 24: blocks of 24 bytes, 8 bytes in (after the class word), no padding.
+  const sim::Block a = s.allocate(24);
+  const sim::Address area = a.address & ~sim::Address{4095};
+  EXPECT_EQ(a.address, area + 8);
+  EXPECT_EQ(a.bytes, 24u);
+  EXPECT_EQ(s.allocate(20).address, area + 32);
+  // Class 32: a multiple of 16, so its blocks start 16 bytes in and stay 16-aligned.
+  const sim::Block b = s.allocate(32);
+  EXPECT_EQ(b.address & 4095, 16u);
+  EXPECT_EQ(s.allocate(32).address, b.address + 32);
+  // A 16-aligned request in class 24 takes the slack: 16 + 8 -> class 24 is
+  // enough (its block at area + 56 has its 16-aligned address 8 bytes in).
+  const sim::Block c = s.allocate(16, 16);
+  EXPECT_EQ(c.address, area + 64);
+  EXPECT_EQ(c.address % 16, 0u);
+  EXPECT_EQ(s.release(c.address), 24u);
+  EXPECT_EQ(s.allocate(24).address, area + 56);  // found from its aligned address
+}
+
+TEST(SegregatedFit, StrictClassesServeSlackPastTheLastClassFromTheirOwnList) {
+  // Exact classes up to 96 with alignment 8: a 16-aligned 96-byte request
+  // needs 104 + 8 bytes, more than the last class's block; it must not land
+  // in (nor later be taken from) the list of 104-byte blocks.
+  sim::SimulatedMemory mem;
+  sim::SegregatedFitConfig c;
+  c.round_to_class = true;
+  c.alignment = 8;
+  Fit f(mem, sim::SizeClasses({48, 96}, false), c);
+  const sim::Block plain = f.allocate(96);
+  EXPECT_EQ(plain.bytes, 104u);
+  EXPECT_EQ(f.release(plain.address), 104u);
+  const sim::Block aligned = f.allocate(96, 16);
+  EXPECT_EQ(aligned.address % 16, 0u);
+  EXPECT_EQ(aligned.bytes, 112u);
+  EXPECT_EQ(f.release(aligned.address), 112u);
+  EXPECT_EQ(f.allocate(96).bytes, 104u);  // the plain list still holds plain blocks
+  EXPECT_EQ(f.allocate(96, 16).bytes, 112u);
+}
+
 TEST(SegregatedFit, CheckerPassesEveryConfigurationOnARandomTrace) {
   const sim::ReplayTrace t = sim::build_replay(tailor::test::random_events(5, 12000));
   int runs = 0;
