@@ -19,7 +19,7 @@ namespace {
 // Host pages of finished simulations, kept per thread for the next ones: a
 // search simulates thousands of DMMs, and handing every page back to malloc
 // (and the kernel) only to fault it in again cost more than the simulation.
-constexpr std::size_t kPagesKept = 2048;  // 64 MiB per thread
+constexpr std::size_t kPagesKept = 16384;  // 64 MiB per thread
 thread_local std::vector<std::unique_ptr<std::uint64_t[]>> spare_pages;
 
 }  // namespace
