@@ -12,10 +12,12 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "commands.h"
 #include "evolution.h"
+#include "replay_sample.h"
 #include "simulator.h"
 #include "tailor/trace/reader.h"
 
@@ -36,6 +38,7 @@ struct SearchCmdOptions {
   unsigned generations = 100;
   unsigned population = 60;
   unsigned threads = 0;
+  std::uint64_t sample = 0;  // at most this many operations in the evolution's sample (0: the whole trace)
   bool pareto = false;
   bool json = false;
 };
@@ -81,12 +84,23 @@ int search_cmd(const SearchCmdOptions& o) {
   if (t.operations.empty()) throw std::runtime_error(o.trace + ": the trace has no allocation to search for");
 
   const unsigned threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
-  srch::Evaluator evaluator(t, weights, threads);
+  // The evolution ranks candidates on one object in k when the trace is larger
+  // than --sample; its finalists are then measured on the whole trace.
+  const std::uint32_t one_in = o.sample ? sim::sampling_rate(t, o.sample) : 1;
+  std::optional<sim::ReplayTrace> sampled;
+  if (one_in > 1) sampled = sim::sample_objects(t, one_in);
+  const sim::ReplayTrace& ranked_on = sampled ? *sampled : t;
+  srch::Evaluator evaluator(ranked_on, weights, threads);
+  std::optional<srch::Evaluator> whole_trace;
+  if (sampled) whole_trace.emplace(t, weights, threads);
+  srch::Evaluator& whole = sampled ? *whole_trace : evaluator;
+  const std::vector<std::uint64_t>& sizes = whole.trace_sizes();  // <TRACE_SIZE>: the whole trace's sizes
   srch::SearchOptions so;
   so.seed = o.seed;
   so.generations = o.generations;
   so.population = o.population;
   so.pareto = o.pareto;
+  if (sampled) so.validator = &whole;
   so.progress = [&](unsigned gen, double best, double rate) {
     const std::string line = fmt::format("generation {}/{}  best fitness {:.4f}  {:.1f} evaluations/s", gen,
                                          o.generations, best, rate);
@@ -95,7 +109,7 @@ int search_cmd(const SearchCmdOptions& o) {
     else if (gen % 10 == 0 || gen == o.generations)
       fmt::print(stderr, "{}\n", line);
   };
-  const srch::SearchResult res = srch::evolve(grammar, evaluator.trace_sizes(), evaluator, so);
+  const srch::SearchResult res = srch::evolve(grammar, sizes, evaluator, so);
   if (tty) fmt::print(stderr, "\r\033[K");
   if (!res.best.eval.valid) throw std::runtime_error("the search found no valid DMM (check the grammar)");
 
@@ -111,11 +125,11 @@ int search_cmd(const SearchCmdOptions& o) {
   // (Kingsley's run is the evaluator's own).
   const std::vector<std::string> names = {"kng", "lea", "fib", "s10", "exa"};
   std::vector<srch::Evaluation> rows(names.size());
-  rows[0] = evaluator.normalize(evaluator.kingsley());
+  rows[0] = whole.normalize(whole.kingsley());
   {
     std::vector<std::thread> pool;
     for (std::size_t i = 1; i < names.size(); ++i)
-      pool.emplace_back([&, i] { rows[i] = evaluator.normalize(sim::simulate(t, names[i])); });
+      pool.emplace_back([&, i] { rows[i] = whole.normalize(sim::simulate(t, names[i])); });
     for (auto& th : pool) th.join();
   }
   std::vector<std::string> columns = names;
@@ -145,6 +159,8 @@ int search_cmd(const SearchCmdOptions& o) {
                         {"evaluations", res.evaluations},
                         {"allocator_simulations", res.simulations},
                         {"seconds", res.seconds},
+                        {"sample", {{"one_in", one_in}, {"operations", ranked_on.operations.size()}}},
+                        {"validations", res.validations},
                         {"normalized_to_kng", table},
                         {"found", sim::to_json(best)}};
     if (o.pareto) j["pareto_front"] = front;
@@ -154,9 +170,13 @@ int search_cmd(const SearchCmdOptions& o) {
 
   fmt::print("search      {} generations x {} individuals, seed {}, weights time={} memory={} energy={}\n",
              o.generations, o.population, o.seed, weights.time, weights.memory, weights.energy);
-  fmt::print("evaluated   {} individuals, {} allocators simulated on their share of the trace, {:.1f} s\n\n",
-             res.evaluations,
-             res.simulations, res.seconds);
+  fmt::print("evaluated   {} individuals, {} allocators simulated on their share of the trace, {:.1f} s\n",
+             res.evaluations, res.simulations, res.seconds);
+  if (sampled)
+    fmt::print("sampled     ranked on 1 object in {} ({} of {} operations); {} candidates for the best measured on "
+               "the whole trace\n",
+               one_in, ranked_on.operations.size(), t.operations.size(), res.validations);
+  fmt::print("\n");
   fmt::print("Improvement over Kingsley (seed 002's Table 3; higher is better)\n");
   fmt::print("{:<20}", "");
   for (const auto& c : columns) fmt::print(" {:>9}", c);
@@ -199,6 +219,10 @@ void add_search(CLI::App& app, Runner& run) {
       ->check(CLI::Range(2u, 100000u));
   cmd->add_option("--threads", o->threads, "Simulations at once (default: one per core)");
   cmd->add_option("--weights", o->weights, "Weights of the fitness's objectives, normalized to Kingsley")
+      ->capture_default_str();
+  cmd->add_option("--sample", o->sample,
+                  "Rank candidates on one object in k, k chosen to leave at most this many operations; a candidate "
+                  "for the best is measured on the whole trace (0: rank on the whole trace)")
       ->capture_default_str();
   cmd->add_flag("--pareto", o->pareto, "Pareto mode (non-dominated sorting with crowding distance); prints the front");
   cmd->add_option("--grammar", o->grammar, "BNF grammar of the design space (default: share/search/dmm.bnf)");

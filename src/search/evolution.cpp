@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <random>
 
@@ -50,8 +51,9 @@ class Engine {
     std::vector<Evaluation> evals = evaluator_.evaluate(specs);
     for (std::size_t i = 0; i < batch.size(); ++i) {
       batch[i].eval = std::move(evals[i]);
+      const bool measured = !o_.validator || (batch[i].eval.valid && validate(batch[i]));
       if (!batch[i].eval.valid) batch[i].spec.reset();
-      consider(batch[i]);
+      if (measured) consider(batch[i]);
     }
     evaluations_ += batch.size();
   }
@@ -119,15 +121,7 @@ class Engine {
   static void rank(std::vector<Individual>& pop) {
     const std::size_t n = pop.size();
     auto objectives = [](const Individual& x) { return std::array<double, 3>{x.eval.time, x.eval.memory, x.eval.energy}; };
-    auto dominates = [&](const Individual& a, const Individual& b) {
-      const auto oa = objectives(a), ob = objectives(b);
-      bool strictly = false;
-      for (int k = 0; k < 3; ++k) {
-        if (oa[k] > ob[k]) return false;
-        strictly |= oa[k] < ob[k];
-      }
-      return strictly;
-    };
+    auto dominates = [](const Individual& a, const Individual& b) { return search::dominates(a.eval, b.eval); };
     std::vector<std::vector<std::size_t>> dominated(n);
     std::vector<unsigned> count(n, 0);
     std::vector<std::size_t> current;
@@ -190,6 +184,7 @@ class Engine {
     }
     SearchResult r;
     r.best = best_;
+    r.validations = validations_;
     if (o_.pareto) {
       for (const auto& ind : pop)
         if (ind.rank == 0 && ind.eval.valid) r.front.push_back(ind);
@@ -197,6 +192,7 @@ class Engine {
       r.front.erase(std::unique(r.front.begin(), r.front.end(), [](const Individual& a, const Individual& b) {
                       return a.spec && b.spec && *a.spec == *b.spec;
                     }), r.front.end());
+      if (o_.validator) r.front = measured_front(std::move(r.front));
     }
     r.evaluations = evaluations_;
     r.simulations = evaluator_.simulations();
@@ -228,6 +224,46 @@ class Engine {
   }
 
  private:
+  // A sample can flatter a DMM whose costs grow with the heap (coalescing
+  // without splitting, say), so a candidate for the best is measured on the
+  // whole trace first; the measure replaces its ranked fitness for good,
+  // which also takes flattered DMMs out of the elite.
+  // Returns true if `ind` now carries the validator's measure.
+  bool validate(Individual& ind) {
+    if (auto it = validated_.find(ind.phenotype); it != validated_.end()) {
+      ind.eval = it->second;
+      return true;
+    }
+    if (ind.eval.fitness >= best_ranked_) return false;
+    const double ranked = ind.eval.fitness;
+    ind.eval = o_.validator->evaluate({&*ind.spec}).front();
+    ++validations_;
+    validated_.emplace(ind.phenotype, ind.eval);
+    if (ind.eval.valid && (!best_.eval.valid || ind.eval.fitness < best_.eval.fitness)) best_ranked_ = ranked;
+    return true;
+  }
+
+  // The final front measured by the validator: the ones the others dominate
+  // there dropped, best weighted fitness first.
+  std::vector<Individual> measured_front(std::vector<Individual> front) {
+    std::vector<const simulate::DmmSpec*> specs;
+    for (const auto& ind : front) specs.push_back(&*ind.spec);
+    const std::vector<Evaluation> evals = o_.validator->evaluate(specs);
+    validations_ += evals.size();
+    std::vector<Individual> measured, kept;
+    for (std::size_t i = 0; i < front.size(); ++i)
+      if (evals[i].valid) {
+        front[i].eval = evals[i];
+        measured.push_back(std::move(front[i]));
+      }
+    for (const auto& a : measured)
+      if (std::none_of(measured.begin(), measured.end(), [&](const Individual& b) { return dominates(b.eval, a.eval); }))
+        kept.push_back(a);
+    std::stable_sort(kept.begin(), kept.end(),
+                     [](const Individual& a, const Individual& b) { return a.eval.fitness < b.eval.fitness; });
+    return kept;
+  }
+
   void consider(const Individual& ind) {
     if (ind.eval.valid && (!best_.eval.valid || ind.eval.fitness < best_.eval.fitness)) best_ = ind;
   }
@@ -243,7 +279,9 @@ class Engine {
   const SearchOptions& o_;
   std::mt19937_64 rng_;
   Individual best_;
-  std::uint64_t evaluations_ = 0;
+  double best_ranked_ = std::numeric_limits<double>::infinity();  // the best's fitness on the evaluator's trace
+  std::map<std::string, Evaluation> validated_;                    // phenotype -> the validator's measure
+  std::uint64_t evaluations_ = 0, validations_ = 0;
 };
 
 void check(const SearchOptions& o) {
@@ -255,6 +293,16 @@ void check(const SearchOptions& o) {
 }
 
 }  // namespace
+
+bool dominates(const Evaluation& a, const Evaluation& b) noexcept {
+  const std::array<double, 3> oa{a.time, a.memory, a.energy}, ob{b.time, b.memory, b.energy};
+  bool strictly = false;
+  for (int k = 0; k < 3; ++k) {
+    if (oa[k] > ob[k]) return false;
+    strictly |= oa[k] < ob[k];
+  }
+  return strictly;
+}
 
 SearchResult evolve(const Grammar& grammar, const std::vector<std::uint64_t>& trace_sizes, Evaluator& evaluator,
                     const SearchOptions& options) {

@@ -34,6 +34,11 @@ struct SearchOptions {
   bool pareto = false;
   /// After each generation: (generation, best fitness so far, evaluations per second).
   std::function<void(unsigned, double, double)> progress;
+  /// When set (the evaluator ranks on a sample of the trace), a DMM whose
+  /// ranked fitness beats the best's is measured by the validator (on the
+  /// whole trace) before it can become the best, and carries that measure
+  /// from then on; so `best` is always measured by the validator.
+  Evaluator* validator = nullptr;
 };
 
 struct Individual {
@@ -49,10 +54,14 @@ struct Individual {
 struct SearchResult {
   Individual best;                 ///< lowest weighted fitness seen
   std::vector<Individual> front;   ///< Pareto mode: the final non-dominated DMMs
+  std::uint64_t validations = 0;   ///< DMMs the validator measured
   std::uint64_t evaluations = 0;   ///< individuals evaluated (cache hits included)
   std::uint64_t simulations = 0;   ///< distinct DMMs simulated
   double seconds = 0;
 };
+
+/// Pareto dominance over (time, memory, energy): no worse in any, better in one.
+bool dominates(const Evaluation& a, const Evaluation& b) noexcept;
 
 /// Grammatical evolution of a DMM for the evaluator's trace.
 SearchResult evolve(const Grammar& grammar, const std::vector<std::uint64_t>& trace_sizes, Evaluator& evaluator,

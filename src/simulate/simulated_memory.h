@@ -69,7 +69,7 @@ class SimulatedMemory final : public MemoryAccount {
   bool holds(Address address, std::uint64_t bytes) const noexcept override;
 
  private:
-  static constexpr unsigned kPageBits = 9;  // 4096 words = 32 KiB of simulated space per host page
+  static constexpr unsigned kPageBits = 9;  // 512 words = 4 KiB of simulated space per host page
   static constexpr std::uint64_t kPageMask = (std::uint64_t{1} << kPageBits) - 1;
 
   std::uint64_t word_index(Address address) const {

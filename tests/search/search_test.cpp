@@ -8,6 +8,7 @@
 #include <string>
 
 #include "evolution.h"
+#include "replay_sample.h"
 #include "phenotype.h"
 #include "segregated_lists.h"
 #include "simulate/random_trace.h"
@@ -153,6 +154,31 @@ TEST(Search, EveryDmmFoundIsValidForTheTrace) {
       const sim::Metrics m = sim::simulate(f.trace, *ind.spec, check);
       EXPECT_EQ(m.steps, ind.eval.metrics.steps);
     }
+  }
+}
+
+// Ranked on a sample, the search's best is measured on the whole trace
+// (the validator), and a candidate the sample flatters cannot become it.
+TEST(Search, OnASampleTheBestIsMeasuredOnTheWholeTrace) {
+  const sim::ReplayTrace whole = sim::build_replay(tailor::test::random_events(22, 12000));
+  const sim::ReplayTrace sample = sim::sample_objects(whole, 4);
+  const srch::Grammar grammar = srch::Grammar::load(std::string(TAILOR_SHARE_DIR) + "/search/dmm.bnf");
+  const std::vector<std::uint64_t> sizes = sim::sizes_of(whole.operations);
+  for (unsigned threads : {1u, 2u}) {
+    srch::Evaluator ranked(sample, {}, threads), measured(whole, {}, threads);
+    srch::SearchOptions o = small(3);
+    o.validator = &measured;
+    const srch::SearchResult r = srch::evolve(grammar, sizes, ranked, o);
+    ASSERT_TRUE(r.best.eval.valid);
+    EXPECT_GT(r.validations, 0u);
+    // The best's evaluation is the whole trace's, equal to a fresh simulation of it.
+    const sim::Metrics m = sim::simulate(whole, *r.best.spec);
+    EXPECT_EQ(r.best.eval.metrics.steps, m.steps);
+    EXPECT_EQ(r.best.eval.metrics.memory_usage, m.memory_usage);
+    EXPECT_DOUBLE_EQ(r.best.eval.fitness, measured.normalize(m).fitness);
+    static std::string first;
+    if (threads == 1) first = r.best.phenotype;
+    else EXPECT_EQ(r.best.phenotype, first);  // deterministic whatever the threads
   }
 }
 

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: MIT
+// One object in k of a replay (replay_sample.h).
+#include "replay_sample.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <vector>
+
+namespace tailor::simulate {
+
+namespace {
+
+constexpr std::uint64_t mix(std::uint64_t x) noexcept {  // splitmix64's finalizer
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+std::uint32_t sampling_rate(const ReplayTrace& trace, std::uint64_t max_operations) {
+  if (max_operations == 0) throw std::invalid_argument("sampling_rate: max_operations must be positive");
+  const std::uint64_t ops = trace.operations.size();
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>((ops + max_operations - 1) / max_operations, UINT32_MAX));
+}
+
+ReplayTrace sample_objects(const ReplayTrace& trace, std::uint32_t one_in) {
+  if (one_in == 0) throw std::invalid_argument("sample_objects: one_in must be positive");
+  ReplayTrace s;
+  s.summary.page_size = trace.summary.page_size;
+  s.operations.reserve(trace.operations.size() / one_in + 16);
+  constexpr std::uint32_t kDropped = UINT32_MAX;
+  std::vector<std::uint32_t> id_of(trace.summary.max_live_blocks, kDropped);  // whole trace's id -> sample's
+  std::vector<std::uint64_t> bytes_of;                                        // live bytes by sample id
+  std::vector<std::uint32_t> free_ids;
+  std::uint64_t ordinal = 0, in_use = 0, live = 0, offset = UINT64_MAX;
+  std::size_t next_offset = 0;        // the whole trace's event_offsets, walked along (event_of without a search)
+  std::uint64_t trace_offset = 0;     // event - operation in the whole trace at operation i
+  for (std::uint64_t i = 0; i < trace.operations.size(); ++i) {
+    while (next_offset < trace.event_offsets.size() && trace.event_offsets[next_offset].first <= i)
+      trace_offset = trace.event_offsets[next_offset++].second;
+    Operation op = trace.operations[i];
+    if (op.block >= id_of.size()) id_of.resize(op.block + 1, kDropped);
+    if (op.kind == Operation::kAllocate) {
+      if (mix(ordinal++) % one_in != 0) {
+        id_of[op.block] = kDropped;
+        continue;
+      }
+      std::uint32_t id;
+      if (!free_ids.empty()) {
+        id = free_ids.back();
+        free_ids.pop_back();
+      } else {
+        id = static_cast<std::uint32_t>(bytes_of.size());
+        bytes_of.push_back(0);
+      }
+      id_of[op.block] = id;
+      bytes_of[id] = op.bytes;
+      in_use += op.bytes;
+      ++live;
+      ++s.summary.allocations;
+      s.summary.max_in_use_bytes = std::max(s.summary.max_in_use_bytes, in_use);
+      op.block = id;
+    } else {
+      const std::uint32_t id = id_of[op.block];
+      if (id == kDropped) continue;
+      id_of[op.block] = kDropped;
+      in_use -= bytes_of[id];
+      --live;
+      free_ids.push_back(id);
+      ++s.summary.releases;
+      op.block = id;
+    }
+    const std::uint64_t index = s.operations.size();
+    const std::uint64_t event_offset = i + trace_offset - index;  // wraps like ReplayBuilder's; exact modulo 2^64
+    if (event_offset != offset) {
+      s.event_offsets.emplace_back(index, event_offset);
+      offset = event_offset;
+    }
+    s.operations.push_back(op);
+  }
+  s.summary.events = s.operations.size();
+  s.summary.max_live_blocks = bytes_of.size();
+  s.summary.live_blocks_at_end = live;
+  return s;
+}
+
+}  // namespace tailor::simulate
