@@ -18,16 +18,26 @@
 //
 // One instance is single-threaded unless built with synchronized = true (a
 // spin lock around every call; the process-wide default heap is built so).
-// Slabs are kept until the heap is destroyed; large regions go back at once.
+// Large regions go back at once. A slab whose chunks are all free goes back
+// to the source once it has stayed empty for heap_options::empty_slab_delay_ms
+// (checked when a slab empties or a new one is needed), so that a container
+// cleared and rebuilt at once reuses its slabs instead of trading them with
+// the source; trim() gives every empty slab back now.
+//
+// On a source whose regions the process's free() recognizes (libtailor's,
+// libtailor_region_source.h), the heap registers itself (bind_owner), and a
+// plain free() of one of its blocks comes back to deallocate().
 #pragma once
 
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <new>
 #include <stdexcept>
+#include <string>
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
@@ -45,7 +55,12 @@ struct heap_options {
   /// per page). Must be 0 or in [kMinK, kMaxK].
   unsigned k = 0;
   /// Serialize calls with a spin lock, for a heap shared between threads.
+  /// (Needed too if blocks are released by plain free() on other threads.)
   bool synchronized = false;
+  /// How long a slab with no live chunk is kept before it goes back to the
+  /// source, in milliseconds: 0 at once, negative never (until trim() or the
+  /// heap's destruction).
+  int empty_slab_delay_ms = 200;
 };
 
 namespace detail {
@@ -79,7 +94,7 @@ class basic_locality_heap {
   static constexpr std::size_t kMinSlab = std::size_t{64} << 10;
 
   explicit basic_locality_heap(heap_options options = {}, Source source = Source{})
-      : source_(std::move(source)), synchronized_(options.synchronized) {
+      : source_(std::move(source)), synchronized_(options.synchronized), empty_delay_ms_(options.empty_slab_delay_ms) {
     k_ = options.k == 0 ? default_k(source_.page_size()) : options.k;
     if (k_ < kMinK || k_ > kMaxK) throw std::invalid_argument("tailor::locality_heap: K out of range");
     shift_ = 64 - k_;
@@ -87,6 +102,14 @@ class basic_locality_heap {
     slab_bytes_ = std::max(kMinSlab, span_);
     slots_ = slab_bytes_ / span_;
     data_offset_ = round_up(sizeof(slab_header) + slots_ * sizeof(kclass*), kGranule);
+    if constexpr (requires { source_.max_align(); }) {
+      if (slab_bytes_ > source_.max_align())
+        throw std::invalid_argument("tailor::locality_heap: K = " + std::to_string(k_) + " needs slabs of " +
+                                    std::to_string(slab_bytes_) + " bytes, aligned to their size; the region source " +
+                                    "aligns to at most " + std::to_string(source_.max_align()) + " bytes");
+    }
+    if constexpr (requires { source_.bind_owner(&free_hook, &usable_hook, this); })
+      source_.bind_owner(&free_hook, &usable_hook, this);
   }
   basic_locality_heap(const basic_locality_heap&) = delete;
   basic_locality_heap& operator=(const basic_locality_heap&) = delete;
@@ -105,6 +128,7 @@ class basic_locality_heap {
   }
 
   unsigned k() const noexcept { return k_; }
+  const Source& source() const noexcept { return source_; }
   std::size_t span() const noexcept { return span_; }
   std::size_t slab_bytes() const noexcept { return slab_bytes_; }
   /// The bytes a request of `bytes` gets (its size class), for small requests.
@@ -122,7 +146,8 @@ class basic_locality_heap {
   }
   void* allocate(std::size_t bytes) noexcept { return allocate(bytes, First{}); }
 
-  /// Releases memory from allocate; nullptr is ignored.
+  /// Releases memory from allocate; nullptr is ignored. Thread-safe only
+  /// on a synchronized heap, like every other call.
   void deallocate(void* p) noexcept {
     if (p == nullptr) return;
     guard g(*this);
@@ -142,7 +167,17 @@ class basic_locality_heap {
     detail::poison(p, c->chunk_);
     c->free_ = p;
     ++c->listed_;
+    if (--s->live == 0) slab_emptied(s);
   }
+
+  /// Gives every slab with no live chunk back to the source now.
+  void trim() noexcept {
+    guard g(*this);
+    while (empty_first_ != nullptr) release_slab(empty_first_);
+  }
+  /// Slabs held, and how many of them have no live chunk (tests, benchmarks).
+  std::size_t slab_count() const noexcept { return slab_count_; }
+  std::size_t empty_slab_count() const noexcept { return empty_count_; }
 
   /// The usable bytes of a block from this heap.
   std::size_t usable_size(const void* p) const noexcept {
@@ -203,9 +238,14 @@ class basic_locality_heap {
   struct slab_header {
     std::uint64_t magic;
     std::uint32_t size_class;
-    std::uint32_t unused;
+    std::uint32_t live;  // chunks handed out and not freed
     std::size_t bytes;
-    slab_header* next;
+    slab_header* next;  // all slabs
+    slab_header* prev;
+    slab_header* empty_next;  // slabs with no live chunk, in the order they emptied
+    slab_header* empty_prev;
+    std::int64_t emptied_at;  // ms, steady clock
+    bool in_empty_list;
     // followed, in a slab, by one kclass* per K-class of the slab
   };
   struct size_class_state {
@@ -263,6 +303,8 @@ class basic_locality_heap {
       remove_kclass(st, c);
     else
       st.last = c;
+    slab_header* s = slab_of(p);
+    if (s->live++ == 0 && s->in_empty_list) unlink_empty(s);
     return p;
   }
 
@@ -294,15 +336,22 @@ class basic_locality_heap {
   }
 
   bool add_slab(std::size_t sc) noexcept {
+    if (empty_first_ != nullptr && empty_delay_ms_ > 0) release_expired(now_ms());
     void* mem = source_.obtain(slab_bytes_, slab_bytes_);
     if (mem == nullptr) return false;
     detail::unpoison(mem, slab_bytes_);  // the address may have been a poisoned slab before
     auto* s = static_cast<slab_header*>(mem);
     s->magic = kSlabMagic;
     s->size_class = static_cast<std::uint32_t>(sc);
+    s->live = 0;
     s->bytes = slab_bytes_;
+    s->prev = nullptr;
     s->next = slabs_;
+    if (slabs_ != nullptr) slabs_->prev = s;
     slabs_ = s;
+    s->empty_next = s->empty_prev = nullptr;
+    s->in_empty_list = false;
+    ++slab_count_;
     size_class_state& st = classes_[sc];
     st.first = std::min(st.first, reinterpret_cast<std::uintptr_t>(s));
     st.last_address = std::max(st.last_address, reinterpret_cast<std::uintptr_t>(s) + slab_bytes_ - 1);
@@ -313,6 +362,7 @@ class basic_locality_heap {
     const std::uintptr_t data_end = data + chunks * chunk;  // the end of the last chunk
     detail::poison(reinterpret_cast<void*>(data), base + slab_bytes_ - data);
     kclass** slots = slots_of(s);
+    std::fill(slots, slots + slots_, nullptr);  // sources need not hand out zeroed memory
     for (std::size_t j = 0; j < slots_; ++j) {
       const std::uintptr_t from = base + j * span_, to = from + span_;
       // The chunks whose first byte lies in [from, to).
@@ -328,6 +378,57 @@ class basic_locality_heap {
       insert_kclass(classes_[sc], c);
     }
     return !classes_[sc].tree.empty();
+  }
+
+  static std::int64_t now_ms() noexcept {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+  /// A slab lost its last live chunk: it joins the empty list, and slabs
+  /// that have stayed empty long enough go back to the source.
+  void slab_emptied(slab_header* s) noexcept {
+    s->emptied_at = empty_delay_ms_ > 0 ? now_ms() : 0;
+    s->empty_next = nullptr;
+    s->empty_prev = empty_last_;
+    if (empty_last_ != nullptr) empty_last_->empty_next = s;
+    else empty_first_ = s;
+    empty_last_ = s;
+    s->in_empty_list = true;
+    ++empty_count_;
+    if (empty_delay_ms_ == 0) release_slab(s);
+    else if (empty_delay_ms_ > 0) release_expired(s->emptied_at);
+  }
+  void unlink_empty(slab_header* s) noexcept {
+    if (s->empty_prev != nullptr) s->empty_prev->empty_next = s->empty_next;
+    else empty_first_ = s->empty_next;
+    if (s->empty_next != nullptr) s->empty_next->empty_prev = s->empty_prev;
+    else empty_last_ = s->empty_prev;
+    s->in_empty_list = false;
+    --empty_count_;
+  }
+  void release_expired(std::int64_t now) noexcept {
+    while (empty_first_ != nullptr && now - empty_first_->emptied_at >= empty_delay_ms_) release_slab(empty_first_);
+  }
+  /// Gives an empty slab back: its K-classes (all of them listed, since
+  /// every chunk is free) leave their tree first.
+  void release_slab(slab_header* s) noexcept {
+    unlink_empty(s);
+    size_class_state& st = classes_[s->size_class];
+    kclass** slots = slots_of(s);
+    for (std::size_t j = 0; j < slots_; ++j)
+      if (slots[j] != nullptr) remove_kclass(st, slots[j]);
+    if (s->prev != nullptr) s->prev->next = s->next;
+    else slabs_ = s->next;
+    if (s->next != nullptr) s->next->prev = s->prev;
+    --slab_count_;
+    detail::unpoison(s, s->bytes);
+    source_.give_back(s, s->bytes);
+  }
+
+  // The hooks of bind_owner: a plain free() of one of this heap's blocks.
+  static void free_hook(void* self, void* p) noexcept { static_cast<basic_locality_heap*>(self)->deallocate(p); }
+  static std::size_t usable_hook(void* self, const void* p) noexcept {
+    return static_cast<const basic_locality_heap*>(self)->usable_size(p);
   }
 
   void* allocate_large(std::size_t bytes, std::size_t align) noexcept {
@@ -423,11 +524,15 @@ class basic_locality_heap {
 
   Source source_;
   bool synchronized_;
+  int empty_delay_ms_;
   std::atomic_flag lock_ = ATOMIC_FLAG_INIT;
   unsigned k_ = 0, shift_ = 0;
   std::size_t span_ = 0, slab_bytes_ = 0, slots_ = 0, data_offset_ = 0;
   std::array<size_class_state, kSizeClasses> classes_{};
   slab_header* slabs_ = nullptr;
+  slab_header* empty_first_ = nullptr;  // oldest empty slab
+  slab_header* empty_last_ = nullptr;
+  std::size_t slab_count_ = 0, empty_count_ = 0;
   node_block* node_blocks_ = nullptr;
   kclass* free_nodes_ = nullptr;
 };
