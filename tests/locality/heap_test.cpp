@@ -3,15 +3,17 @@
 // every K and size, checked for overlap, alignment, usable size and the
 // index invariants; large and over-aligned requests; the C entry points, the
 // allocator (with the hint overload of allocator_traits) and the memory
-// resource.
+// resource; empty slabs going back to the source.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <list>
 #include <map>
 #include <memory_resource>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "tailor/locality.h"
@@ -187,3 +189,97 @@ TEST(HeapDeathTest, UseAfterFreeIsCaughtUnderAsan) {
 }
 }  // namespace
 #endif
+
+// Empty slabs go back to the source (heap_options::empty_slab_delay_ms).
+namespace {
+
+// The mmap source, counting the slabs (64 KiB regions at 64 KiB) it has out.
+struct counting_source : tailor::locality::mmap_region_source {
+  std::size_t* outstanding;
+  std::size_t* obtained;
+  void* obtain(std::size_t bytes, std::size_t align) noexcept {
+    void* p = mmap_region_source::obtain(bytes, align);
+    if (p != nullptr && align == bytes) ++*outstanding, ++*obtained;
+    return p;
+  }
+  void give_back(void* p, std::size_t bytes) noexcept {
+    if (bytes == std::size_t{64} << 10 && (reinterpret_cast<std::uintptr_t>(p) & (bytes - 1)) == 0) --*outstanding;
+    mmap_region_source::give_back(p, bytes);
+  }
+};
+using counting_heap = tailor::locality::basic_locality_heap<counting_source>;
+
+struct SlabReturn : ::testing::Test {
+  std::size_t outstanding = 0, obtained = 0;
+  counting_source source() { return counting_source{{}, &outstanding, &obtained}; }
+  template <class Heap>
+  static void build_and_clear(Heap& heap, int n) {
+    std::vector<void*> blocks;
+    void* prev = nullptr;
+    for (int i = 0; i < n; ++i) blocks.push_back(prev = heap.allocate(32, Match::from_hint(prev)));
+    for (void* p : blocks) heap.deallocate(p);
+  }
+};
+
+TEST_F(SlabReturn, AtOnceWithDelayZero) {
+  counting_heap heap({52, false, 0}, source());
+  build_and_clear(heap, 20000);  // about 10 slabs of 32-byte chunks
+  EXPECT_GE(obtained, 9u);
+  EXPECT_EQ(outstanding, 0u);
+  EXPECT_EQ(heap.slab_count(), 0u);
+  EXPECT_TRUE(heap.index_is_valid(32));
+  EXPECT_EQ(heap.free_kclasses(32), 0u);
+  build_and_clear(heap, 20000);  // the heap works on after giving everything back
+  EXPECT_EQ(outstanding, 0u);
+}
+
+TEST_F(SlabReturn, NeverWithNegativeDelayUntilTrim) {
+  counting_heap heap({52, false, -1}, source());
+  build_and_clear(heap, 20000);
+  EXPECT_EQ(outstanding, heap.slab_count());
+  EXPECT_EQ(heap.empty_slab_count(), heap.slab_count());
+  heap.trim();
+  EXPECT_EQ(outstanding, 0u);
+  EXPECT_EQ(heap.empty_slab_count(), 0u);
+  EXPECT_TRUE(heap.index_is_valid(32));
+}
+
+TEST_F(SlabReturn, ClearAndRebuildReusesSlabs) {
+  counting_heap heap({52, false, 60000}, source());
+  build_and_clear(heap, 20000);
+  const std::size_t first = obtained;
+  for (int round = 0; round < 10; ++round) build_and_clear(heap, 20000);
+  EXPECT_EQ(obtained, first);  // the hysteresis: no slab traded with the source
+  EXPECT_EQ(outstanding, first);
+}
+
+TEST_F(SlabReturn, AfterTheDelay) {
+  counting_heap heap({52, false, 30}, source());
+  build_and_clear(heap, 20000);
+  EXPECT_EQ(outstanding, heap.slab_count());
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  // The check runs when a slab empties or a new one is needed.
+  void* p = heap.allocate(512);
+  EXPECT_EQ(heap.slab_count(), 1u);
+  EXPECT_EQ(outstanding, 1u);
+  EXPECT_TRUE(heap.index_is_valid(32));
+  heap.deallocate(p);
+}
+
+TEST_F(SlabReturn, PartlyUsedSlabsStay) {
+  counting_heap heap({52, false, 0}, source());
+  std::vector<void*> blocks;
+  for (int i = 0; i < 20000; ++i) blocks.push_back(heap.allocate(32));
+  const std::size_t slabs = heap.slab_count();
+  for (std::size_t i = 0; i < blocks.size(); ++i)
+    if (i % 100 != 0) heap.deallocate(blocks[i]);  // one chunk in 100 stays: every slab keeps some
+  EXPECT_EQ(heap.slab_count(), slabs);
+  for (std::size_t i = 0; i < blocks.size(); i += 100) {
+    auto* q = static_cast<int*>(blocks[i]);
+    *q = 1;  // still usable
+    heap.deallocate(q);
+  }
+  EXPECT_EQ(heap.slab_count(), 0u);
+}
+
+}  // namespace
