@@ -92,6 +92,7 @@ class basic_locality_heap {
   static constexpr std::size_t kMaxSmall = 1024;
   static constexpr std::size_t kSizeClasses = kMaxSmall / kGranule;
   static constexpr std::size_t kMinSlab = std::size_t{64} << 10;
+  static constexpr std::size_t kCacheLine = 64;
 
   explicit basic_locality_heap(heap_options options = {}, Source source = Source{})
       : source_(std::move(source)), synchronized_(options.synchronized), empty_delay_ms_(options.empty_slab_delay_ms) {
@@ -101,7 +102,9 @@ class basic_locality_heap {
     span_ = kclass_span(k_);
     slab_bytes_ = std::max(kMinSlab, span_);
     slots_ = slab_bytes_ / span_;
-    data_offset_ = round_up(sizeof(slab_header) + slots_ * sizeof(kclass*), kGranule);
+    // Chunks start on a cache line: then no chunk of 16, 32 or 64 bytes
+    // straddles two lines (at 16 mod 32, half of the 32-byte nodes did).
+    data_offset_ = round_up(sizeof(slab_header) + slots_ * sizeof(kclass*), kCacheLine);
     if constexpr (requires { source_.max_align(); }) {
       if (slab_bytes_ > source_.max_align())
         throw std::invalid_argument("tailor::locality_heap: K = " + std::to_string(k_) + " needs slabs of " +
