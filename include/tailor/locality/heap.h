@@ -35,6 +35,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -117,11 +118,13 @@ class basic_locality_heap {
   basic_locality_heap(const basic_locality_heap&) = delete;
   basic_locality_heap& operator=(const basic_locality_heap&) = delete;
   ~basic_locality_heap() {
-    for (slab_header* s = slabs_; s != nullptr;) {
-      slab_header* next = s->next;
-      detail::unpoison(s, s->bytes);
-      source_.give_back(s, s->bytes);
-      s = next;
+    for (slab_list* list : {&used_, &empty_}) {
+      for (slab_header* s = list->first; s != nullptr;) {
+        slab_header* next = s->next;
+        detail::unpoison(s, s->bytes);
+        source_.give_back(s, s->bytes);
+        s = next;
+      }
     }
     for (node_block* b = node_blocks_; b != nullptr;) {
       node_block* next = b->next;
@@ -176,11 +179,11 @@ class basic_locality_heap {
   /// Gives every slab with no live chunk back to the source now.
   void trim() noexcept {
     guard g(*this);
-    while (empty_first_ != nullptr) release_slab(empty_first_);
+    while (empty_.first != nullptr) release_slab(empty_.first);
   }
   /// Slabs held, and how many of them have no live chunk (tests, benchmarks).
-  std::size_t slab_count() const noexcept { return slab_count_; }
-  std::size_t empty_slab_count() const noexcept { return empty_count_; }
+  std::size_t slab_count() const noexcept { return used_.count + empty_.count; }
+  std::size_t empty_slab_count() const noexcept { return empty_.count; }
 
   /// The usable bytes of a block from this heap.
   std::size_t usable_size(const void* p) const noexcept {
@@ -194,8 +197,9 @@ class basic_locality_heap {
   /// alike). Linear in the slabs: for tests and assertions.
   bool owns(const void* p) const noexcept {
     const auto a = reinterpret_cast<std::uintptr_t>(p);
-    for (const slab_header* s = slabs_; s != nullptr; s = s->next)
-      if (a >= reinterpret_cast<std::uintptr_t>(s) && a < reinterpret_cast<std::uintptr_t>(s) + s->bytes) return true;
+    for (const slab_list* list : {&used_, &empty_})
+      for (const slab_header* s = list->first; s != nullptr; s = s->next)
+        if (a >= reinterpret_cast<std::uintptr_t>(s) && a < reinterpret_cast<std::uintptr_t>(s) + s->bytes) return true;
     return false;
   }
 
@@ -238,19 +242,42 @@ class basic_locality_heap {
   static constexpr std::uint64_t kLargeMagic = 0x74616c6f726c7267;  // "talorlrg"
   static constexpr std::size_t kNodeBlockBytes = std::size_t{64} << 10;
 
+  // 48 bytes, so that at K <= 48 (one K-class per slab) the slot a free
+  // reads shares the header's cache line.
   struct slab_header {
     std::uint64_t magic;
-    std::uint32_t size_class;
+    std::uint16_t size_class;
+    std::uint8_t empty;  // on the empty list (else on the used list)
+    std::uint8_t unused;
     std::uint32_t live;  // chunks handed out and not freed
     std::size_t bytes;
-    slab_header* next;  // all slabs
+    slab_header* next;  // on the used or the empty list
     slab_header* prev;
-    slab_header* empty_next;  // slabs with no live chunk, in the order they emptied
-    slab_header* empty_prev;
     std::int64_t emptied_at;  // ms, steady clock
-    bool in_empty_list;
     // followed, in a slab, by one kclass* per K-class of the slab
   };
+  /// Slabs in a doubly linked list; the empty list is in the order they emptied.
+  struct slab_list {
+    slab_header* first = nullptr;
+    slab_header* last = nullptr;
+    std::size_t count = 0;
+    void push_back(slab_header* s) noexcept {
+      s->next = nullptr;
+      s->prev = last;
+      if (last != nullptr) last->next = s;
+      else first = s;
+      last = s;
+      ++count;
+    }
+    void remove(slab_header* s) noexcept {
+      if (s->prev != nullptr) s->prev->next = s->next;
+      else first = s->next;
+      if (s->next != nullptr) s->next->prev = s->prev;
+      else last = s->prev;
+      --count;
+    }
+  };
+  static_assert(sizeof(slab_header) == 48);
   struct size_class_state {
     rb_header tree;
     kclass* last = nullptr;  // the K-class allocated from last, if still in the tree
@@ -307,7 +334,11 @@ class basic_locality_heap {
     else
       st.last = c;
     slab_header* s = slab_of(p);
-    if (s->live++ == 0 && s->in_empty_list) unlink_empty(s);
+    if (s->live++ == 0 && s->empty) {  // an empty slab in use again
+      empty_.remove(s);
+      s->empty = 0;
+      used_.push_back(s);
+    }
     return p;
   }
 
@@ -339,22 +370,17 @@ class basic_locality_heap {
   }
 
   bool add_slab(std::size_t sc) noexcept {
-    if (empty_first_ != nullptr && empty_delay_ms_ > 0) release_expired(now_ms());
+    if (empty_.first != nullptr && empty_delay_ms_ > 0) release_expired(now_ms());
     void* mem = source_.obtain(slab_bytes_, slab_bytes_);
     if (mem == nullptr) return false;
     detail::unpoison(mem, slab_bytes_);  // the address may have been a poisoned slab before
     auto* s = static_cast<slab_header*>(mem);
     s->magic = kSlabMagic;
-    s->size_class = static_cast<std::uint32_t>(sc);
+    s->size_class = static_cast<std::uint16_t>(sc);
+    s->empty = 0;
     s->live = 0;
     s->bytes = slab_bytes_;
-    s->prev = nullptr;
-    s->next = slabs_;
-    if (slabs_ != nullptr) slabs_->prev = s;
-    slabs_ = s;
-    s->empty_next = s->empty_prev = nullptr;
-    s->in_empty_list = false;
-    ++slab_count_;
+    used_.push_back(s);
     size_class_state& st = classes_[sc];
     st.first = std::min(st.first, reinterpret_cast<std::uintptr_t>(s));
     st.last_address = std::max(st.last_address, reinterpret_cast<std::uintptr_t>(s) + slab_bytes_ - 1);
@@ -391,39 +417,23 @@ class basic_locality_heap {
   /// that have stayed empty long enough go back to the source.
   void slab_emptied(slab_header* s) noexcept {
     s->emptied_at = empty_delay_ms_ > 0 ? now_ms() : 0;
-    s->empty_next = nullptr;
-    s->empty_prev = empty_last_;
-    if (empty_last_ != nullptr) empty_last_->empty_next = s;
-    else empty_first_ = s;
-    empty_last_ = s;
-    s->in_empty_list = true;
-    ++empty_count_;
+    used_.remove(s);
+    s->empty = 1;
+    empty_.push_back(s);
     if (empty_delay_ms_ == 0) release_slab(s);
     else if (empty_delay_ms_ > 0) release_expired(s->emptied_at);
   }
-  void unlink_empty(slab_header* s) noexcept {
-    if (s->empty_prev != nullptr) s->empty_prev->empty_next = s->empty_next;
-    else empty_first_ = s->empty_next;
-    if (s->empty_next != nullptr) s->empty_next->empty_prev = s->empty_prev;
-    else empty_last_ = s->empty_prev;
-    s->in_empty_list = false;
-    --empty_count_;
-  }
   void release_expired(std::int64_t now) noexcept {
-    while (empty_first_ != nullptr && now - empty_first_->emptied_at >= empty_delay_ms_) release_slab(empty_first_);
+    while (empty_.first != nullptr && now - empty_.first->emptied_at >= empty_delay_ms_) release_slab(empty_.first);
   }
   /// Gives an empty slab back: its K-classes (all of them listed, since
   /// every chunk is free) leave their tree first.
   void release_slab(slab_header* s) noexcept {
-    unlink_empty(s);
+    empty_.remove(s);
     size_class_state& st = classes_[s->size_class];
     kclass** slots = slots_of(s);
     for (std::size_t j = 0; j < slots_; ++j)
       if (slots[j] != nullptr) remove_kclass(st, slots[j]);
-    if (s->prev != nullptr) s->prev->next = s->next;
-    else slabs_ = s->next;
-    if (s->next != nullptr) s->next->prev = s->prev;
-    --slab_count_;
     detail::unpoison(s, s->bytes);
     source_.give_back(s, s->bytes);
   }
@@ -446,7 +456,6 @@ class basic_locality_heap {
     s->magic = kLargeMagic;
     s->size_class = 0;
     s->bytes = total;
-    s->next = nullptr;
     return static_cast<char*>(mem) + offset;
   }
 
@@ -532,10 +541,8 @@ class basic_locality_heap {
   unsigned k_ = 0, shift_ = 0;
   std::size_t span_ = 0, slab_bytes_ = 0, slots_ = 0, data_offset_ = 0;
   std::array<size_class_state, kSizeClasses> classes_{};
-  slab_header* slabs_ = nullptr;
-  slab_header* empty_first_ = nullptr;  // oldest empty slab
-  slab_header* empty_last_ = nullptr;
-  std::size_t slab_count_ = 0, empty_count_ = 0;
+  slab_list used_;   // slabs with a live chunk, or fresh
+  slab_list empty_;  // slabs with none, oldest first
   node_block* node_blocks_ = nullptr;
   kclass* free_nodes_ = nullptr;
 };
