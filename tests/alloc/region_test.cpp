@@ -11,10 +11,10 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
-#include <mutex>
 #include <thread>
 #include <vector>
 
+#include "common/handoff_queue.h"
 #include "tailor/locality/heap.h"
 #include "tailor/locality/libtailor_region_source.h"
 #include "tailor/tailor.h"
@@ -166,8 +166,7 @@ TEST(Region, HeapRefusesSlabsLargerThanTheSourceAligns) {
 TEST(Stress, LocalityHeapCrossThreadFrees) {
   region_heap heap({52, true}, tailor::locality::libtailor_region_source(tailor::locality::linked_region_api()));
   constexpr int kThreads = 4, kPerThread = 20000;
-  std::mutex m;
-  std::vector<void*> queue;
+  tailor::test::handoff_queue queue(256);
   std::atomic<long> bad{0};
   auto work = [&](int id) {
     void* prev = nullptr;
@@ -180,16 +179,7 @@ TEST(Stress, LocalityHeapCrossThreadFrees) {
       }
       std::memset(p, id + 1, bytes);
       prev = p;
-      void* victim = nullptr;
-      {
-        std::lock_guard<std::mutex> lock(m);
-        queue.push_back(p);
-        if (queue.size() > 256) {
-          victim = queue.front();
-          queue.erase(queue.begin());
-        }
-      }
-      if (victim != nullptr) {
+      if (void* victim = queue.exchange(p); victim != nullptr) {
         if (i % 3 == 0) {
           void* q = tailor_realloc(victim, 2000);  // moves into libtailor proper
           if (q == nullptr) ++bad;
@@ -204,7 +194,7 @@ TEST(Stress, LocalityHeapCrossThreadFrees) {
   for (int t = 0; t < kThreads; ++t) threads.emplace_back(work, t);
   for (auto& t : threads) t.join();
   EXPECT_EQ(bad.load(), 0);
-  for (void* p : queue) tailor_free(p);
+  for (void* p : queue.drain()) tailor_free(p);
   for (std::size_t bytes = 16; bytes <= 192; bytes += 16) EXPECT_TRUE(heap.index_is_valid(bytes)) << bytes;
   heap.trim();
   EXPECT_EQ(heap.slab_count(), 0u);

@@ -12,11 +12,11 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "common/handoff_queue.h"
 #include "tailor/list.h"
 #include "tailor/locality.h"
 #include "tailor/map.h"
@@ -79,7 +79,7 @@ TEST(Backend, AllocatorAndResourceMemoryGoesToFree) {
   void* q = r.allocate(200, 64);
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(q) % 64, 0u);
   free(q);
-  EXPECT_EQ(heap.slab_count(), 0u);  // delay 0: both slabs went back at once
+  EXPECT_EQ(heap.slab_count(), 0u);  // hold 0: both slabs went back at once
 }
 
 TEST(Backend, ContainersOnTheDefaultHeap) {
@@ -106,8 +106,7 @@ TEST(Backend, ContainersOnTheDefaultHeap) {
 TEST(Backend, CrossThreadPlainFrees) {
   if (!on_libtailor()) GTEST_SKIP() << "libtailor is not this process's malloc";
   constexpr int kThreads = 4, kPerThread = 20000;
-  std::mutex m;
-  std::vector<void*> queue;
+  tailor::test::handoff_queue queue(512);
   auto work = [&](int id) {
     void* prev = nullptr;
     for (int i = 0; i < kPerThread; ++i) {
@@ -116,22 +115,13 @@ TEST(Backend, CrossThreadPlainFrees) {
       ASSERT_NE(p, nullptr);
       std::memset(p, id, bytes);
       prev = p;
-      void* victim = nullptr;
-      {
-        std::lock_guard<std::mutex> lock(m);
-        queue.push_back(p);
-        if (queue.size() > 512) {
-          victim = queue.front();
-          queue.erase(queue.begin());
-        }
-      }
-      free(victim);
+      free(queue.exchange(p));
     }
   };
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) threads.emplace_back(work, t);
   for (auto& t : threads) t.join();
-  for (void* p : queue) free(p);
+  for (void* p : queue.drain()) free(p);
   for (std::size_t bytes = 16; bytes <= 128; bytes += 16)
     EXPECT_TRUE(tailor::default_locality_heap().index_is_valid(bytes)) << bytes;
 }

@@ -19,10 +19,14 @@
 // One instance is single-threaded unless built with synchronized = true (a
 // spin lock around every call; the process-wide default heap is built so).
 // Large regions go back at once. A slab whose chunks are all free goes back
-// to the source once it has stayed empty for heap_options::empty_slab_delay_ms
-// (checked when a slab empties or a new one is needed), so that a container
-// cleared and rebuilt at once reuses its slabs instead of trading them with
-// the source; trim() gives every empty slab back now.
+// to the source once the heap has done heap_options::empty_slab_hold times
+// as many allocations and frees as its slabs hold chunks since the slab
+// emptied (checked when a slab empties or a new one is needed). Clearing
+// and rebuilding everything the heap holds takes at most twice that many,
+// so with the default hold of 2 such loops reuse their slabs instead of
+// trading them with the source, whatever their size; and the rule counts
+// operations, not time, so runs repeat exactly. trim() gives every empty
+// slab back now.
 //
 // On a source whose regions the process's free() recognizes (libtailor's,
 // libtailor_region_source.h), the heap registers itself (bind_owner), and a
@@ -32,7 +36,6 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -59,9 +62,10 @@ struct heap_options {
   /// (Needed too if blocks are released by plain free() on other threads.)
   bool synchronized = false;
   /// How long a slab with no live chunk is kept before it goes back to the
-  /// source, in milliseconds: 0 at once, negative never (until trim() or the
-  /// heap's destruction).
-  int empty_slab_delay_ms = 200;
+  /// source: until the heap has made `empty_slab_hold` x (the chunks of all
+  /// its slabs) allocations and frees since it emptied. 0 gives it back at
+  /// once, negative never (until trim() or the heap's destruction).
+  int empty_slab_hold = 2;
 };
 
 namespace detail {
@@ -96,7 +100,7 @@ class basic_locality_heap {
   static constexpr std::size_t kCacheLine = 64;
 
   explicit basic_locality_heap(heap_options options = {}, Source source = Source{})
-      : source_(std::move(source)), synchronized_(options.synchronized), empty_delay_ms_(options.empty_slab_delay_ms) {
+      : source_(std::move(source)), synchronized_(options.synchronized), hold_(options.empty_slab_hold) {
     k_ = options.k == 0 ? default_k(source_.page_size()) : options.k;
     if (k_ < kMinK || k_ > kMaxK) throw std::invalid_argument("tailor::locality_heap: K out of range");
     shift_ = 64 - k_;
@@ -173,6 +177,7 @@ class basic_locality_heap {
     detail::poison(p, c->chunk_);
     c->free_ = p;
     ++c->listed_;
+    ++ops_;
     if (--s->live == 0) slab_emptied(s);
   }
 
@@ -253,7 +258,7 @@ class basic_locality_heap {
     std::size_t bytes;
     slab_header* next;  // on the used or the empty list
     slab_header* prev;
-    std::int64_t emptied_at;  // ms, steady clock
+    std::uint64_t emptied_at;  // the heap's operation count when it emptied
     // followed, in a slab, by one kclass* per K-class of the slab
   };
   /// Slabs in a doubly linked list; the empty list is in the order they emptied.
@@ -333,6 +338,7 @@ class basic_locality_heap {
       remove_kclass(st, c);
     else
       st.last = c;
+    ++ops_;
     slab_header* s = slab_of(p);
     if (s->live++ == 0 && s->empty) {  // an empty slab in use again
       empty_.remove(s);
@@ -370,7 +376,7 @@ class basic_locality_heap {
   }
 
   bool add_slab(std::size_t sc) noexcept {
-    if (empty_.first != nullptr && empty_delay_ms_ > 0) release_expired(now_ms());
+    if (empty_.first != nullptr && hold_ > 0) release_expired();
     void* mem = source_.obtain(slab_bytes_, slab_bytes_);
     if (mem == nullptr) return false;
     detail::unpoison(mem, slab_bytes_);  // the address may have been a poisoned slab before
@@ -381,6 +387,7 @@ class basic_locality_heap {
     s->live = 0;
     s->bytes = slab_bytes_;
     used_.push_back(s);
+    capacity_ += chunks_per_slab(sc);
     size_class_state& st = classes_[sc];
     st.first = std::min(st.first, reinterpret_cast<std::uintptr_t>(s));
     st.last_address = std::max(st.last_address, reinterpret_cast<std::uintptr_t>(s) + slab_bytes_ - 1);
@@ -409,27 +416,26 @@ class basic_locality_heap {
     return !classes_[sc].tree.empty();
   }
 
-  static std::int64_t now_ms() noexcept {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  }
+  std::size_t chunks_per_slab(std::size_t sc) const noexcept { return (slab_bytes_ - data_offset_) / ((sc + 1) * kGranule); }
   /// A slab lost its last live chunk: it joins the empty list, and slabs
   /// that have stayed empty long enough go back to the source.
   void slab_emptied(slab_header* s) noexcept {
-    s->emptied_at = empty_delay_ms_ > 0 ? now_ms() : 0;
+    s->emptied_at = ops_;
     used_.remove(s);
     s->empty = 1;
     empty_.push_back(s);
-    if (empty_delay_ms_ == 0) release_slab(s);
-    else if (empty_delay_ms_ > 0) release_expired(s->emptied_at);
+    if (hold_ == 0) release_slab(s);
+    else if (hold_ > 0) release_expired();
   }
-  void release_expired(std::int64_t now) noexcept {
-    while (empty_.first != nullptr && now - empty_.first->emptied_at >= empty_delay_ms_) release_slab(empty_.first);
+  void release_expired() noexcept {
+    while (empty_.first != nullptr && ops_ - empty_.first->emptied_at >= static_cast<std::uint64_t>(hold_) * capacity_)
+      release_slab(empty_.first);
   }
   /// Gives an empty slab back: its K-classes (all of them listed, since
   /// every chunk is free) leave their tree first.
   void release_slab(slab_header* s) noexcept {
     empty_.remove(s);
+    capacity_ -= chunks_per_slab(s->size_class);
     size_class_state& st = classes_[s->size_class];
     kclass** slots = slots_of(s);
     for (std::size_t j = 0; j < slots_; ++j)
@@ -536,13 +542,15 @@ class basic_locality_heap {
 
   Source source_;
   bool synchronized_;
-  int empty_delay_ms_;
+  int hold_;
   std::atomic_flag lock_ = ATOMIC_FLAG_INIT;
   unsigned k_ = 0, shift_ = 0;
   std::size_t span_ = 0, slab_bytes_ = 0, slots_ = 0, data_offset_ = 0;
   std::array<size_class_state, kSizeClasses> classes_{};
   slab_list used_;   // slabs with a live chunk, or fresh
   slab_list empty_;  // slabs with none, oldest first
+  std::uint64_t ops_ = 0;       // small allocations and frees so far
+  std::uint64_t capacity_ = 0;  // chunks in all slabs held
   node_block* node_blocks_ = nullptr;
   kclass* free_nodes_ = nullptr;
 };
