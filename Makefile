@@ -38,7 +38,7 @@ test-sanitize: deps
 test-tsan: deps
 	cmake -S . -B $(BUILD)-thread -G Ninja -DTAILOR_SANITIZE=thread -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
 	ninja -C $(BUILD)-thread -j $(JOBS) test_alloc_core
-	TAILOR_CONFIG=/dev/null $(BUILD)-thread/bin/test_alloc_core --gtest_filter='Stress.*:CoreApi.*:SizeClass.*:Config.*'
+	TAILOR_CONFIG=/dev/null $(BUILD)-thread/bin/test_alloc_core --gtest_filter='Stress.*:CoreApi.*:SizeClass.*:Config.*:Region.*'
 
 bench-record: build
 	./bench/record_overhead.py --build $(BUILD)

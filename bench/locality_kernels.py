@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """The list and tree micro-kernels of seed 000 (Defero) on every allocator
-configuration of issue 6: std::allocator on glibc, std::allocator with
-mimalloc preloaded, and tailor::allocator on the locality heap with the
-First, Match and Path predicates for a sweep of K. Prints markdown tables
-for docs/issues/06-locality.md:
+configuration of issue 6: std::allocator on glibc, with mimalloc preloaded
+and with libtailor preloaded; tailor::allocator on the locality heap with
+the First, Match and Path predicates for a sweep of K (its slabs from mmap,
+glibc being malloc), and the same predicates at --libtailor-ks with
+libtailor preloaded (rows "... on libtailor": the heap's slabs are then
+libtailor regions). Prints markdown tables for docs/BENCHMARKS.md:
 
   1. time per phase (thread CPU time by default, --clock wall for wall
      time): the median over --runs runs of the full-size kernels
@@ -19,8 +21,8 @@ for docs/issues/06-locality.md:
      the same factor (rounded to a power of two), so that the ratio of data
      to cache stays as at full size. D1 keeps the host's geometry.
 
-The libtailor column (std::allocator on issue 5's malloc) comes when that
-allocator lands.
+Every run's JSON says which malloc and heap source it found; a row that
+asked for libtailor and did not get it stops the script.
 """
 import argparse
 import json
@@ -39,14 +41,32 @@ HOST_LL = 32 * 1024 * 1024  # the host's L3 (lscpu), what callgrind would simula
 MIMALLOC = ["/usr/lib/x86_64-linux-gnu/libmimalloc.so.2", "/usr/lib/x86_64-linux-gnu/libmimalloc.so"]
 
 
-def configs(ks, predicates, mimalloc):
+def configs(ks, predicates, mimalloc, libtailor, libtailor_ks):
     out = [("glibc", ["--alloc", "std"], {})]
     if mimalloc:
         out.append(("mimalloc", ["--alloc", "std"], {"LD_PRELOAD": mimalloc}))
+    on_libtailor = {"LD_PRELOAD": libtailor, "TAILOR_CONFIG": "/dev/null"} if libtailor else None
+    if on_libtailor:
+        out.append(("libtailor", ["--alloc", "std"], on_libtailor))
     for p in predicates:
         for k in ks:
             out.append((f"{p} K={k}", ["--alloc", "tailor", "--predicate", p, "--k", str(k)], {}))
+    if on_libtailor:
+        for p in predicates:
+            for k in libtailor_ks:
+                out.append((f"{p} K={k} on libtailor", ["--alloc", "tailor", "--predicate", p, "--k", str(k)],
+                            on_libtailor))
     return out
+
+
+def check_backend(result, env_extra, cmd):
+    """The run found the malloc and heap source its row names."""
+    want = "libtailor" if "libtailor" in env_extra.get("LD_PRELOAD", "") else "other"
+    if result.get("malloc") != want or (result.get("heap_source") and
+                                        result["heap_source"] != ("libtailor" if want == "libtailor" else "mmap")):
+        sys.exit(f"locality_kernels: {' '.join(cmd)} ran on malloc={result.get('malloc')}, "
+                 f"heap source={result.get('heap_source')}; expected malloc={want}")
+    return result
 
 
 def run(exe, kernel, n, args, env_extra, prefix=()):
@@ -57,7 +77,7 @@ def run(exe, kernel, n, args, env_extra, prefix=()):
     proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if proc.returncode != 0:
         sys.exit(f"locality_kernels: {' '.join(cmd)} exited {proc.returncode}:\n{proc.stderr[-2000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return check_backend(json.loads(proc.stdout.strip().splitlines()[-1]), env_extra, cmd)
 
 
 def callgrind(exe, kernel, n, args, env_extra, ll_bytes, tmp):
@@ -68,6 +88,7 @@ def callgrind(exe, kernel, n, args, env_extra, ll_bytes, tmp):
     proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if proc.returncode != 0:
         sys.exit(f"locality_kernels: {' '.join(cmd)} exited {proc.returncode}:\n{proc.stderr[-2000:]}")
+    check_backend(json.loads(proc.stdout.strip().splitlines()[-1]), env_extra, cmd)
     ann = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100",
                           "--show=D1mr,D1mw,DLmr,DLmw", out],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, check=True).stdout
@@ -102,6 +123,9 @@ def main():
     ap.add_argument("--kernels", default="list,tree")
     ap.add_argument("--ks", default="48,52,56,58", help="K values of the sweep")
     ap.add_argument("--predicates", default="first,match,path")
+    ap.add_argument("--libtailor-ks", default="52",
+                    help="K values of the locality rows on libtailor (empty: none)")
+    ap.add_argument("--no-libtailor", action="store_true", help="leave out every row on libtailor")
     ap.add_argument("--scale", type=float, default=1.0, help="fraction of the full sizes for the timed runs")
     ap.add_argument("--no-time", action="store_true", help="skip the timed runs")
     ap.add_argument("--cache", action="store_true", help="also measure D1/LL misses with callgrind")
@@ -115,7 +139,13 @@ def main():
     exe = os.path.abspath(os.path.join(args.build, "bin", "locality_kernels"))
     mimalloc = next((m for m in MIMALLOC if os.path.exists(m)), None)
     setarch = ["setarch", "-R"] if shutil.which("setarch") else []
-    cfgs = configs([int(k) for k in args.ks.split(",")], args.predicates.split(","), mimalloc)
+    libtailor = os.path.abspath(os.path.join(args.build, "lib", "libtailor.so"))
+    if args.no_libtailor:
+        libtailor = None
+    elif not os.path.exists(libtailor):
+        sys.exit(f"locality_kernels: {libtailor} not built (or pass --no-libtailor)")
+    cfgs = configs([int(k) for k in args.ks.split(",")], args.predicates.split(","), mimalloc, libtailor,
+                   [int(k) for k in args.libtailor_ks.split(",") if k])
     record = {}
     tmp = tempfile.mkdtemp(prefix="tailor-locality-")
     try:

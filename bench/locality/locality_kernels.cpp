@@ -17,8 +17,11 @@
 // Every configuration runs the same containers (tailor::list and
 // tailor::set), so only the allocator differs: --alloc std is
 // std::allocator (glibc malloc, or whatever LD_PRELOAD puts in its place,
-// e.g. mimalloc); --alloc tailor is tailor::allocator on a locality heap of
-// the given K (unsynchronized, one per run) with the given predicate.
+// e.g. mimalloc or libtailor); --alloc tailor is tailor::allocator on a
+// locality heap of the given K (unsynchronized, one per run) with the given
+// predicate, whose slabs come from libtailor's regions when libtailor is
+// the process's malloc and from mmap otherwise. The JSON says which
+// ("malloc", "heap_source").
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -378,9 +381,10 @@ std::uint64_t run(const Options& o, const Alloc& a, Phases& ph) {
 }
 
 template <class P>
-std::uint64_t run_tailor(const Options& o, Phases& ph, unsigned& k) {
+std::uint64_t run_tailor(const Options& o, Phases& ph, unsigned& k, bool& on_libtailor) {
   tailor::locality_heap heap{{o.k, false}};
   k = heap.k();
+  on_libtailor = heap.source().on_libtailor();
   return run(o, tailor::allocator<int, P>(heap), ph);
 }
 
@@ -391,18 +395,23 @@ int main(int argc, char** argv) {
   Phases ph;
   std::uint64_t check = 0;
   unsigned k = 0;
+  bool heap_on_libtailor = false;
   if (o.alloc == "std") {
     check = run(o, std::allocator<int>(), ph);
   } else if (o.predicate == "first") {
-    check = run_tailor<tailor::locality::First>(o, ph, k);
+    check = run_tailor<tailor::locality::First>(o, ph, k, heap_on_libtailor);
   } else if (o.predicate == "match") {
-    check = run_tailor<tailor::locality::Match>(o, ph, k);
+    check = run_tailor<tailor::locality::Match>(o, ph, k, heap_on_libtailor);
   } else {
-    check = run_tailor<tailor::locality::Path>(o, ph, k);
+    check = run_tailor<tailor::locality::Path>(o, ph, k, heap_on_libtailor);
   }
+  const char* malloc_name = tailor::locality::process_region_api() != nullptr ? "libtailor" : "other";
+  const char* heap_source = o.alloc == "std" ? "" : heap_on_libtailor ? "libtailor" : "mmap";
   std::printf("{\"kernel\": \"%s\", \"alloc\": \"%s\", \"predicate\": \"%s\", \"k\": %u, \"n\": %zu, "
+              "\"malloc\": \"%s\", \"heap_source\": \"%s\", "
               "\"check\": %llu, \"phases\": {%s}, \"cpu\": {%s}, \"layout\": {%s}}\n",
-              o.kernel.c_str(), o.alloc.c_str(), o.alloc == "std" ? "" : o.predicate.c_str(), k, o.n,
+              o.kernel.c_str(), o.alloc.c_str(), o.alloc == "std" ? "" : o.predicate.c_str(), k, o.n, malloc_name,
+              heap_source,
               static_cast<unsigned long long>(check), ph.json().c_str(), ph.cpu_json().c_str(),
               ph.notes().c_str());
   return 0;

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Locality by hints (seed 000, Defero), the C entry points: allocate near a
  * hint address from the process-wide locality heap (Match predicate, default
- * K). Until the locality heap moves onto libtailor's back end (issue 5),
- * memory from tailor_malloc_near must be released with tailor_free_near, not
- * free. C++ code gets the whole layer (heap, predicates, allocator, memory
+ * K). When libtailor is the process's malloc (linked or LD_PRELOADed), the
+ * heap lives in libtailor's memory and free, realloc and malloc_usable_size
+ * accept its blocks. Otherwise (glibc, another malloc) release them with
+ * tailor_free_near, never with free. tailor_free_near works in both cases.
+ * C++ code gets the whole layer (heap, predicates, allocator, memory
  * resource) from this header too. */
 #ifndef TAILOR_LOCALITY_H
 #define TAILOR_LOCALITY_H
@@ -18,7 +20,7 @@ extern "C" {
  * that size, else in the nearest one; hint may be NULL or any address. NULL
  * if memory is exhausted. */
 void* tailor_malloc_near(size_t size, const void* hint);
-/* Releases memory from tailor_malloc_near; NULL is ignored. */
+/* Releases memory from tailor_malloc_near, from any thread; NULL is ignored. */
 void tailor_free_near(void* p);
 /* The usable bytes of a block from tailor_malloc_near. */
 size_t tailor_near_usable_size(const void* p);

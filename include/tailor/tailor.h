@@ -25,6 +25,37 @@ TAILOR_API void* tailor_realloc(void* p, size_t size);
 TAILOR_API void* tailor_aligned_alloc(size_t alignment, size_t size);
 TAILOR_API size_t tailor_usable_size(const void* p);
 
+/* Regions: libtailor's memory lent to an allocator layered on it (the
+ * locality heap of tailor/locality.h uses them; docs/allocator.md,
+ * "Regions"). A region pool hands out aligned regions carved from segments
+ * of its own; the owner carves its blocks out of them. When libtailor is the
+ * process's malloc, free, realloc and malloc_usable_size (and tailor_free,
+ * tailor_realloc, tailor_usable_size) of a pointer inside one of the pool's
+ * regions call the pool's hooks: hooks.free(owner, p) must release the
+ * block, hooks.usable_size(owner, p) must return its usable bytes from p.
+ * A pointer is recognized if it lies within the first
+ * tailor_region_max_align() bytes of its region (anywhere, for regions of at
+ * most that size). The hooks may run on any thread; the pool itself is
+ * thread-safe. */
+typedef struct tailor_region_pool tailor_region_pool;
+typedef struct tailor_region_hooks {
+  void (*free)(void* owner, void* p);
+  size_t (*usable_size)(void* owner, const void* p);
+  void* owner;
+} tailor_region_hooks;
+/* A new pool, or NULL if the OS refuses memory or a hook is NULL. */
+TAILOR_API tailor_region_pool* tailor_region_pool_create(const tailor_region_hooks* hooks);
+/* Unmaps all of the pool's memory, including regions not given back. */
+TAILOR_API void tailor_region_pool_destroy(tailor_region_pool* pool);
+/* bytes (rounded up to tailor_region_page_size()) at a multiple of align (a
+ * power of two, at most tailor_region_max_align()); NULL if out of memory or
+ * out of range. Contents unspecified. */
+TAILOR_API void* tailor_region_obtain(tailor_region_pool* pool, size_t bytes, size_t align);
+/* Returns a region, with the bytes it was obtained with. */
+TAILOR_API void tailor_region_give_back(tailor_region_pool* pool, void* p, size_t bytes);
+TAILOR_API size_t tailor_region_page_size(void);
+TAILOR_API size_t tailor_region_max_align(void);
+
 /* Returns what the calling thread's heap holds back to the OS now: hands
  * pending cross-thread frees back, frees empty pages, purges every free span
  * regardless of TAILOR_PURGE_DELAY and unmaps empty segments. */

@@ -7,6 +7,7 @@
 
 #include "alloc.h"
 #include "os.h"
+#include "region.h"
 #include "tailor/tailor.h"
 
 namespace tailor::alloc {
@@ -14,6 +15,7 @@ namespace tailor::alloc {
 std::size_t usable_size(const void* p) noexcept {
   Segment* seg = segment_of(p);
   if (seg->kind == SegmentKind::kHuge) return huge_usable(seg, p);
+  if (seg->kind == SegmentKind::kRegion) return region_usable(seg, p);
   Page* pg = page_of(seg, p);
   if (pg->kind == PageKind::kLarge)
     return static_cast<std::size_t>(pg->start + pg->block_size - static_cast<const std::uint8_t*>(p));
@@ -52,6 +54,9 @@ void* realloc_impl(void* p, std::size_t size) noexcept {
       errno = saved;
       if (q != nullptr) return q;
     }
+  } else if (seg->kind == SegmentKind::kRegion) {  // its owner's block: keep it if it fits, else move it here
+    avail = region_usable(seg, p);
+    if (size <= avail && size >= avail / 2) return p;
   } else {
     Page* pg = page_of(seg, p);
     avail = usable_size(p);

@@ -11,6 +11,7 @@
 #include <new>
 
 #include "os.h"
+#include "region.h"
 
 namespace tailor::alloc {
 
@@ -332,6 +333,10 @@ void page_free_slow(Heap* h, Page* pg) noexcept {
 void free_remote(Segment* seg, void* p) noexcept {
   if (seg->kind == SegmentKind::kHuge) {
     huge_free(seg);
+    return;
+  }
+  if (seg->kind == SegmentKind::kRegion) {  // a block of an allocator layered on libtailor (region.h)
+    region_free(seg, p);
     return;
   }
   Heap* owner = seg->heap.load(std::memory_order_relaxed);

@@ -57,21 +57,28 @@ Page* set_free_span(Segment* seg, std::uint32_t idx, std::uint32_t n, std::uint8
   return head;
 }
 
+std::uint32_t segment_slices() { return static_cast<std::uint32_t>(g_config.segment_size >> g_config.slice_shift); }
+
+std::uint32_t segment_header_slices() {
+  const std::size_t header = sizeof(Segment) + segment_slices() * sizeof(Page);
+  return static_cast<std::uint32_t>((header + g_config.slice_size - 1) >> g_config.slice_shift);
+}
+
 Segment* segment_new(SegmentPool& pool) {
   const std::size_t size = g_config.segment_size;
   auto* seg = static_cast<Segment*>(os::reserve_aligned(size, size));
   if (seg == nullptr) return nullptr;
   g_os_counters.segments.fetch_add(1, std::memory_order_relaxed);
   g_os_counters.bytes_mapped.fetch_add(size, std::memory_order_relaxed);
-  const auto slices = static_cast<std::uint32_t>(size >> g_config.slice_shift);
-  std::size_t header = sizeof(Segment) + slices * sizeof(Page);
-  const auto header_slices = static_cast<std::uint32_t>((header + g_config.slice_size - 1) >> g_config.slice_shift);
+  const std::uint32_t slices = segment_slices();
+  const std::uint32_t header_slices = segment_header_slices();
   seg->heap.store(pool.owner, std::memory_order_relaxed);
   seg->size = size;
   seg->slice_count = slices;
   seg->header_slices = header_slices;
   seg->used_slices = 0;
-  seg->kind = SegmentKind::kNormal;
+  seg->kind = pool.region != nullptr ? SegmentKind::kRegion : SegmentKind::kNormal;
+  seg->region = pool.region;
   for (std::uint32_t i = 0; i < header_slices; ++i) {
     seg->pages()[i].kind = PageKind::kHeader;
     seg->pages()[i].slice_offset = i;
@@ -154,6 +161,42 @@ Page* span_alloc(SegmentPool& pool, std::uint32_t n) noexcept {
   s->next = s->prev = nullptr;
   seg->used_slices += n;
   return s;
+}
+
+std::uint32_t segment_span_slices() noexcept { return segment_slices() - segment_header_slices(); }
+
+Page* span_alloc_aligned(SegmentPool& pool, std::uint32_t n, std::uint32_t align_slices) noexcept {
+  if (align_slices <= 1) return span_alloc(pool, n);
+  Page* s = span_alloc(pool, n + align_slices - 1);
+  if (s == nullptr) return nullptr;
+  Segment* seg = segment_of_page(s);
+  const auto idx = static_cast<std::uint32_t>(s - seg->pages());
+  const std::uint32_t total = s->slice_count;
+  const std::uint32_t at = (idx + align_slices - 1) / align_slices * align_slices;
+  const std::uint32_t head = at - idx, tail = total - head - n;
+  if (head == 0 && tail == 0) return s;
+  // The aligned page first, so that the slack freed below never coalesces with it.
+  Page* pg = seg->pages() + at;
+  if (head != 0) {
+    *pg = *s;
+    pg->start = reinterpret_cast<std::uint8_t*>(seg) + slice_bytes(at);
+    for (std::uint32_t i = 1; i < n; ++i) seg->pages()[at + i].slice_offset = i;
+  }
+  pg->slice_count = n;
+  pg->slice_offset = 0;
+  pg->kind = PageKind::kLarge;  // in use: the caller sets the kind it wants
+  auto give_back = [&](std::uint32_t from, std::uint32_t count) {
+    Page* slack = seg->pages() + from;
+    slack->kind = PageKind::kLarge;
+    slack->slice_count = count;
+    slack->slice_offset = 0;
+    slack->start = reinterpret_cast<std::uint8_t*>(seg) + slice_bytes(from);
+    for (std::uint32_t i = 1; i < count; ++i) seg->pages()[from + i].slice_offset = i;
+    span_free(pool, slack);
+  };
+  if (head != 0) give_back(idx, head);
+  if (tail != 0) give_back(at + n, tail);
+  return pg;
 }
 
 void span_free(SegmentPool& pool, Page* page) noexcept {
@@ -251,6 +294,22 @@ void pool_purge(SegmentPool& pool, bool force) noexcept {
   pool.next_purge = next == UINT64_MAX ? 0 : next;
 }
 
+void pool_release_all(SegmentPool& pool) noexcept {
+  for (Segment* seg = pool.segments; seg != nullptr;) {
+    Segment* next = seg->next;
+    g_os_counters.segments.fetch_sub(1, std::memory_order_relaxed);
+    g_os_counters.bytes_mapped.fetch_sub(seg->size, std::memory_order_relaxed);
+    os::release(seg, seg->size);
+    seg = next;
+  }
+  pool.segments = nullptr;
+  pool.segment_count = 0;
+  for (auto& b : pool.bins) b = nullptr;
+  pool.bin_mask = 0;
+  pool.next_purge = 0;
+  pool.dirty_bytes = pool.free_bytes = 0;
+}
+
 void pool_stats(const SegmentPool& pool, std::uint64_t& used, std::uint64_t& free_bytes, std::uint64_t& dirty) noexcept {
   used = 0;
   for (Segment* seg = pool.segments; seg != nullptr; seg = seg->next) {
@@ -302,6 +361,7 @@ void* huge_alloc(std::size_t size, std::size_t align) noexcept {
   seg->size = total;
   seg->huge_align = align;
   seg->kind = SegmentKind::kHuge;
+  seg->region = nullptr;
   seg->slice_count = 1;
   seg->header_slices = 0;
   Page* page = seg->pages();

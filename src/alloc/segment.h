@@ -12,6 +12,10 @@
 // Blocks above LARGE_MAX get a "huge" segment of their own, mapped directly
 // and unmapped on free by whichever thread frees them.
 //
+// A region pool (region.h) owns segments of a third kind: their spans are
+// handed whole to an allocator outside the core, and free routes their
+// blocks back to it.
+//
 // Free spans stay resident for PURGE_DELAY ms (so a program that frees and
 // allocates again does not pay page faults), then go back to the OS with
 // madvise(MADV_DONTNEED); a segment whose slices are all free is unmapped.
@@ -26,9 +30,10 @@
 namespace tailor::alloc {
 
 struct Heap;
+struct RegionPool;
 struct Block { Block* next; };
 
-enum class PageKind : std::uint8_t { kHeader, kFree, kClass, kLarge, kHuge };
+enum class PageKind : std::uint8_t { kHeader, kFree, kClass, kLarge, kHuge, kRegion };
 
 // One per slice; the fields are meaningful on the first slice of a span,
 // except slice_offset, which every slice of a page has (distance to the span
@@ -53,7 +58,9 @@ struct Page {
   std::uint8_t is_dirty;  // free span with resident pages
 };
 
-enum class SegmentKind : std::uint32_t { kNormal, kHuge };
+// kRegion: a segment of a region pool (no thread heap owns it), or a region
+// mapped on its own (header_slices == 0), like a huge segment.
+enum class SegmentKind : std::uint32_t { kNormal, kHuge, kRegion };
 
 struct alignas(64) Segment {
   std::atomic<Heap*> heap;    // owner; nullptr for huge segments
@@ -65,6 +72,7 @@ struct alignas(64) Segment {
   SegmentKind kind;
   Segment* next;              // the owning pool's list
   Segment* prev;
+  RegionPool* region;         // kRegion: the pool whose owner frees its blocks
 
   Page* pages() noexcept { return reinterpret_cast<Page*>(this + 1); }
 };
@@ -73,7 +81,8 @@ constexpr std::uint32_t kSpanBins = 48;
 
 // The spans and segments of one heap. Owner thread only.
 struct SegmentPool {
-  Heap* owner;
+  Heap* owner;                // stored in its segments; nullptr for a region pool
+  RegionPool* region;         // the region pool this is part of, or nullptr
   Page* bins[kSpanBins];
   std::uint64_t bin_mask;
   Segment* segments;
@@ -101,6 +110,12 @@ inline Segment* segment_of_page(const Page* page) noexcept {
 // caller), or nullptr when the OS refuses memory. page->start points at its
 // memory, page->is_zero tells whether that memory reads as zero.
 Page* span_alloc(SegmentPool& pool, std::uint32_t slices) noexcept;
+// A span of `slices` slices whose first slice index is a multiple of
+// `align_slices` (so its address is aligned to align_slices slices); the
+// slack before and after it goes back to the free bins.
+Page* span_alloc_aligned(SegmentPool& pool, std::uint32_t slices, std::uint32_t align_slices) noexcept;
+// The slices a fresh segment has for spans (all but its header).
+std::uint32_t segment_span_slices() noexcept;
 // Returns a page's span to the free bins, coalescing; may purge.
 void span_free(SegmentPool& pool, Page* page) noexcept;
 // Grows a large page in place into the free span right after it, if that
@@ -109,6 +124,8 @@ bool span_try_grow(SegmentPool& pool, Page* page, std::uint32_t slices) noexcept
 // Purges free spans whose delay has passed (all of them if force) and
 // unmaps segments that are entirely free (if force, or all but one).
 void pool_purge(SegmentPool& pool, bool force) noexcept;
+// Unmaps every segment of the pool, whatever it holds (a region pool's end).
+void pool_release_all(SegmentPool& pool) noexcept;
 void pool_stats(const SegmentPool& pool, std::uint64_t& used, std::uint64_t& free_bytes, std::uint64_t& dirty) noexcept;
 
 // Huge blocks, one per mapping. `zero` tells the caller the memory is fresh.

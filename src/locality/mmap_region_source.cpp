@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The mmap stand-in of the locality heap's region source (see
-// include/tailor/locality/mmap_region_source.h): the only file of the layer
-// that talks to the OS.
+// The mmap region source of the locality heap, its portable fallback (see
+// include/tailor/locality/mmap_region_source.h).
 #include "tailor/locality/mmap_region_source.h"
 
 #include <sys/mman.h>

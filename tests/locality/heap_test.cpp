@@ -3,7 +3,7 @@
 // every K and size, checked for overlap, alignment, usable size and the
 // index invariants; large and over-aligned requests; the C entry points, the
 // allocator (with the hint overload of allocator_traits) and the memory
-// resource.
+// resource; empty slabs going back to the source.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -187,3 +187,106 @@ TEST(HeapDeathTest, UseAfterFreeIsCaughtUnderAsan) {
 }
 }  // namespace
 #endif
+
+// Empty slabs go back to the source (heap_options::empty_slab_hold).
+namespace {
+
+// The mmap source, counting the slabs (64 KiB regions at 64 KiB) it has out.
+struct counting_source : tailor::locality::mmap_region_source {
+  std::size_t* outstanding;
+  std::size_t* obtained;
+  void* obtain(std::size_t bytes, std::size_t align) noexcept {
+    void* p = mmap_region_source::obtain(bytes, align);
+    if (p != nullptr && align == bytes) ++*outstanding, ++*obtained;
+    return p;
+  }
+  void give_back(void* p, std::size_t bytes) noexcept {
+    if (bytes == std::size_t{64} << 10 && (reinterpret_cast<std::uintptr_t>(p) & (bytes - 1)) == 0) --*outstanding;
+    mmap_region_source::give_back(p, bytes);
+  }
+};
+using counting_heap = tailor::locality::basic_locality_heap<counting_source>;
+
+struct SlabReturn : ::testing::Test {
+  std::size_t outstanding = 0, obtained = 0;
+  counting_source source() { return counting_source{{}, &outstanding, &obtained}; }
+  template <class Heap>
+  static void build_and_clear(Heap& heap, int n) {
+    std::vector<void*> blocks;
+    void* prev = nullptr;
+    for (int i = 0; i < n; ++i) blocks.push_back(prev = heap.allocate(32, Match::from_hint(prev)));
+    for (void* p : blocks) heap.deallocate(p);
+  }
+};
+
+TEST_F(SlabReturn, AtOnceWithHoldZero) {
+  counting_heap heap({52, false, 0}, source());
+  build_and_clear(heap, 20000);  // about 10 slabs of 32-byte chunks
+  EXPECT_GE(obtained, 9u);
+  EXPECT_EQ(outstanding, 0u);
+  EXPECT_EQ(heap.slab_count(), 0u);
+  EXPECT_TRUE(heap.index_is_valid(32));
+  EXPECT_EQ(heap.free_kclasses(32), 0u);
+  build_and_clear(heap, 20000);  // the heap works on after giving everything back
+  EXPECT_EQ(outstanding, 0u);
+}
+
+TEST_F(SlabReturn, NeverWithNegativeHoldUntilTrim) {
+  counting_heap heap({52, false, -1}, source());
+  build_and_clear(heap, 20000);
+  EXPECT_EQ(outstanding, heap.slab_count());
+  EXPECT_EQ(heap.empty_slab_count(), heap.slab_count());
+  heap.trim();
+  EXPECT_EQ(outstanding, 0u);
+  EXPECT_EQ(heap.empty_slab_count(), 0u);
+  EXPECT_TRUE(heap.index_is_valid(32));
+}
+
+TEST_F(SlabReturn, ClearAndRebuildReusesSlabs) {
+  counting_heap heap({52, false}, source());  // the default hold
+  build_and_clear(heap, 20000);
+  const std::size_t first = obtained;
+  for (int round = 0; round < 10; ++round) build_and_clear(heap, 20000);
+  EXPECT_EQ(obtained, first);  // the hysteresis: no slab traded with the source
+  EXPECT_EQ(outstanding, first);
+}
+
+TEST_F(SlabReturn, AfterTheHold) {
+  counting_heap heap({52, false, 1}, source());
+  build_and_clear(heap, 20000);
+  const std::size_t slabs = heap.slab_count();
+  EXPECT_EQ(outstanding, slabs);
+  // A program that goes on with one chunk at a time: after as many
+  // operations as the heap holds chunks, the idle slabs go back (the check
+  // runs when a slab empties, here at every free).
+  std::size_t ops = 0;
+  while (heap.slab_count() > 1 && ops < 10 * 20000) {
+    heap.deallocate(heap.allocate(32));
+    ops += 2;
+  }
+  EXPECT_EQ(heap.slab_count(), 1u);  // the one in use
+  EXPECT_EQ(outstanding, 1u);
+  // Not before the hold: the first slab emptied about 18,000 operations
+  // before the clear ended, and the heap held about 20,000 chunks.
+  EXPECT_GE(slabs, 9u);
+  EXPECT_GT(ops, 2000u);
+  EXPECT_TRUE(heap.index_is_valid(32));
+}
+
+TEST_F(SlabReturn, PartlyUsedSlabsStay) {
+  counting_heap heap({52, false, 0}, source());
+  std::vector<void*> blocks;
+  for (int i = 0; i < 20000; ++i) blocks.push_back(heap.allocate(32));
+  const std::size_t slabs = heap.slab_count();
+  for (std::size_t i = 0; i < blocks.size(); ++i)
+    if (i % 100 != 0) heap.deallocate(blocks[i]);  // one chunk in 100 stays: every slab keeps some
+  EXPECT_EQ(heap.slab_count(), slabs);
+  for (std::size_t i = 0; i < blocks.size(); i += 100) {
+    auto* q = static_cast<int*>(blocks[i]);
+    *q = 1;  // still usable
+    heap.deallocate(q);
+  }
+  EXPECT_EQ(heap.slab_count(), 0u);
+}
+
+}  // namespace

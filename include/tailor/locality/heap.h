@@ -18,7 +18,19 @@
 //
 // One instance is single-threaded unless built with synchronized = true (a
 // spin lock around every call; the process-wide default heap is built so).
-// Slabs are kept until the heap is destroyed; large regions go back at once.
+// Large regions go back at once. A slab whose chunks are all free goes back
+// to the source once the heap has done heap_options::empty_slab_hold times
+// as many allocations and frees as its slabs hold chunks since the slab
+// emptied (checked when a slab empties or a new one is needed). Clearing
+// and rebuilding everything the heap holds takes at most twice that many,
+// so with the default hold of 2 such loops reuse their slabs instead of
+// trading them with the source, whatever their size; and the rule counts
+// operations, not time, so runs repeat exactly. trim() gives every empty
+// slab back now.
+//
+// On a source whose regions the process's free() recognizes (libtailor's,
+// libtailor_region_source.h), the heap registers itself (bind_owner), and a
+// plain free() of one of its blocks comes back to deallocate().
 #pragma once
 
 #include <algorithm>
@@ -26,8 +38,10 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <new>
 #include <stdexcept>
+#include <string>
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
@@ -45,7 +59,13 @@ struct heap_options {
   /// per page). Must be 0 or in [kMinK, kMaxK].
   unsigned k = 0;
   /// Serialize calls with a spin lock, for a heap shared between threads.
+  /// (Needed too if blocks are released by plain free() on other threads.)
   bool synchronized = false;
+  /// How long a slab with no live chunk is kept before it goes back to the
+  /// source: until the heap has made `empty_slab_hold` x (the chunks of all
+  /// its slabs) allocations and frees since it emptied. 0 gives it back at
+  /// once, negative never (until trim() or the heap's destruction).
+  int empty_slab_hold = 2;
 };
 
 namespace detail {
@@ -77,25 +97,38 @@ class basic_locality_heap {
   static constexpr std::size_t kMaxSmall = 1024;
   static constexpr std::size_t kSizeClasses = kMaxSmall / kGranule;
   static constexpr std::size_t kMinSlab = std::size_t{64} << 10;
+  static constexpr std::size_t kCacheLine = 64;
 
   explicit basic_locality_heap(heap_options options = {}, Source source = Source{})
-      : source_(std::move(source)), synchronized_(options.synchronized) {
+      : source_(std::move(source)), synchronized_(options.synchronized), hold_(options.empty_slab_hold) {
     k_ = options.k == 0 ? default_k(source_.page_size()) : options.k;
     if (k_ < kMinK || k_ > kMaxK) throw std::invalid_argument("tailor::locality_heap: K out of range");
     shift_ = 64 - k_;
     span_ = kclass_span(k_);
     slab_bytes_ = std::max(kMinSlab, span_);
     slots_ = slab_bytes_ / span_;
-    data_offset_ = round_up(sizeof(slab_header) + slots_ * sizeof(kclass*), kGranule);
+    // Chunks start on a cache line: then no chunk of 16, 32 or 64 bytes
+    // straddles two lines (at 16 mod 32, half of the 32-byte nodes did).
+    data_offset_ = round_up(sizeof(slab_header) + slots_ * sizeof(kclass*), kCacheLine);
+    if constexpr (requires { source_.max_align(); }) {
+      if (slab_bytes_ > source_.max_align())
+        throw std::invalid_argument("tailor::locality_heap: K = " + std::to_string(k_) + " needs slabs of " +
+                                    std::to_string(slab_bytes_) + " bytes, aligned to their size; the region source " +
+                                    "aligns to at most " + std::to_string(source_.max_align()) + " bytes");
+    }
+    if constexpr (requires { source_.bind_owner(&free_hook, &usable_hook, this); })
+      source_.bind_owner(&free_hook, &usable_hook, this);
   }
   basic_locality_heap(const basic_locality_heap&) = delete;
   basic_locality_heap& operator=(const basic_locality_heap&) = delete;
   ~basic_locality_heap() {
-    for (slab_header* s = slabs_; s != nullptr;) {
-      slab_header* next = s->next;
-      detail::unpoison(s, s->bytes);
-      source_.give_back(s, s->bytes);
-      s = next;
+    for (slab_list* list : {&used_, &empty_}) {
+      for (slab_header* s = list->first; s != nullptr;) {
+        slab_header* next = s->next;
+        detail::unpoison(s, s->bytes);
+        source_.give_back(s, s->bytes);
+        s = next;
+      }
     }
     for (node_block* b = node_blocks_; b != nullptr;) {
       node_block* next = b->next;
@@ -105,6 +138,7 @@ class basic_locality_heap {
   }
 
   unsigned k() const noexcept { return k_; }
+  const Source& source() const noexcept { return source_; }
   std::size_t span() const noexcept { return span_; }
   std::size_t slab_bytes() const noexcept { return slab_bytes_; }
   /// The bytes a request of `bytes` gets (its size class), for small requests.
@@ -122,7 +156,8 @@ class basic_locality_heap {
   }
   void* allocate(std::size_t bytes) noexcept { return allocate(bytes, First{}); }
 
-  /// Releases memory from allocate; nullptr is ignored.
+  /// Releases memory from allocate; nullptr is ignored. Thread-safe only
+  /// on a synchronized heap, like every other call.
   void deallocate(void* p) noexcept {
     if (p == nullptr) return;
     guard g(*this);
@@ -142,7 +177,18 @@ class basic_locality_heap {
     detail::poison(p, c->chunk_);
     c->free_ = p;
     ++c->listed_;
+    ++ops_;
+    if (--s->live == 0) slab_emptied(s);
   }
+
+  /// Gives every slab with no live chunk back to the source now.
+  void trim() noexcept {
+    guard g(*this);
+    while (empty_.first != nullptr) release_slab(empty_.first);
+  }
+  /// Slabs held, and how many of them have no live chunk (tests, benchmarks).
+  std::size_t slab_count() const noexcept { return used_.count + empty_.count; }
+  std::size_t empty_slab_count() const noexcept { return empty_.count; }
 
   /// The usable bytes of a block from this heap.
   std::size_t usable_size(const void* p) const noexcept {
@@ -156,8 +202,9 @@ class basic_locality_heap {
   /// alike). Linear in the slabs: for tests and assertions.
   bool owns(const void* p) const noexcept {
     const auto a = reinterpret_cast<std::uintptr_t>(p);
-    for (const slab_header* s = slabs_; s != nullptr; s = s->next)
-      if (a >= reinterpret_cast<std::uintptr_t>(s) && a < reinterpret_cast<std::uintptr_t>(s) + s->bytes) return true;
+    for (const slab_list* list : {&used_, &empty_})
+      for (const slab_header* s = list->first; s != nullptr; s = s->next)
+        if (a >= reinterpret_cast<std::uintptr_t>(s) && a < reinterpret_cast<std::uintptr_t>(s) + s->bytes) return true;
     return false;
   }
 
@@ -200,14 +247,42 @@ class basic_locality_heap {
   static constexpr std::uint64_t kLargeMagic = 0x74616c6f726c7267;  // "talorlrg"
   static constexpr std::size_t kNodeBlockBytes = std::size_t{64} << 10;
 
+  // 48 bytes, so that at K <= 48 (one K-class per slab) the slot a free
+  // reads shares the header's cache line.
   struct slab_header {
     std::uint64_t magic;
-    std::uint32_t size_class;
-    std::uint32_t unused;
+    std::uint16_t size_class;
+    std::uint8_t empty;  // on the empty list (else on the used list)
+    std::uint8_t unused;
+    std::uint32_t live;  // chunks handed out and not freed
     std::size_t bytes;
-    slab_header* next;
+    slab_header* next;  // on the used or the empty list
+    slab_header* prev;
+    std::uint64_t emptied_at;  // the heap's operation count when it emptied
     // followed, in a slab, by one kclass* per K-class of the slab
   };
+  /// Slabs in a doubly linked list; the empty list is in the order they emptied.
+  struct slab_list {
+    slab_header* first = nullptr;
+    slab_header* last = nullptr;
+    std::size_t count = 0;
+    void push_back(slab_header* s) noexcept {
+      s->next = nullptr;
+      s->prev = last;
+      if (last != nullptr) last->next = s;
+      else first = s;
+      last = s;
+      ++count;
+    }
+    void remove(slab_header* s) noexcept {
+      if (s->prev != nullptr) s->prev->next = s->next;
+      else first = s->next;
+      if (s->next != nullptr) s->next->prev = s->prev;
+      else last = s->prev;
+      --count;
+    }
+  };
+  static_assert(sizeof(slab_header) == 48);
   struct size_class_state {
     rb_header tree;
     kclass* last = nullptr;  // the K-class allocated from last, if still in the tree
@@ -263,6 +338,13 @@ class basic_locality_heap {
       remove_kclass(st, c);
     else
       st.last = c;
+    ++ops_;
+    slab_header* s = slab_of(p);
+    if (s->live++ == 0 && s->empty) {  // an empty slab in use again
+      empty_.remove(s);
+      s->empty = 0;
+      used_.push_back(s);
+    }
     return p;
   }
 
@@ -294,15 +376,18 @@ class basic_locality_heap {
   }
 
   bool add_slab(std::size_t sc) noexcept {
+    if (empty_.first != nullptr && hold_ > 0) release_expired();
     void* mem = source_.obtain(slab_bytes_, slab_bytes_);
     if (mem == nullptr) return false;
     detail::unpoison(mem, slab_bytes_);  // the address may have been a poisoned slab before
     auto* s = static_cast<slab_header*>(mem);
     s->magic = kSlabMagic;
-    s->size_class = static_cast<std::uint32_t>(sc);
+    s->size_class = static_cast<std::uint16_t>(sc);
+    s->empty = 0;
+    s->live = 0;
     s->bytes = slab_bytes_;
-    s->next = slabs_;
-    slabs_ = s;
+    used_.push_back(s);
+    capacity_ += chunks_per_slab(sc);
     size_class_state& st = classes_[sc];
     st.first = std::min(st.first, reinterpret_cast<std::uintptr_t>(s));
     st.last_address = std::max(st.last_address, reinterpret_cast<std::uintptr_t>(s) + slab_bytes_ - 1);
@@ -313,6 +398,7 @@ class basic_locality_heap {
     const std::uintptr_t data_end = data + chunks * chunk;  // the end of the last chunk
     detail::poison(reinterpret_cast<void*>(data), base + slab_bytes_ - data);
     kclass** slots = slots_of(s);
+    std::fill(slots, slots + slots_, nullptr);  // sources need not hand out zeroed memory
     for (std::size_t j = 0; j < slots_; ++j) {
       const std::uintptr_t from = base + j * span_, to = from + span_;
       // The chunks whose first byte lies in [from, to).
@@ -330,6 +416,40 @@ class basic_locality_heap {
     return !classes_[sc].tree.empty();
   }
 
+  std::size_t chunks_per_slab(std::size_t sc) const noexcept { return (slab_bytes_ - data_offset_) / ((sc + 1) * kGranule); }
+  /// A slab lost its last live chunk: it joins the empty list, and slabs
+  /// that have stayed empty long enough go back to the source.
+  void slab_emptied(slab_header* s) noexcept {
+    s->emptied_at = ops_;
+    used_.remove(s);
+    s->empty = 1;
+    empty_.push_back(s);
+    if (hold_ == 0) release_slab(s);
+    else if (hold_ > 0) release_expired();
+  }
+  void release_expired() noexcept {
+    while (empty_.first != nullptr && ops_ - empty_.first->emptied_at >= static_cast<std::uint64_t>(hold_) * capacity_)
+      release_slab(empty_.first);
+  }
+  /// Gives an empty slab back: its K-classes (all of them listed, since
+  /// every chunk is free) leave their tree first.
+  void release_slab(slab_header* s) noexcept {
+    empty_.remove(s);
+    capacity_ -= chunks_per_slab(s->size_class);
+    size_class_state& st = classes_[s->size_class];
+    kclass** slots = slots_of(s);
+    for (std::size_t j = 0; j < slots_; ++j)
+      if (slots[j] != nullptr) remove_kclass(st, slots[j]);
+    detail::unpoison(s, s->bytes);
+    source_.give_back(s, s->bytes);
+  }
+
+  // The hooks of bind_owner: a plain free() of one of this heap's blocks.
+  static void free_hook(void* self, void* p) noexcept { static_cast<basic_locality_heap*>(self)->deallocate(p); }
+  static std::size_t usable_hook(void* self, const void* p) noexcept {
+    return static_cast<const basic_locality_heap*>(self)->usable_size(p);
+  }
+
   void* allocate_large(std::size_t bytes, std::size_t align) noexcept {
     if (align > slab_bytes_ / 2) return nullptr;
     const std::size_t offset = std::max<std::size_t>(64, align);
@@ -342,7 +462,6 @@ class basic_locality_heap {
     s->magic = kLargeMagic;
     s->size_class = 0;
     s->bytes = total;
-    s->next = nullptr;
     return static_cast<char*>(mem) + offset;
   }
 
@@ -423,11 +542,15 @@ class basic_locality_heap {
 
   Source source_;
   bool synchronized_;
+  int hold_;
   std::atomic_flag lock_ = ATOMIC_FLAG_INIT;
   unsigned k_ = 0, shift_ = 0;
   std::size_t span_ = 0, slab_bytes_ = 0, slots_ = 0, data_offset_ = 0;
   std::array<size_class_state, kSizeClasses> classes_{};
-  slab_header* slabs_ = nullptr;
+  slab_list used_;   // slabs with a live chunk, or fresh
+  slab_list empty_;  // slabs with none, oldest first
+  std::uint64_t ops_ = 0;       // small allocations and frees so far
+  std::uint64_t capacity_ = 0;  // chunks in all slabs held
   node_block* node_blocks_ = nullptr;
   kclass* free_nodes_ = nullptr;
 };

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
-// The stand-in OS layer of the locality heap: aligned regions straight from
-// mmap/munmap. It exists only until libtailor's back end (issue 5) lands;
-// then the heap takes its regions from libtailor's segments instead, so that
-// hinted and plain allocations share one heap (docs/locality.md). Nothing
-// else in the locality layer includes system headers.
+// The portable region source of the locality heap: aligned regions straight
+// from mmap/munmap. tailor::locality_heap uses it when libtailor is not the
+// process's malloc (default_region_source.h); its blocks must then be
+// released through the heap, never with plain free(). With
+// libtailor_region_source.cpp (dlsym), the only part of the locality layer
+// that talks to the OS.
 #pragma once
 
 #include <cstddef>

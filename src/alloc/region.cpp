@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: MIT
+// Region pools (region.h): aligned spans of a pool's own segments, or a
+// mapping of their own for regions too large for a segment, under one spin
+// lock per pool; and the tailor_region_* C API of include/tailor/tailor.h.
+#include "region.h"
+
+#include <sched.h>
+
+#include <new>
+
+#include "heap.h"
+#include "os.h"
+
+namespace tailor::alloc {
+
+namespace {
+
+class PoolLock {
+ public:
+  explicit PoolLock(RegionPool* p) noexcept : p_(p) {
+    for (unsigned spins = 0; p_->locked.exchange(true, std::memory_order_acquire); ++spins) {
+      while (p_->locked.load(std::memory_order_relaxed)) {
+        if (++spins % 64 == 0) sched_yield();  // the holder may be descheduled (2 threads, 1 core)
+        __builtin_ia32_pause();
+      }
+    }
+  }
+  ~PoolLock() { p_->locked.store(false, std::memory_order_release); }
+  PoolLock(const PoolLock&) = delete;
+  PoolLock& operator=(const PoolLock&) = delete;
+
+ private:
+  RegionPool* p_;
+};
+
+std::size_t pool_bytes() { return (sizeof(RegionPool) + os::page_size() - 1) & ~(os::page_size() - 1); }
+
+// A region mapped on its own (like a huge block: header, then the region
+// at `align` past it), linked into the pool's list of such mappings.
+void* dedicated_obtain(RegionPool* rp, std::size_t bytes, std::size_t align) {
+  void* p = huge_alloc(bytes, align);
+  if (p == nullptr) return nullptr;
+  Segment* seg = segment_of(p);
+  seg->kind = SegmentKind::kRegion;
+  seg->region = rp;
+  seg->pages()->kind = PageKind::kRegion;
+  seg->prev = nullptr;
+  seg->next = rp->dedicated;
+  if (seg->next) seg->next->prev = seg;
+  rp->dedicated = seg;
+  return p;
+}
+
+void dedicated_release(RegionPool* rp, Segment* seg) {
+  if (seg->prev) seg->prev->next = seg->next;
+  else rp->dedicated = seg->next;
+  if (seg->next) seg->next->prev = seg->prev;
+  huge_free(seg);
+}
+
+}  // namespace
+
+std::size_t region_max_align() noexcept {
+  process_init();
+  return g_config.segment_size / 2;
+}
+
+std::size_t region_page_size() noexcept { return os::page_size(); }
+
+RegionPool* region_pool_create(const tailor_region_hooks& hooks) noexcept {
+  if (hooks.free == nullptr || hooks.usable_size == nullptr) return nullptr;
+  process_init();  // the segment geometry comes from the configuration
+  void* mem = os::reserve_aligned(pool_bytes(), os::page_size());
+  if (mem == nullptr) return nullptr;
+  auto* rp = new (mem) RegionPool();
+  rp->hooks = hooks;
+  rp->pool.owner = nullptr;  // no thread heap: free's fast path never takes these blocks
+  rp->pool.region = rp;
+  return rp;
+}
+
+void region_pool_destroy(RegionPool* rp) noexcept {
+  if (rp == nullptr) return;
+  {
+    PoolLock lock(rp);
+    pool_release_all(rp->pool);
+    while (rp->dedicated != nullptr) dedicated_release(rp, rp->dedicated);
+  }
+  rp->~RegionPool();
+  os::release(rp, pool_bytes());
+}
+
+void* region_obtain(RegionPool* rp, std::size_t bytes, std::size_t align) noexcept {
+  if (rp == nullptr || bytes == 0 || align == 0 || (align & (align - 1)) != 0 || align > region_max_align() ||
+      bytes > (std::size_t{1} << 62))
+    return nullptr;
+  const std::size_t slice = g_config.slice_size;
+  PoolLock lock(rp);
+  if (bytes <= g_config.segment_size) {
+    const auto n = static_cast<std::uint32_t>((bytes + slice - 1) >> g_config.slice_shift);
+    const auto a = static_cast<std::uint32_t>(align > slice ? align / slice : 1);
+    if (n + a - 1 <= segment_span_slices()) {
+      Page* pg = span_alloc_aligned(rp->pool, n, a);
+      if (pg == nullptr) return nullptr;
+      pg->kind = PageKind::kRegion;
+      pg->used = 1;
+      return pg->start;
+    }
+  }
+  return dedicated_obtain(rp, bytes, align);
+}
+
+void region_give_back(RegionPool* rp, void* p, std::size_t bytes) noexcept {
+  if (rp == nullptr || p == nullptr) return;
+  Segment* seg = segment_of(p);
+  PoolLock lock(rp);
+  if (seg->kind != SegmentKind::kRegion || seg->region != rp) {
+    os::write_stderr("tailor: tailor_region_give_back: not a region of this pool; ignored\n");
+    return;
+  }
+  if (seg->header_slices == 0) {  // mapped on its own
+    if (seg->pages()->start != p) {
+      os::write_stderr("tailor: tailor_region_give_back: not the start of a region of this pool; ignored\n");
+      return;
+    }
+    dedicated_release(rp, seg);
+    return;
+  }
+  Page* pg = page_of(seg, p);
+  if (pg->kind != PageKind::kRegion || pg->start != p ||
+      (static_cast<std::size_t>(pg->slice_count) << g_config.slice_shift) < bytes) {
+    os::write_stderr("tailor: tailor_region_give_back: not the start of a region of this pool; ignored\n");
+    return;
+  }
+  span_free(rp->pool, pg);
+}
+
+}  // namespace tailor::alloc
+
+using namespace tailor::alloc;
+
+// The C API (tailor.h). tailor_region_pool is RegionPool seen from outside.
+extern "C" {
+
+tailor_region_pool* tailor_region_pool_create(const tailor_region_hooks* hooks) {
+  return hooks == nullptr ? nullptr : reinterpret_cast<tailor_region_pool*>(region_pool_create(*hooks));
+}
+
+void tailor_region_pool_destroy(tailor_region_pool* pool) {
+  region_pool_destroy(reinterpret_cast<RegionPool*>(pool));
+}
+
+void* tailor_region_obtain(tailor_region_pool* pool, size_t bytes, size_t align) {
+  return region_obtain(reinterpret_cast<RegionPool*>(pool), bytes, align);
+}
+
+void tailor_region_give_back(tailor_region_pool* pool, void* p, size_t bytes) {
+  region_give_back(reinterpret_cast<RegionPool*>(pool), p, bytes);
+}
+
+size_t tailor_region_page_size(void) { return region_page_size(); }
+
+size_t tailor_region_max_align(void) { return region_max_align(); }
+
+}  // extern "C"

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: MIT
+// Regions: libtailor's back end lent to an allocator outside the core.
+//
+// Why this exists: another policy (the locality heap of issue 6, built on
+// libtailor rather than on a second back end) must be able to carve its own
+// blocks out of libtailor's memory, and a program must still release those
+// blocks with plain free. A region pool hands out aligned spans of segments
+// that belong to the pool, not to a thread heap. Its segments are marked
+// SegmentKind::kRegion and point back to the pool, so free, realloc and
+// malloc_usable_size find a block's owner in O(1) through the same segment
+// mask as any other block, and call the owner's hooks.
+//
+// free's fast path is untouched: a region segment has no owning heap, so
+// its blocks never pass the owner test and take the slow path (free_remote),
+// which checks the segment kind there.
+//
+// A pool is shared between threads: every call takes the pool's spin lock
+// (slab-sized operations only; the owner's own blocks are its business).
+// The hooks run without that lock held, so they may give regions back.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+
+#include "segment.h"
+#include "tailor/tailor.h"
+
+namespace tailor::alloc {
+
+struct RegionPool {
+  std::atomic<bool> locked{false};
+  tailor_region_hooks hooks{};
+  SegmentPool pool{};         // segments of kind kRegion
+  Segment* dedicated = nullptr;  // regions too large for a segment, one mapping each
+};
+
+// The largest alignment a region can have: half a segment, so that a block
+// in the first half of its region finds the segment header by masking.
+std::size_t region_max_align() noexcept;
+// The granule of regions (the OS page): sizes are rounded up to it.
+std::size_t region_page_size() noexcept;
+
+RegionPool* region_pool_create(const tailor_region_hooks& hooks) noexcept;
+// Unmaps all of the pool's memory, including regions not given back.
+void region_pool_destroy(RegionPool* pool) noexcept;
+// `bytes` (> 0) at a multiple of `align` (a power of two up to
+// region_max_align()); nullptr if the OS refuses memory or the request is
+// out of range. Contents unspecified.
+void* region_obtain(RegionPool* pool, std::size_t bytes, std::size_t align) noexcept;
+// Returns a region from region_obtain (bytes as obtained). A pointer that is
+// not the start of one of the pool's regions is reported on stderr and ignored.
+void region_give_back(RegionPool* pool, void* p, std::size_t bytes) noexcept;
+
+// A block inside a region, released by free (routed from free_remote).
+inline void region_free(Segment* seg, void* p) noexcept {
+  const tailor_region_hooks& h = seg->region->hooks;
+  h.free(h.owner, p);
+}
+inline std::size_t region_usable(Segment* seg, const void* p) noexcept {
+  const tailor_region_hooks& h = seg->region->hooks;
+  return h.usable_size(h.owner, p);
+}
+
+}  // namespace tailor::alloc
