@@ -38,7 +38,7 @@ struct SearchCmdOptions {
   unsigned generations = 100;
   unsigned population = 60;
   unsigned threads = 0;
-  std::uint64_t sample = 0;  // at most this many operations in the evolution's sample (0: the whole trace)
+  std::uint64_t sample = 500000;  // at most this many operations in the evolution's sample (0: the whole trace)
   bool pareto = false;
   bool json = false;
 };

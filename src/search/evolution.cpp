@@ -49,11 +49,11 @@ class Engine {
     std::vector<const simulate::DmmSpec*> specs;
     for (auto& ind : batch) specs.push_back(ind.spec ? &*ind.spec : nullptr);
     std::vector<Evaluation> evals = evaluator_.evaluate(specs);
+    for (std::size_t i = 0; i < batch.size(); ++i) batch[i].eval = std::move(evals[i]);
+    const std::vector<bool> measured = o_.validator ? validate(batch) : std::vector<bool>(batch.size(), true);
     for (std::size_t i = 0; i < batch.size(); ++i) {
-      batch[i].eval = std::move(evals[i]);
-      const bool measured = !o_.validator || (batch[i].eval.valid && validate(batch[i]));
       if (!batch[i].eval.valid) batch[i].spec.reset();
-      if (measured) consider(batch[i]);
+      if (measured[i]) consider(batch[i]);
     }
     evaluations_ += batch.size();
   }
@@ -225,22 +225,56 @@ class Engine {
 
  private:
   // A sample can flatter a DMM whose costs grow with the heap (coalescing
-  // without splitting, say), so a candidate for the best is measured on the
-  // whole trace first; the measure replaces its ranked fitness for good,
-  // which also takes flattered DMMs out of the elite.
-  // Returns true if `ind` now carries the validator's measure.
-  bool validate(Individual& ind) {
-    if (auto it = validated_.find(ind.phenotype); it != validated_.end()) {
-      ind.eval = it->second;
-      return true;
+  // without splitting, say), so candidates for the best are measured by the
+  // validator (on the whole trace) first, and carry that measure from then
+  // on, which also takes flattered DMMs out of the elite. A candidate is one
+  // whose ranked fitness beats the best's ranked fitness, or the best's
+  // measured one when the sample flattered the best; at most kValidated per
+  // batch, the best ranked first (measured together, in parallel).
+  // Returns, for each individual, whether it carries the validator's measure.
+  static constexpr std::size_t kValidated = 4;
+  std::vector<bool> validate(std::vector<Individual>& batch) {
+    std::vector<bool> measured(batch.size(), false);
+    const double threshold = best_.eval.valid ? std::max(best_ranked_, best_.eval.fitness) : best_ranked_;
+    std::vector<std::size_t> candidates;
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      if (!batch[i].eval.valid) continue;
+      if (auto it = validated_.find(batch[i].phenotype); it != validated_.end()) {
+        batch[i].eval = it->second;
+        measured[i] = true;
+      } else if (batch[i].eval.fitness < threshold) {
+        candidates.push_back(i);
+      }
     }
-    if (ind.eval.fitness >= best_ranked_) return false;
-    const double ranked = ind.eval.fitness;
-    ind.eval = o_.validator->evaluate({&*ind.spec}).front();
-    ++validations_;
-    validated_.emplace(ind.phenotype, ind.eval);
-    if (ind.eval.valid && (!best_.eval.valid || ind.eval.fitness < best_.eval.fitness)) best_ranked_ = ranked;
-    return true;
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [&](std::size_t a, std::size_t b) { return batch[a].eval.fitness < batch[b].eval.fitness; });
+    std::vector<std::size_t> picked;
+    std::vector<const simulate::DmmSpec*> specs;
+    for (std::size_t i : candidates) {
+      if (picked.size() == kValidated) break;
+      if (std::any_of(picked.begin(), picked.end(), [&](std::size_t p) { return batch[p].phenotype == batch[i].phenotype; }))
+        continue;
+      picked.push_back(i);
+      specs.push_back(&*batch[i].spec);
+    }
+    if (picked.empty()) return measured;
+    const std::vector<Evaluation> evals = o_.validator->evaluate(specs);
+    validations_ += evals.size();
+    double best = best_.eval.valid ? best_.eval.fitness : std::numeric_limits<double>::infinity();
+    for (std::size_t k = 0; k < picked.size(); ++k) {
+      const double ranked = batch[picked[k]].eval.fitness;
+      validated_.emplace(batch[picked[k]].phenotype, evals[k]);
+      if (evals[k].valid && evals[k].fitness < best) {
+        best = evals[k].fitness;
+        best_ranked_ = ranked;
+      }
+    }
+    for (std::size_t i : candidates)  // the picked ones and their twins in the batch
+      if (auto it = validated_.find(batch[i].phenotype); it != validated_.end()) {
+        batch[i].eval = it->second;
+        measured[i] = true;
+      }
+    return measured;
   }
 
   // The final front measured by the validator: the ones the others dominate
