@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // `tailor search TRACE [-o best.json] [--seed S] [--generations G]
-// [--population P] [--threads N] [--weights ...] [--pareto] [--grammar F]`:
+// [--population P] [--threads N] [--weights ...] [--pareto] [--grammar F]
+// [--sample OPS]`:
 // grammatical evolution of a custom DMM for one trace (src/search), with a
 // live progress line, then seed 002's Table 3 (the found DMM against KNG,
 // LEA, FIB, S10 and EXA, as improvements over Kingsley) and Table 4 (the
@@ -85,7 +86,8 @@ int search_cmd(const SearchCmdOptions& o) {
 
   const unsigned threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
   // The evolution ranks candidates on one object in k when the trace is larger
-  // than --sample; its finalists are then measured on the whole trace.
+  // than --sample; candidates for the best are measured on the whole trace
+  // (SearchOptions::validator), so what is reported is the whole trace's.
   const std::uint32_t one_in = o.sample ? sim::sampling_rate(t, o.sample) : 1;
   std::optional<sim::ReplayTrace> sampled;
   if (one_in > 1) sampled = sim::sample_objects(t, one_in);
