@@ -117,6 +117,22 @@ void purge_span(SegmentPool& pool, Page* span) {
   g_os_counters.bytes_purged.fetch_add(bytes, std::memory_order_relaxed);
 }
 
+// Takes the free span `s` (slice `idx` of `seg`) out of the bins and keeps its
+// first `n` slices; the rest goes back to the bins as a free span with the
+// same zero and dirty state and purge deadline.
+void take_free_span(SegmentPool& pool, Segment* seg, Page* s, std::uint32_t idx, std::uint32_t n) {
+  bin_remove(pool, s);
+  const std::uint32_t have = s->slice_count;
+  pool.free_bytes -= slice_bytes(have);
+  if (s->is_dirty) pool.dirty_bytes -= slice_bytes(have);
+  if (have > n) {
+    Page* rest = set_free_span(seg, idx + n, have - n, s->is_zero, s->is_dirty, s->purge_at);
+    pool.free_bytes += slice_bytes(have - n);
+    if (rest->is_dirty) pool.dirty_bytes += slice_bytes(have - n);
+    bin_insert(pool, rest);
+  }
+}
+
 void maybe_purge(SegmentPool& pool) {
   if (pool.next_purge != 0 && os::now_ms() >= pool.next_purge) pool_purge(pool, false);
 }
@@ -139,18 +155,9 @@ Page* span_alloc(SegmentPool& pool, std::uint32_t n) noexcept {
     s = seg->pages() + seg->header_slices;
     if (s->slice_count < n) return nullptr;  // cannot happen: LARGE_MAX <= SEGMENT_SIZE/2
   }
-  bin_remove(pool, s);
   Segment* seg = segment_of_page(s);
   const auto idx = static_cast<std::uint32_t>(s - seg->pages());
-  const std::uint32_t have = s->slice_count;
-  pool.free_bytes -= slice_bytes(have);
-  if (s->is_dirty) pool.dirty_bytes -= slice_bytes(have);
-  if (have > n) {
-    Page* rest = set_free_span(seg, idx + n, have - n, s->is_zero, s->is_dirty, s->purge_at);
-    pool.free_bytes += slice_bytes(have - n);
-    if (rest->is_dirty) pool.dirty_bytes += slice_bytes(have - n);
-    bin_insert(pool, rest);
-  }
+  take_free_span(pool, seg, s, idx, n);
   for (std::uint32_t i = 1; i < n; ++i) seg->pages()[idx + i].slice_offset = i;
   s->slice_count = n;
   s->slice_offset = 0;
@@ -247,16 +254,7 @@ bool span_try_grow(SegmentPool& pool, Page* page, std::uint32_t slices) noexcept
   if (r >= seg->slice_count) return false;
   Page* right = seg->pages() + r;
   if (right->kind != PageKind::kFree || right->slice_count < need) return false;
-  bin_remove(pool, right);
-  const std::uint32_t have = right->slice_count;
-  pool.free_bytes -= slice_bytes(have);
-  if (right->is_dirty) pool.dirty_bytes -= slice_bytes(have);
-  if (have > need) {
-    Page* rest = set_free_span(seg, r + need, have - need, right->is_zero, right->is_dirty, right->purge_at);
-    pool.free_bytes += slice_bytes(have - need);
-    if (rest->is_dirty) pool.dirty_bytes += slice_bytes(have - need);
-    bin_insert(pool, rest);
-  }
+  take_free_span(pool, seg, right, r, need);
   right->kind = PageKind::kClass;
   for (std::uint32_t i = n; i < slices; ++i) seg->pages()[idx + i].slice_offset = i;
   page->slice_count = slices;
