@@ -67,7 +67,6 @@ class SimpleSegregatedStorage {
       ClassState& k = classes_state_[c];
       k.bytes = round(std::max(classes_.upper(c), min), config.alignment);
       k.align = k.bytes % 16 == 0 ? std::max<std::uint64_t>(16, config.alignment) : config.alignment;
-      k.bytes = round(k.bytes, k.align);
       k.first = std::max<std::uint64_t>(8, k.align);
       if (k.first + k.bytes > config.chunk)
         bad("an area of " + std::to_string(config.chunk) + " bytes cannot hold a block of " +
