@@ -8,14 +8,21 @@ libtailor preloaded (rows "... on libtailor": the heap's slabs are then
 libtailor regions). Prints markdown tables for docs/BENCHMARKS.md:
 
   1. time per phase (thread CPU time by default, --clock wall for wall
-     time): the median over --runs runs of the full-size kernels
+     time): the median over --runs rounds (each round runs every
+     configuration once, so that drift hits all rows alike) of the full-size kernels
      (list N = 1M, tree N = 3M), each run under `setarch -R` so that the
      address layout (and hence which page a node lands on) is the same from
      run to run;
   2. with --kernels mixed: nanoseconds per container operation on a list
      worked on at several dynamisms D (docs/locality.md, "Choosing K and
      the predicate from D"), median over --runs runs;
-  3. with --cache: D1 and LL data misses per phase from callgrind's cache
+  3. with --kernels bound: the tree kernel's insert, find and for_each on
+     layouts made from the finished tree (bench/locality/layout_bound.cpp):
+     what placement alone could give find;
+  4. with --tlb: page walks per phase, from callgrind with its D1 cache made
+     a model of the L2 data TLB (4 KiB lines, --tlb-entries entries scaled
+     down by --cache-scale, 16-way), on the same scaled kernels as --cache;
+  5. with --cache: D1 and LL data misses per phase from callgrind's cache
      simulator (deterministic, unlike time on this shared machine), on
      kernels scaled down by --cache-scale with the LL cache scaled down by
      the same factor (rounded to a power of two), so that the ratio of data
@@ -41,7 +48,14 @@ HOST_LL = 32 * 1024 * 1024  # the host's L3 (lscpu), what callgrind would simula
 MIMALLOC = ["/usr/lib/x86_64-linux-gnu/libmimalloc.so.2", "/usr/lib/x86_64-linux-gnu/libmimalloc.so"]
 
 
-def configs(ks, predicates, mimalloc, libtailor, libtailor_ks):
+def path_variants(predicate, top_depths, default_top):
+    """(row name prefix, extra arguments) for each variant of a predicate."""
+    if predicate != "path":
+        return [(predicate, [])]
+    return [("path" if d == default_top else f"path top={d}", ["--top-depth", str(d)]) for d in top_depths]
+
+
+def configs(ks, predicates, mimalloc, libtailor, libtailor_ks, top_depths=(14,), default_top=14):
     out = [("glibc", ["--alloc", "std"], {})]
     if mimalloc:
         out.append(("mimalloc", ["--alloc", "std"], {"LD_PRELOAD": mimalloc}))
@@ -49,13 +63,15 @@ def configs(ks, predicates, mimalloc, libtailor, libtailor_ks):
     if on_libtailor:
         out.append(("libtailor", ["--alloc", "std"], on_libtailor))
     for p in predicates:
-        for k in ks:
-            out.append((f"{p} K={k}", ["--alloc", "tailor", "--predicate", p, "--k", str(k)], {}))
+        for name, extra in path_variants(p, top_depths, default_top):
+            for k in ks:
+                out.append((f"{name} K={k}", ["--alloc", "tailor", "--predicate", p, "--k", str(k)] + extra, {}))
     if on_libtailor:
         for p in predicates:
-            for k in libtailor_ks:
-                out.append((f"{p} K={k} on libtailor", ["--alloc", "tailor", "--predicate", p, "--k", str(k)],
-                            on_libtailor))
+            for name, extra in path_variants(p, top_depths, default_top):
+                for k in libtailor_ks:
+                    out.append((f"{name} K={k} on libtailor",
+                                ["--alloc", "tailor", "--predicate", p, "--k", str(k)] + extra, on_libtailor))
     return out
 
 
@@ -80,11 +96,13 @@ def run(exe, kernel, n, args, env_extra, prefix=()):
     return check_backend(json.loads(proc.stdout.strip().splitlines()[-1]), env_extra, cmd)
 
 
-def callgrind(exe, kernel, n, args, env_extra, ll_bytes, tmp):
+def callgrind(exe, kernel, n, args, env_extra, ll_bytes, tmp, d1=None):
+    """D1 / LL misses per phase; d1 replaces callgrind's D1 geometry (size,assoc,line)."""
     out = os.path.join(tmp, "callgrind.out")
     env = dict(os.environ, **env_extra)
-    cmd = ["valgrind", "--tool=callgrind", "--cache-sim=yes", f"--LL={ll_bytes},16,64",
-           f"--callgrind-out-file={out}", exe, "--kernel", kernel, "--n", str(n), "--walk-before-sort"] + args
+    cmd = ["valgrind", "--tool=callgrind", "--cache-sim=yes", f"--LL={ll_bytes},16,64"] + \
+        ([f"--D1={d1}"] if d1 else []) + \
+        [f"--callgrind-out-file={out}", exe, "--kernel", kernel, "--n", str(n), "--walk-before-sort"] + args
     proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if proc.returncode != 0:
         sys.exit(f"locality_kernels: {' '.join(cmd)} exited {proc.returncode}:\n{proc.stderr[-2000:]}")
@@ -109,6 +127,31 @@ def callgrind(exe, kernel, n, args, env_extra, ll_bytes, tmp):
     return misses
 
 
+def bound(exe, args, setarch, record):
+    """The tree kernel on layouts made from the finished tree (layout_bound.cpp)."""
+    n = int(FULL_N["tree"] * args.scale)
+    phases = ["insert", "find", "for_each"]
+    print(f"\n### tree kernel on planned layouts (layout_bound), N = {n:,}, spread 3, 48-byte chunks: "
+          f"thread CPU seconds, median of {args.runs} runs\n")
+    print("| layout | " + " | ".join(phases) + " |")
+    print("|---" * (len(phases) + 1) + "|")
+    layouts = args.bound_layouts.split(",")
+    all_runs = {layout: [] for layout in layouts}
+    for i in range(args.runs):  # round-robin, as the kernels' timed runs
+        for layout in layouts:
+            cmd = setarch + [exe, "--layout", layout, "--n", str(n), "--top-depth", str(args.bound_top_depth)]
+            print(f"[bound] round {i + 1}/{args.runs}: {layout}", file=sys.stderr, flush=True)
+            proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            if proc.returncode != 0:
+                sys.exit(f"locality_kernels: {' '.join(cmd)} exited {proc.returncode}:\n{proc.stderr[-2000:]}")
+            all_runs[layout].append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    for layout in layouts:
+        med = {p: statistics.median(r["cpu"][p] for r in all_runs[layout]) for p in phases}
+        name = f"top-then-key (top {args.bound_top_depth})" if layout == "top-then-key" else layout
+        record.setdefault("bound", {})[name] = med
+        print(f"| {name} | " + " | ".join(f"{med[p]:.3f}" for p in phases) + " |", flush=True)
+
+
 def pow2_floor(x):
     p = 1
     while p * 2 <= x:
@@ -130,6 +173,14 @@ def main():
     ap.add_argument("--no-time", action="store_true", help="skip the timed runs")
     ap.add_argument("--cache", action="store_true", help="also measure D1/LL misses with callgrind")
     ap.add_argument("--cache-scale", type=int, default=30, help="full size / callgrind size (default 30)")
+    ap.add_argument("--tlb", action="store_true", help="also count page walks with callgrind (a TLB model)")
+    ap.add_argument("--tlb-entries", type=int, default=2048,
+                    help="entries of the modelled L2 data TLB at full size (default 2048: the host's)")
+    ap.add_argument("--path-top-depths", default="14",
+                    help="Path rows for these top depths (locality_kernels --top-depth); 14 is the default")
+    ap.add_argument("--bound-layouts", default="insertion,random,key,top-then-key",
+                    help="layouts of --kernels bound")
+    ap.add_argument("--bound-top-depth", type=int, default=14, help="top depth of the top-then-key layout")
     ap.add_argument("--clock", choices=["cpu", "wall"], default="cpu",
                     help="thread CPU time (default: leaves out time given to other work) or wall time")
     ap.add_argument("--dynamisms", default="1,10,30,60,90", help="D values (percent) of the mixed kernel")
@@ -145,11 +196,15 @@ def main():
     elif not os.path.exists(libtailor):
         sys.exit(f"locality_kernels: {libtailor} not built (or pass --no-libtailor)")
     cfgs = configs([int(k) for k in args.ks.split(",")], args.predicates.split(","), mimalloc, libtailor,
-                   [int(k) for k in args.libtailor_ks.split(",") if k])
+                   [int(k) for k in args.libtailor_ks.split(",") if k],
+                   [int(d) for d in args.path_top_depths.split(",")])
     record = {}
     tmp = tempfile.mkdtemp(prefix="tailor-locality-")
     try:
         for kernel in args.kernels.split(","):
+            if kernel == "bound":
+                bound(os.path.abspath(os.path.join(args.build, "bin", "layout_bound")), args, setarch, record)
+                continue
             if kernel == "mixed":
                 n = int(FULL_N[kernel] * args.scale)
                 ds = args.dynamisms.split(",")
@@ -175,11 +230,15 @@ def main():
                 print(f"\n### {kernel} kernel, N = {n:,}: median {args.clock} seconds per phase over {args.runs} runs\n")
                 print("| allocator | " + " | ".join(phases) + " | same page (built / in order) |")
                 print("|---" * (len(phases) + 2) + "|")
+                # Round-robin over the configurations, so that a drift of the
+                # machine's speed during the sweep hits every row alike.
+                all_runs = {name: [] for name, _, _ in cfgs}
+                for i in range(args.runs):
+                    for name, cargs, env in cfgs:
+                        print(f"[{kernel}] round {i + 1}/{args.runs}: {name}", file=sys.stderr, flush=True)
+                        all_runs[name].append(run(exe, kernel, n, cargs, env, setarch))
                 for name, cargs, env in cfgs:
-                    runs = []
-                    for i in range(args.runs):
-                        print(f"[{kernel}] {name} run {i + 1}/{args.runs}", file=sys.stderr, flush=True)
-                        runs.append(run(exe, kernel, n, cargs, env, setarch))
+                    runs = all_runs[name]
                     key = "cpu" if args.clock == "cpu" else "phases"
                     med = {p: statistics.median(r[key][p] for r in runs) for p in phases}
                     layout = runs[0]["layout"]
@@ -187,6 +246,20 @@ def main():
                     record.setdefault(kernel, {}).setdefault(name, {})["time"] = med
                     record[kernel][name]["layout"] = layout
                     print(f"| {name} | " + " | ".join(f"{med[p]:.3f}" for p in phases) + f" | {lay:.3f} |",
+                          flush=True)
+            if args.tlb:
+                cn = FULL_N[kernel] // args.cache_scale
+                ll = pow2_floor(HOST_LL // args.cache_scale)
+                entries = max(16, pow2_floor(args.tlb_entries // args.cache_scale))
+                print(f"\n### {kernel} kernel under callgrind, N = {cn:,}, a {entries}-entry 16-way TLB of "
+                      "4 KiB pages: page walks per phase (thousands)\n")
+                print("| allocator | " + " | ".join(phases) + " |")
+                print("|---" * (len(phases) + 1) + "|")
+                for name, cargs, env in cfgs:
+                    print(f"[{kernel}] callgrind TLB {name}", file=sys.stderr, flush=True)
+                    m = callgrind(exe, kernel, cn, cargs, env, ll, tmp, d1=f"{entries * 4096},16,4096")
+                    record.setdefault(kernel, {}).setdefault(name, {})["page_walks"] = {p: v[0] for p, v in m.items()}
+                    print(f"| {name} | " + " | ".join(f"{m.get(p, (0, 0))[0] / 1000:.0f}" for p in phases) + " |",
                           flush=True)
             if args.cache:
                 cn = FULL_N[kernel] // args.cache_scale

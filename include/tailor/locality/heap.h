@@ -98,6 +98,8 @@ class basic_locality_heap {
   static constexpr std::size_t kSizeClasses = kMaxSmall / kGranule;
   static constexpr std::size_t kMinSlab = std::size_t{64} << 10;
   static constexpr std::size_t kCacheLine = 64;
+  /// Where chunks start in a line: see the constructor.
+  static constexpr std::size_t kLineSkew = 16;
 
   explicit basic_locality_heap(heap_options options = {}, Source source = Source{})
       : source_(std::move(source)), synchronized_(options.synchronized), hold_(options.empty_slab_hold) {
@@ -107,9 +109,16 @@ class basic_locality_heap {
     span_ = kclass_span(k_);
     slab_bytes_ = std::max(kMinSlab, span_);
     slots_ = slab_bytes_ / span_;
-    // Chunks start on a cache line: then no chunk of 16, 32 or 64 bytes
-    // straddles two lines (at 16 mod 32, half of the 32-byte nodes did).
-    data_offset_ = round_up(sizeof(slab_header) + slots_ * sizeof(kclass*), kCacheLine);
+    // Chunks start 16 bytes into a cache line. 32-byte chunks then alternate
+    // between lying inside a line and straddling two, and reading the value
+    // of a straddling list node fetches the next line, which holds the next
+    // node when the list runs in address order: a prefetch in what is
+    // otherwise a chain of dependent loads. Measured against chunks that
+    // start on a line (docs/BENCHMARKS.md, "Session 4"): list walks in
+    // address order 1.3x faster at K = 52 and 3x at K = 56, other phases of
+    // both kernels unchanged within the noise. (Session 3 started them on a
+    // line for callgrind's D1 counts; the timed runs did not follow.)
+    data_offset_ = round_up(sizeof(slab_header) + slots_ * sizeof(kclass*), kCacheLine) + kLineSkew;
     if constexpr (requires { source_.max_align(); }) {
       if (slab_bytes_ > source_.max_align())
         throw std::invalid_argument("tailor::locality_heap: K = " + std::to_string(k_) + " needs slabs of " +
