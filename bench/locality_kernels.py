@@ -48,14 +48,7 @@ HOST_LL = 32 * 1024 * 1024  # the host's L3 (lscpu), what callgrind would simula
 MIMALLOC = ["/usr/lib/x86_64-linux-gnu/libmimalloc.so.2", "/usr/lib/x86_64-linux-gnu/libmimalloc.so"]
 
 
-def path_variants(predicate, top_depths, default_top):
-    """(row name prefix, extra arguments) for each variant of a predicate."""
-    if predicate != "path":
-        return [(predicate, [])]
-    return [("path" if d == default_top else f"path top={d}", ["--top-depth", str(d)]) for d in top_depths]
-
-
-def configs(ks, predicates, mimalloc, libtailor, libtailor_ks, top_depths=(14,), default_top=14):
+def configs(ks, predicates, mimalloc, libtailor, libtailor_ks):
     out = [("glibc", ["--alloc", "std"], {})]
     if mimalloc:
         out.append(("mimalloc", ["--alloc", "std"], {"LD_PRELOAD": mimalloc}))
@@ -63,15 +56,13 @@ def configs(ks, predicates, mimalloc, libtailor, libtailor_ks, top_depths=(14,),
     if on_libtailor:
         out.append(("libtailor", ["--alloc", "std"], on_libtailor))
     for p in predicates:
-        for name, extra in path_variants(p, top_depths, default_top):
-            for k in ks:
-                out.append((f"{name} K={k}", ["--alloc", "tailor", "--predicate", p, "--k", str(k)] + extra, {}))
+        for k in ks:
+            out.append((f"{p} K={k}", ["--alloc", "tailor", "--predicate", p, "--k", str(k)], {}))
     if on_libtailor:
         for p in predicates:
-            for name, extra in path_variants(p, top_depths, default_top):
-                for k in libtailor_ks:
-                    out.append((f"{name} K={k} on libtailor",
-                                ["--alloc", "tailor", "--predicate", p, "--k", str(k)] + extra, on_libtailor))
+            for k in libtailor_ks:
+                out.append((f"{p} K={k} on libtailor", ["--alloc", "tailor", "--predicate", p, "--k", str(k)],
+                            on_libtailor))
     return out
 
 
@@ -176,8 +167,6 @@ def main():
     ap.add_argument("--tlb", action="store_true", help="also count page walks with callgrind (a TLB model)")
     ap.add_argument("--tlb-entries", type=int, default=2048,
                     help="entries of the modelled L2 data TLB at full size (default 2048: the host's)")
-    ap.add_argument("--path-top-depths", default="14",
-                    help="Path rows for these top depths (locality_kernels --top-depth); 14 is the default")
     ap.add_argument("--bound-layouts", default="insertion,random,key,top-then-key",
                     help="layouts of --kernels bound")
     ap.add_argument("--bound-top-depth", type=int, default=14, help="top depth of the top-then-key layout")
@@ -196,8 +185,7 @@ def main():
     elif not os.path.exists(libtailor):
         sys.exit(f"locality_kernels: {libtailor} not built (or pass --no-libtailor)")
     cfgs = configs([int(k) for k in args.ks.split(",")], args.predicates.split(","), mimalloc, libtailor,
-                   [int(k) for k in args.libtailor_ks.split(",") if k],
-                   [int(d) for d in args.path_top_depths.split(",")])
+                   [int(k) for k in args.libtailor_ks.split(",") if k])
     record = {}
     tmp = tempfile.mkdtemp(prefix="tailor-locality-")
     try:
