@@ -122,7 +122,7 @@ def bound(exe, args, setarch, record):
     """The tree kernel on layouts made from the finished tree (layout_bound.cpp)."""
     n = int(FULL_N["tree"] * args.scale)
     phases = ["insert", "find", "for_each"]
-    print(f"\n### tree kernel on planned layouts (layout_bound), N = {n:,}, spread 3, 48-byte chunks: "
+    print(f"\n### tree kernel on planned layouts (layout_bound), N = {n:,}, spread 3, the heap's chunks: "
           f"thread CPU seconds, median of {args.runs} runs\n")
     print("| layout | " + " | ".join(phases) + " |")
     print("|---" * (len(phases) + 1) + "|")
@@ -141,6 +141,21 @@ def bound(exe, args, setarch, record):
         name = f"top-then-key (top {args.bound_top_depth})" if layout == "top-then-key" else layout
         record.setdefault("bound", {})[name] = med
         print(f"| {name} | " + " | ".join(f"{med[p]:.3f}" for p in phases) + " |", flush=True)
+
+
+def callgrind_table(exe, kernel, cfgs, args, tmp, record, key, title, ll, d1, cell):
+    """One table of callgrind counts per phase, a row per configuration.
+    d1: callgrind's D1 geometry (None: the host's); cell formats (D1, LL) counts."""
+    cn = FULL_N[kernel] // args.cache_scale
+    phases = PHASES[kernel]
+    print(f"\n### {kernel} kernel under callgrind, N = {cn:,}, {title}\n")
+    print("| allocator | " + " | ".join(phases) + " |")
+    print("|---" * (len(phases) + 1) + "|")
+    for name, cargs, env in cfgs:
+        print(f"[{kernel}] callgrind ({key}) {name}", file=sys.stderr, flush=True)
+        m = callgrind(exe, kernel, cn, cargs, env, ll, tmp, d1=d1)
+        record.setdefault(kernel, {}).setdefault(name, {})[key] = m
+        print(f"| {name} | " + " | ".join(cell(m.get(p, (0, 0))) for p in phases) + " |", flush=True)
 
 
 def pow2_floor(x):
@@ -235,33 +250,16 @@ def main():
                     record[kernel][name]["layout"] = layout
                     print(f"| {name} | " + " | ".join(f"{med[p]:.3f}" for p in phases) + f" | {lay:.3f} |",
                           flush=True)
+            ll = pow2_floor(HOST_LL // args.cache_scale)
             if args.tlb:
-                cn = FULL_N[kernel] // args.cache_scale
-                ll = pow2_floor(HOST_LL // args.cache_scale)
                 entries = max(16, pow2_floor(args.tlb_entries // args.cache_scale))
-                print(f"\n### {kernel} kernel under callgrind, N = {cn:,}, a {entries}-entry 16-way TLB of "
-                      "4 KiB pages: page walks per phase (thousands)\n")
-                print("| allocator | " + " | ".join(phases) + " |")
-                print("|---" * (len(phases) + 1) + "|")
-                for name, cargs, env in cfgs:
-                    print(f"[{kernel}] callgrind TLB {name}", file=sys.stderr, flush=True)
-                    m = callgrind(exe, kernel, cn, cargs, env, ll, tmp, d1=f"{entries * 4096},16,4096")
-                    record.setdefault(kernel, {}).setdefault(name, {})["page_walks"] = {p: v[0] for p, v in m.items()}
-                    print(f"| {name} | " + " | ".join(f"{m.get(p, (0, 0))[0] / 1000:.0f}" for p in phases) + " |",
-                          flush=True)
+                callgrind_table(exe, kernel, cfgs, args, tmp, record, "page_walks",
+                                f"a {entries}-entry 16-way TLB of 4 KiB pages: page walks per phase (thousands)",
+                                ll, f"{entries * 4096},16,4096", lambda m: f"{m[0] / 1000:.0f}")
             if args.cache:
-                cn = FULL_N[kernel] // args.cache_scale
-                ll = pow2_floor(HOST_LL // args.cache_scale)
-                print(f"\n### {kernel} kernel under callgrind, N = {cn:,}, LL = {ll // 1024} KiB: "
-                      "D1 / LL data misses per phase (thousands)\n")
-                print("| allocator | " + " | ".join(phases) + " |")
-                print("|---" * (len(phases) + 1) + "|")
-                for name, cargs, env in cfgs:
-                    print(f"[{kernel}] callgrind {name}", file=sys.stderr, flush=True)
-                    m = callgrind(exe, kernel, cn, cargs, env, ll, tmp)
-                    record.setdefault(kernel, {}).setdefault(name, {})["misses"] = m
-                    cells = [f"{m.get(p, (0, 0))[0] / 1000:.0f} / {m.get(p, (0, 0))[1] / 1000:.0f}" for p in phases]
-                    print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
+                callgrind_table(exe, kernel, cfgs, args, tmp, record, "misses",
+                                f"LL = {ll // 1024} KiB: D1 / LL data misses per phase (thousands)",
+                                ll, None, lambda m: f"{m[0] / 1000:.0f} / {m[1] / 1000:.0f}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if args.json:

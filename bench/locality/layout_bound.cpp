@@ -13,14 +13,14 @@
 //                 key order, then the others in key order
 // Slot s lies at s * --spread * --chunk bytes from a page-aligned base:
 // --spread 3 models the kernel's warm-up, after which a third of the chunks
-// of the size class are free and spread over all of it. docs/locality.md
+// of the size class are free and spread over all of it. The chunk defaults
+// to what the locality heap (and mimalloc) give a node: 32 bytes. docs/locality.md
 // ("How much placement can give find") uses the numbers.
 //
-//   layout_bound --layout key --spread 3 [--n 3000000] [--chunk 48]
+//   layout_bound --layout key --spread 3 [--n 3000000] [--chunk 32]
 //                [--top-depth 16] [--seed 1] [--huge]
 // prints one JSON line: thread CPU seconds per phase.
 #include <sys/mman.h>
-#include <time.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -33,13 +33,14 @@
 #include <unordered_map>
 #include <vector>
 
+#include "kernel_support.h"
 #include "tailor/set.h"
 
 namespace {
 
 struct Options {
   std::string layout = "insertion";
-  std::size_t n = 3000000, spread = 3, chunk = 48, top_depth = 16;
+  std::size_t n = 3000000, spread = 3, chunk = 0, top_depth = 14;
   std::uint64_t seed = 1;
   bool huge = false;
 };
@@ -89,24 +90,11 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-/// The tree kernel's generator and keys (locality_kernels.cpp), so that both
-/// programs build the same tree.
-struct Rng {
-  std::uint64_t s;
-  std::uint64_t next() noexcept {
-    std::uint64_t z = (s += 0x9e3779b97f4a7c15);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111eb;
-    return z ^ (z >> 31);
-  }
-  std::size_t below(std::size_t n) noexcept { return static_cast<std::size_t>(next() % n); }
-};
+/// The bytes the locality heap gives a node of `bytes` (its 16-byte granule).
+constexpr std::size_t chunk_of(std::size_t bytes) { return (bytes + 15) / 16 * 16; }
 
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
+using tailor::bench::Rng;
+using tailor::bench::thread_cpu_seconds;
 
 /// Hands out the slots of `plan` in allocation order: the i-th allocation
 /// gets base + plan[i] * stride. Nothing is reused; deallocate does nothing.
@@ -185,11 +173,8 @@ std::size_t depth_of(const int& value) {
 
 int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
-  Rng key_rng{o.seed + 1};  // as the tree kernel makes its keys and probes
-  std::vector<int> keys(o.n);
-  for (auto& k : keys) k = static_cast<int>(key_rng.next() >> 33);
-  std::vector<int> probes(o.n);
-  for (auto& p : probes) p = keys[key_rng.below(keys.size())];
+  std::vector<int> keys, probes;  // the tree kernel's
+  tailor::bench::tree_keys(o.seed, o.n, keys, probes);
 
   // Pass 1: the finished tree gives each allocation its key rank and depth.
   Planner pl;
@@ -232,10 +217,12 @@ int main(int argc, char** argv) {
   }
 
   // Pass 2: the same insertions, each node at its slot.
-  pl.stride = o.chunk;
+  const std::size_t chunk = o.chunk != 0 ? o.chunk : chunk_of(Set::node_bytes);
+  if (chunk < Set::node_bytes) usage("--chunk is smaller than a node");
+  pl.stride = chunk;
   pl.plan.resize(nodes);
   for (std::size_t i = 0; i < nodes; ++i) pl.plan[i] = slot[i] * o.spread;
-  const std::size_t bytes = (nodes * o.spread + 1) * o.chunk;
+  const std::size_t bytes = (nodes * o.spread + 1) * chunk;
   void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (mem == MAP_FAILED) {
     std::perror("layout_bound: mmap");
@@ -261,7 +248,7 @@ int main(int argc, char** argv) {
   std::printf(
       "{\"layout\": \"%s\", \"n\": %zu, \"spread\": %zu, \"chunk\": %zu, \"top_depth\": %zu, \"huge\": %s, "
       "\"check\": %lld, \"cpu\": {\"insert\": %f, \"find\": %f, \"for_each\": %f}}\n",
-      o.layout.c_str(), o.n, o.spread, o.chunk, o.top_depth, o.huge ? "true" : "false", sum ^ static_cast<long long>(nodes),
+      o.layout.c_str(), o.n, o.spread, chunk, o.top_depth, o.huge ? "true" : "false", sum ^ static_cast<long long>(nodes),
       insert, find, for_each);
   s.clear();  // deallocate does nothing: the mapping goes with the process
   return 0;

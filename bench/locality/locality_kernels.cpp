@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "tailor/list.h"
+#include "kernel_support.h"
 #include "tailor/set.h"
 
 namespace {
@@ -95,17 +96,8 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-/// splitmix64: a small deterministic generator.
-struct Rng {
-  std::uint64_t s;
-  std::uint64_t next() noexcept {
-    std::uint64_t z = (s += 0x9e3779b97f4a7c15);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111eb;
-    return z ^ (z >> 31);
-  }
-  std::size_t below(std::size_t n) noexcept { return static_cast<std::size_t>(next() % n); }
-};
+using tailor::bench::Rng;
+using tailor::bench::thread_cpu_seconds;
 
 /// The fraction of consecutive elements (in iteration order) whose nodes lie
 /// in the same 4 KiB page: how well the layout follows the container's order.
@@ -122,14 +114,6 @@ double same_page(const C& c) {
     prev = cur;
   }
   return pairs == 0 ? 0.0 : static_cast<double>(same) / static_cast<double>(pairs);
-}
-
-/// CPU time of this thread: unlike wall time, it leaves out the time the
-/// machine gave to other work (this machine is shared).
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
 class Phases {
@@ -278,11 +262,8 @@ std::uint64_t tree_kernel(const Options& o, const Alloc& a, Phases& ph) {
   Rng rng{o.seed};
   using S = tailor::set<int, std::less<int>, Alloc>;
   // Keys and probes are made before the warm-up (see list_kernel).
-  Rng key_rng{o.seed + 1};
-  std::vector<int> keys(o.n);
-  for (auto& k : keys) k = static_cast<int>(key_rng.next() >> 33);
-  std::vector<int> probes(o.n);
-  for (auto& p : probes) p = keys[key_rng.below(keys.size())];
+  std::vector<int> keys, probes;
+  tailor::bench::tree_keys(o.seed, o.n, keys, probes);
   std::function<void()> release;
   ph.start();
   phase_warmup([&] { release = warm_up<S::node_bytes>(a, 3 * o.n, o.n, rng); });

@@ -199,7 +199,7 @@ double close_neighbours() {
 }
 
 TEST(Set, PathPutsCloseKeysInCloseClasses) {
-  // About 15000 free 48-byte chunks over some 350 K-classes.
+  // About 15000 free 32-byte chunks (a node's) over some 240 K-classes.
   const double path = close_neighbours<tailor::locality::Path>();
   const double first = close_neighbours<tailor::locality::First>();
   std::printf("close neighbours: Path %.3f, First %.3f\n", path, first);

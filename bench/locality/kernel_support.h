@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: MIT
+// What the locality kernels (locality_kernels.cpp) and the placement bound
+// (layout_bound.cpp) share, so that both build the same tree from the same
+// keys and time it the same way.
+#pragma once
+
+#include <time.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace tailor::bench {
+
+/// splitmix64: a small deterministic generator.
+struct Rng {
+  std::uint64_t s;
+  std::uint64_t next() noexcept {
+    std::uint64_t z = (s += 0x9e3779b97f4a7c15);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111eb;
+    return z ^ (z >> 31);
+  }
+  std::size_t below(std::size_t n) noexcept { return static_cast<std::size_t>(next() % n); }
+};
+
+/// The tree kernel's N random keys and N probes picked among them, from the
+/// kernel's seed.
+inline void tree_keys(std::uint64_t seed, std::size_t n, std::vector<int>& keys, std::vector<int>& probes) {
+  Rng key_rng{seed + 1};
+  keys.resize(n);
+  for (auto& k : keys) k = static_cast<int>(key_rng.next() >> 33);
+  probes.resize(n);
+  for (auto& p : probes) p = keys[key_rng.below(keys.size())];
+}
+
+/// CPU time of this thread: unlike wall time, it leaves out the time the
+/// machine gave to other work (this machine is shared).
+inline double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+}  // namespace tailor::bench
