@@ -4,6 +4,7 @@
 // lock per pool; and the tailor_region_* C API of include/tailor/tailor.h.
 #include "region.h"
 
+#include <pthread.h>
 #include <sched.h>
 
 #include <new>
@@ -15,16 +16,18 @@ namespace tailor::alloc {
 
 namespace {
 
-class PoolLock {
- public:
-  explicit PoolLock(RegionPool* p) noexcept : p_(p) {
-    for (unsigned spins = 0; p_->locked.exchange(true, std::memory_order_acquire); ++spins) {
-      while (p_->locked.load(std::memory_order_relaxed)) {
-        if (++spins % 64 == 0) sched_yield();  // the holder may be descheduled (2 threads, 1 core)
-        __builtin_ia32_pause();
-      }
+void spin_lock(std::atomic<bool>& locked) noexcept {
+  for (unsigned spins = 0; locked.exchange(true, std::memory_order_acquire); ++spins) {
+    while (locked.load(std::memory_order_relaxed)) {
+      if (++spins % 64 == 0) sched_yield();  // the holder may be descheduled (2 threads, 1 core)
+      __builtin_ia32_pause();
     }
   }
+}
+
+class PoolLock {
+ public:
+  explicit PoolLock(RegionPool* p) noexcept : p_(p) { spin_lock(p_->locked); }
   ~PoolLock() { p_->locked.store(false, std::memory_order_release); }
   PoolLock(const PoolLock&) = delete;
   PoolLock& operator=(const PoolLock&) = delete;
@@ -32,6 +35,41 @@ class PoolLock {
  private:
   RegionPool* p_;
 };
+
+// The live pools, for the fork handlers, under their own spin lock (taken
+// before any pool's).
+RegionPool* g_live = nullptr;
+std::atomic<bool> g_live_locked{false};
+pthread_once_t g_fork_once = PTHREAD_ONCE_INIT;
+
+void fork_prepare() noexcept {
+  spin_lock(g_live_locked);
+  for (RegionPool* p = g_live; p != nullptr; p = p->next_live) spin_lock(p->locked);
+}
+void fork_parent() noexcept {
+  for (RegionPool* p = g_live; p != nullptr; p = p->next_live) p->locked.store(false, std::memory_order_release);
+  g_live_locked.store(false, std::memory_order_release);
+}
+// In the child only this thread exists: every lock it took in prepare is
+// its own, and no other holder is left.
+void fork_child() noexcept { fork_parent(); }
+void register_fork_handlers() noexcept { pthread_atfork(&fork_prepare, &fork_parent, &fork_child); }
+
+void link_live(RegionPool* rp) noexcept {
+  pthread_once(&g_fork_once, &register_fork_handlers);
+  spin_lock(g_live_locked);
+  rp->next_live = g_live;
+  if (g_live != nullptr) g_live->prev_live = rp;
+  g_live = rp;
+  g_live_locked.store(false, std::memory_order_release);
+}
+void unlink_live(RegionPool* rp) noexcept {
+  spin_lock(g_live_locked);
+  if (rp->prev_live != nullptr) rp->prev_live->next_live = rp->next_live;
+  else g_live = rp->next_live;
+  if (rp->next_live != nullptr) rp->next_live->prev_live = rp->prev_live;
+  g_live_locked.store(false, std::memory_order_release);
+}
 
 std::size_t pool_bytes() { return (sizeof(RegionPool) + os::page_size() - 1) & ~(os::page_size() - 1); }
 
@@ -76,11 +114,13 @@ RegionPool* region_pool_create(const tailor_region_hooks& hooks) noexcept {
   rp->hooks = hooks;
   rp->pool.owner = nullptr;  // no thread heap: free's fast path never takes these blocks
   rp->pool.region = rp;
+  link_live(rp);
   return rp;
 }
 
 void region_pool_destroy(RegionPool* rp) noexcept {
   if (rp == nullptr) return;
+  unlink_live(rp);
   {
     PoolLock lock(rp);
     pool_release_all(rp->pool);

@@ -17,6 +17,14 @@
 // A pool is shared between threads: every call takes the pool's spin lock
 // (slab-sized operations only; the owner's own blocks are its business).
 // The hooks run without that lock held, so they may give regions back.
+//
+// fork: the live pools are listed, and handlers registered with
+// pthread_atfork when the first pool is made take every pool's lock before
+// a fork and release them after, so a child never starts with a lock that
+// a thread it does not have was holding. An owner that calls the pool under
+// a lock of its own registers its handlers after making its pool, so that
+// its prepare handler (run before ours) takes its lock first: the order in
+// which it takes both locks anyway.
 #pragma once
 
 #include <atomic>
@@ -29,6 +37,8 @@ namespace tailor::alloc {
 
 struct RegionPool {
   std::atomic<bool> locked{false};
+  RegionPool* next_live = nullptr;  // the list of live pools (fork handlers)
+  RegionPool* prev_live = nullptr;
   tailor_region_hooks hooks{};
   SegmentPool pool{};         // segments of kind kRegion
   Segment* dedicated = nullptr;  // regions too large for a segment, one mapping each

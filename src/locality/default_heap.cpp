@@ -1,16 +1,37 @@
 // SPDX-License-Identifier: MIT
 // The process-wide locality heap and the C entry points on it
 // (include/tailor/locality.h).
+#include <pthread.h>
+
 #include <new>
 
 #include "tailor/locality.h"
 
 namespace tailor {
 
-locality_heap& default_locality_heap() noexcept {
+namespace {
+
+locality_heap* g_heap = nullptr;
+
+void fork_prepare() noexcept { g_heap->fork_prepare(); }
+void fork_parent() noexcept { g_heap->fork_parent(); }
+void fork_child() noexcept { g_heap->fork_child(); }
+
+locality_heap* make_heap() noexcept {
   // Built on first use and never destroyed: blocks may outlive static destructors.
   alignas(locality_heap) static unsigned char storage[sizeof(locality_heap)];
-  static locality_heap* heap = new (storage) locality_heap(locality::heap_options{0, true});
+  g_heap = new (storage) locality_heap(locality::heap_options{0, true});
+  // After the heap, and so after its region pool (on libtailor): prepare
+  // handlers run in reverse order of registration, so the heap's lock is
+  // taken before the pool's, the order allocate takes them in.
+  pthread_atfork(&fork_prepare, &fork_parent, &fork_child);
+  return g_heap;
+}
+
+}  // namespace
+
+locality_heap& default_locality_heap() noexcept {
+  static locality_heap* const heap = make_heap();
   return *heap;
 }
 

@@ -7,8 +7,12 @@
 // runs under TSan (make test-tsan), where libtailor cannot be the process's
 // malloc, so the core's tailor_free stands in for free.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <thread>
@@ -198,6 +202,51 @@ TEST(Stress, LocalityHeapCrossThreadFrees) {
   for (std::size_t bytes = 16; bytes <= 192; bytes += 16) EXPECT_TRUE(heap.index_is_valid(bytes)) << bytes;
   heap.trim();
   EXPECT_EQ(heap.slab_count(), 0u);
+}
+
+// A child forked while another thread is inside a pool (holding its lock)
+// must find the pool usable: the pools' fork handlers take every pool's
+// lock before fork. Not in make test-tsan's filter: TSan and a fork beside
+// a running thread do not mix.
+TEST(RegionFork, ChildObtainsWhileAnotherThreadWorksInThePool) {
+  Counter counter;
+  const tailor_region_hooks hooks{&count_free, &usable_64, &counter};
+  tailor_region_pool* pool = tailor_region_pool_create(&hooks);
+  ASSERT_NE(pool, nullptr);
+  std::atomic<bool> stop{false};
+  std::thread worker([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+      void* r = tailor_region_obtain(pool, 64 << 10, 4096);
+      if (r != nullptr) tailor_region_give_back(pool, r, 64 << 10);
+    }
+  });
+  int hung = 0, failed = 0;
+  for (int i = 0; i < 100 && hung == 0; ++i) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      void* r = tailor_region_obtain(pool, 64 << 10, 4096);
+      if (r != nullptr) tailor_region_give_back(pool, r, 64 << 10);
+      _exit(r != nullptr ? 0 : 1);
+    }
+    int status = 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (waitpid(pid, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        ++hung;
+        break;
+      }
+      usleep(200);
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
+  }
+  stop = true;
+  worker.join();
+  tailor_region_pool_destroy(pool);
+  EXPECT_EQ(hung, 0) << "children that never finished (the pool's lock held across fork)";
+  EXPECT_EQ(failed, 0);
 }
 
 }  // namespace

@@ -190,6 +190,22 @@ class basic_locality_heap {
     if (--s->live == 0) slab_emptied(s);
   }
 
+  /// fork() support for a synchronized heap shared between threads, as
+  /// pthread_atfork handlers: fork_prepare takes the heap's lock (so no
+  /// other thread holds it across the fork), fork_parent and fork_child
+  /// release it. The process-wide heap registers them (default_heap.cpp); a
+  /// program that shares a synchronized heap of its own between threads
+  /// and forks registers them after constructing the heap.
+  void fork_prepare() noexcept {
+    if (synchronized_)
+      while (lock_.test_and_set(std::memory_order_acquire)) {
+      }
+  }
+  void fork_parent() noexcept {
+    if (synchronized_) lock_.clear(std::memory_order_release);
+  }
+  void fork_child() noexcept { fork_parent(); }
+
   /// Gives every slab with no live chunk back to the source now.
   void trim() noexcept {
     guard g(*this);
