@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // `tailor search TRACE [-o best.json] [--seed S] [--generations G]
-// [--population P] [--threads N] [--weights ...] [--pareto] [--grammar F]
-// [--sample OPS]`:
+// [--population P] [--threads N] [--weights ...] [--pareto [--front-dir D]]
+// [--grammar F] [--sample OPS]`:
 // grammatical evolution of a custom DMM for one trace (src/search), with a
 // live progress line, then seed 002's Table 3 (the found DMM against KNG,
 // LEA, FIB, S10 and EXA, as improvements over Kingsley) and Table 4 (the
@@ -40,9 +40,29 @@ struct SearchCmdOptions {
   unsigned population = 60;
   unsigned threads = 0;
   std::uint64_t sample = 500000;  // at most this many operations in the evolution's sample (0: the whole trace)
+  std::string front_dir;  // --pareto: write the front's DMMs there as specs
   bool pareto = false;
   bool json = false;
 };
+
+// Writes the Pareto front as specs front-00.json, front-01.json, ... in
+// `dir` (created if missing); returns their paths, in the front's order.
+std::vector<std::string> write_front(const std::string& dir, const std::vector<srch::Individual>& front) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw std::runtime_error(dir + ": cannot create the directory: " + ec.message());
+  std::vector<std::string> paths;
+  for (std::size_t i = 0; i < front.size(); ++i) {
+    sim::DmmSpec spec = *front[i].spec;
+    spec.name = fmt::format("front-{:02}", i);
+    const std::string path = (fs::path(dir) / (spec.name + ".json")).string();
+    std::ofstream out(path);
+    out << sim::to_json(spec).dump(2) << "\n";
+    if (!out) throw std::runtime_error(path + ": cannot write the DMM spec");
+    paths.push_back(path);
+  }
+  return paths;
+}
 
 // The grammar shipped with tailor: share/search/dmm.bnf in the source tree
 // (next to build/bin) or share/tailor/search/dmm.bnf when installed.
@@ -122,6 +142,8 @@ int search_cmd(const SearchCmdOptions& o) {
     out << sim::to_json(best).dump(2) << "\n";
     if (!out) throw std::runtime_error(o.output + ": cannot write the DMM spec");
   }
+  const std::vector<std::string> front_files =
+      o.pareto && !o.front_dir.empty() ? write_front(o.front_dir, res.front) : std::vector<std::string>{};
 
   // Table 3: the found DMM next to the five built-ins, simulated in parallel
   // (Kingsley's run is the evaluator's own).
@@ -150,9 +172,12 @@ int search_cmd(const SearchCmdOptions& o) {
                        {"memory_usage_bytes", rows[i].metrics.memory_usage},
                        {"energy_nj", rows[i].metrics.energy_nj}});
     nlohmann::json front = nlohmann::json::array();
-    for (const auto& ind : res.front)
+    for (std::size_t i = 0; i < res.front.size(); ++i) {
+      const srch::Individual& ind = res.front[i];
       front.push_back({{"time", ind.eval.time}, {"memory", ind.eval.memory}, {"energy", ind.eval.energy},
                        {"spec", sim::to_json(*ind.spec)}});
+      if (!front_files.empty()) front.back()["file"] = front_files[i];
+    }
     nlohmann::json j = {{"trace", o.trace},
                         {"seed", o.seed},
                         {"generations", o.generations},
@@ -198,9 +223,10 @@ int search_cmd(const SearchCmdOptions& o) {
   if (o.pareto) {
     fmt::print("\nPareto front ({} DMMs; time, memory, energy normalized to Kingsley, lower is better)\n",
                res.front.size());
-    for (const auto& ind : res.front) {
-      fmt::print("  time {:.3f}  memory {:.3f}  energy {:.3f}  {} allocator(s)\n", ind.eval.time, ind.eval.memory,
-                 ind.eval.energy, ind.spec->allocators.size());
+    for (std::size_t i = 0; i < res.front.size(); ++i) {
+      const srch::Individual& ind = res.front[i];
+      fmt::print("  time {:.3f}  memory {:.3f}  energy {:.3f}  {} allocator(s){}\n", ind.eval.time, ind.eval.memory,
+                 ind.eval.energy, ind.spec->allocators.size(), front_files.empty() ? "" : "  " + front_files[i]);
     }
   }
   if (!o.output.empty()) fmt::print("\nwritten     {} (tailor simulate {} --dmm {})\n", o.output, o.trace, o.output);
@@ -226,7 +252,12 @@ void add_search(CLI::App& app, Runner& run) {
                   "Rank candidates on one object in k, k chosen to leave at most this many operations; a candidate "
                   "for the best is measured on the whole trace (0: rank on the whole trace)")
       ->capture_default_str();
-  cmd->add_flag("--pareto", o->pareto, "Pareto mode (non-dominated sorting with crowding distance); prints the front");
+  CLI::Option* pareto =
+      cmd->add_flag("--pareto", o->pareto, "Pareto mode (non-dominated sorting with crowding distance); prints the front");
+  cmd->add_option("--front-dir", o->front_dir,
+                  "With --pareto: write each DMM of the front as a spec, DIR/front-00.json ... (loads in tailor "
+                  "simulate)")
+      ->needs(pareto);
   cmd->add_option("--grammar", o->grammar, "BNF grammar of the design space (default: share/search/dmm.bnf)");
   cmd->add_flag("--json", o->json, "Machine-readable output");
   cmd->callback([o, &run] { run = [o] { return search_cmd(*o); }; });

@@ -128,4 +128,50 @@ TEST(SimulateCli, BadSpecIsAnErrorNamingFileAndField) {
   EXPECT_NE(o.text.find(spec + ": allocators[1].sizes.min: overlaps allocators[0]"), std::string::npos) << o.text;
 }
 
+// `tailor search --pareto --front-dir`: every DMM of the front is written as
+// a spec, and simulating those specs gives the front's reported measures.
+TEST(SearchCli, ParetoFrontIsWrittenAsSpecsThatSimulateAsReported) {
+  tailor::test::TempDir dir;
+  std::string trace = small_trace(dir);
+  const std::string front_dir = dir.file("front");
+  Output o = run(std::string(TAILOR_BIN) + " search " + trace +
+                 " --pareto --generations 4 --population 12 --threads 2 --json --front-dir " + front_dir);
+  ASSERT_EQ(o.status, 0) << o.text;
+  const std::size_t json_at = o.text.find('{');  // after the progress lines on stderr
+  ASSERT_NE(json_at, std::string::npos) << o.text;
+  auto j = nlohmann::json::parse(o.text.substr(json_at));
+  const auto& front = j["pareto_front"];
+  ASSERT_GE(front.size(), 1u);
+  std::string dmms = "kng";
+  for (std::size_t i = 0; i < front.size(); ++i) {
+    const std::string file = front[i]["file"].get<std::string>();
+    char want[64];
+    std::snprintf(want, sizeof want, "/front-%02zu.json", i);
+    EXPECT_EQ(file, front_dir + want);
+    dmms += "," + file;
+  }
+  Output s = run(std::string(TAILOR_BIN) + " simulate " + trace + " --json --dmm " + dmms);
+  ASSERT_EQ(s.status, 0) << s.text;
+  auto sj = nlohmann::json::parse(s.text);
+  ASSERT_EQ(sj["dmms"].size(), front.size() + 1);
+  for (std::size_t i = 0; i < front.size(); ++i) {
+    const auto& row = sj["dmms"][i + 1];
+    char name[64];
+    std::snprintf(name, sizeof name, "front-%02zu", i);
+    EXPECT_EQ(row["dmm"], name);
+    // simulate gives Kingsley's measure over the DMM's (higher is better),
+    // search the DMM's over Kingsley's (lower is better).
+    EXPECT_NEAR(row["normalized_to_kng"]["memory_usage"].get<double>() * front[i]["memory"].get<double>(), 1.0, 1e-9)
+        << name;
+    EXPECT_NEAR(row["normalized_to_kng"]["steps"].get<double>() * front[i]["time"].get<double>(), 1.0, 1e-9) << name;
+  }
+}
+
+TEST(SearchCli, FrontDirNeedsPareto) {
+  tailor::test::TempDir dir;
+  Output o = run(std::string(TAILOR_BIN) + " search " + small_trace(dir) + " --front-dir " + dir.file("f"));
+  EXPECT_NE(o.status, 0);
+  EXPECT_NE(o.text.find("--front-dir requires --pareto"), std::string::npos) << o.text;
+}
+
 }  // namespace
