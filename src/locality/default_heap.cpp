@@ -12,12 +12,13 @@ namespace tailor {
 namespace {
 
 locality_heap* g_heap = nullptr;
+pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 void fork_prepare() noexcept { g_heap->fork_prepare(); }
 void fork_parent() noexcept { g_heap->fork_parent(); }
 void fork_child() noexcept { g_heap->fork_child(); }
 
-locality_heap* make_heap() noexcept {
+void make_heap() noexcept {
   // Built on first use and never destroyed: blocks may outlive static destructors.
   alignas(locality_heap) static unsigned char storage[sizeof(locality_heap)];
   g_heap = new (storage) locality_heap(locality::heap_options{0, true});
@@ -25,15 +26,25 @@ locality_heap* make_heap() noexcept {
   // handlers run in reverse order of registration, so the heap's lock is
   // taken before the pool's, the order allocate takes them in.
   pthread_atfork(&fork_prepare, &fork_parent, &fork_child);
-  return g_heap;
 }
 
 }  // namespace
 
 locality_heap& default_locality_heap() noexcept {
-  static locality_heap* const heap = make_heap();
-  return *heap;
+  pthread_once(&g_once, &make_heap);
+  return *g_heap;
 }
+
+namespace {
+
+// Built when the program (or the library) is loaded, before its threads
+// exist: a child forked while another thread was still building the heap
+// would wait forever for that build (glibc's pthread_once, like a static's
+// guard, does not restart it in the child). Calls made earlier, from other
+// constructors, still go through the once.
+[[gnu::constructor]] void build_at_load() { default_locality_heap(); }
+
+}  // namespace
 
 }  // namespace tailor
 

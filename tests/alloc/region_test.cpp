@@ -7,17 +7,14 @@
 // runs under TSan (make test-tsan), where libtailor cannot be the process's
 // malloc, so the core's tailor_free stands in for free.
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <thread>
 #include <vector>
 
+#include "common/fork_child.h"
 #include "common/handoff_queue.h"
 #include "tailor/locality/heap.h"
 #include "tailor/locality/libtailor_region_source.h"
@@ -222,25 +219,13 @@ TEST(RegionFork, ChildObtainsWhileAnotherThreadWorksInThePool) {
   });
   int hung = 0, failed = 0;
   for (int i = 0; i < 100 && hung == 0; ++i) {
-    const pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
+    const auto end = tailor::test::run_in_child([&] {
       void* r = tailor_region_obtain(pool, 64 << 10, 4096);
       if (r != nullptr) tailor_region_give_back(pool, r, 64 << 10);
-      _exit(r != nullptr ? 0 : 1);
-    }
-    int status = 0;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (waitpid(pid, &status, WNOHANG) == 0) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        kill(pid, SIGKILL);
-        waitpid(pid, &status, 0);
-        ++hung;
-        break;
-      }
-      usleep(200);
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
+      return r != nullptr;
+    });
+    hung += end == tailor::test::ChildEnd::kHung;
+    failed += end == tailor::test::ChildEnd::kFailed || end == tailor::test::ChildEnd::kNoFork;
   }
   stop = true;
   worker.join();

@@ -9,18 +9,15 @@
 // are skipped there.
 #include <gtest/gtest.h>
 #include <malloc.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <atomic>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "common/fork_child.h"
 #include "common/handoff_queue.h"
 #include "tailor/list.h"
 #include "tailor/locality.h"
@@ -149,28 +146,16 @@ TEST(Fork, ChildUsesTheHeapWhileAnotherThreadWorksInIt) {
   });
   int hung = 0, failed = 0;
   for (int i = 0; i < 100 && hung == 0; ++i) {
-    const pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {  // only async-signal-safe calls besides the heap's
+    const auto end = tailor::test::run_in_child([&] {
       void* small = tailor_malloc_near(48, nullptr);
       void* large = tailor_malloc_near(8192, nullptr);
       const bool ok = small != nullptr && large != nullptr;
       tailor_free_near(small);
       tailor_free_near(large);
-      _exit(ok ? 0 : 1);
-    }
-    int status = 0;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (waitpid(pid, &status, WNOHANG) == 0) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        kill(pid, SIGKILL);
-        waitpid(pid, &status, 0);
-        ++hung;
-        break;
-      }
-      usleep(200);
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
+      return ok;
+    });
+    hung += end == tailor::test::ChildEnd::kHung;
+    failed += end == tailor::test::ChildEnd::kFailed || end == tailor::test::ChildEnd::kNoFork;
   }
   stop = true;
   worker.join();
