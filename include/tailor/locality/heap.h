@@ -196,15 +196,9 @@ class basic_locality_heap {
   /// release it. The process-wide heap registers them (default_heap.cpp); a
   /// program that shares a synchronized heap of its own between threads
   /// and forks registers them after constructing the heap.
-  void fork_prepare() noexcept {
-    if (synchronized_)
-      while (lock_.test_and_set(std::memory_order_acquire)) {
-      }
-  }
-  void fork_parent() noexcept {
-    if (synchronized_) lock_.clear(std::memory_order_release);
-  }
-  void fork_child() noexcept { fork_parent(); }
+  void fork_prepare() noexcept { lock(); }
+  void fork_parent() noexcept { unlock(); }
+  void fork_child() noexcept { unlock(); }
 
   /// Gives every slab with no live chunk back to the source now.
   void trim() noexcept {
@@ -316,16 +310,19 @@ class basic_locality_heap {
   struct node_block {
     node_block* next;
   };
+  /// The spin lock of a synchronized heap (nothing otherwise).
+  void lock() noexcept {
+    if (synchronized_)
+      while (lock_.test_and_set(std::memory_order_acquire)) {
+      }
+  }
+  void unlock() noexcept {
+    if (synchronized_) lock_.clear(std::memory_order_release);
+  }
   struct guard {
     basic_locality_heap& h;
-    explicit guard(basic_locality_heap& heap) noexcept : h(heap) {
-      if (h.synchronized_)
-        while (h.lock_.test_and_set(std::memory_order_acquire)) {
-        }
-    }
-    ~guard() {
-      if (h.synchronized_) h.lock_.clear(std::memory_order_release);
-    }
+    explicit guard(basic_locality_heap& heap) noexcept : h(heap) { h.lock(); }
+    ~guard() { h.unlock(); }
     guard(const guard&) = delete;
     guard& operator=(const guard&) = delete;
   };
