@@ -76,6 +76,28 @@ typedef struct tailor_stats {
 } tailor_stats;
 TAILOR_API void tailor_get_stats(tailor_stats* out);
 
+/* The DMM that serves this process's malloc when TAILOR_DMM names one
+ * (docs/deploy.md). "held" counts what the DMM's memory obtained from the
+ * system minus what it returned, byte for byte, as the simulator counts it;
+ * "os" counts what the machine gave: the pages those ranges touch plus the
+ * DMM's own metadata. High-water marks start at 0, or at the values of the
+ * last tailor_dmm_reset_peak(). */
+typedef struct tailor_dmm_stats {
+  int active;                /* 1 if a DMM serves malloc, 0 otherwise (then all else is 0) */
+  const char* name;          /* the DMM's name: a built-in's, or the spec's "name" */
+  uint64_t held_bytes;       /* bytes held from the system now, as simulated */
+  uint64_t held_high_water;  /* their high-water mark */
+  uint64_t os_bytes;         /* pages of the held ranges + metadata, now */
+  uint64_t os_high_water;    /* their high-water mark */
+  uint64_t metadata_bytes;   /* the DMM's own state (list heads, class tables) */
+  uint64_t allocations;      /* blocks served by the DMM */
+  uint64_t releases;         /* blocks it took back */
+  uint64_t outside;          /* requests it could not model, served by default libtailor */
+} tailor_dmm_stats;
+TAILOR_API void tailor_dmm_get_stats(tailor_dmm_stats* out);
+/* Sets the high-water marks to the current values. */
+TAILOR_API void tailor_dmm_reset_peak(void);
+
 /* The active configuration, one entry per TAILOR_* parameter. */
 typedef enum tailor_config_source {
   TAILOR_SOURCE_DEFAULT = 0,

@@ -142,6 +142,13 @@ void tailor_get_stats(tailor_stats* out) {
   }
 }
 
+void tailor_dmm_get_stats(tailor_dmm_stats* out) {
+  if (out == nullptr) return;
+  *out = tailor_dmm_stats{};  // no DMM front end is built into this libtailor yet
+}
+
+void tailor_dmm_reset_peak(void) {}
+
 size_t tailor_config(tailor_config_entry* out, size_t n) {
   process_init();
   constexpr auto count = static_cast<size_t>(Param::kCount);
