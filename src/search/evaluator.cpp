@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "segregated_lists.h"
+#include "trace_sizes.h"
 #include "simulator.h"
 
 namespace tailor::search {

@@ -20,7 +20,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "allocator.h"
+#include "dmm_names.h"
 #include "replay_trace.h"
 #include "memory_account.h"
 

@@ -247,7 +247,34 @@ class AllocatorReader {
 
 }  // namespace
 
-const char* to_string(Mechanism m) noexcept { return name_of(kMechanisms, m); }
+SpecViewHolder::SpecViewHolder(const DmmSpec& spec, const std::vector<std::uint64_t>& exact_sizes) {
+  for (const AllocatorSpec& a : spec.allocators) {
+    dmm::AllocatorView v;
+    v.min = a.min;
+    v.bounded = a.max.has_value();
+    v.max = a.max.value_or(0);
+    v.mechanism = a.mechanism;
+    v.structure = a.structure;
+    v.fit = a.fit;
+    v.policy = a.policy;
+    v.split = a.split;
+    v.coalesce = a.coalesce;
+    v.classes = a.classes.kind;
+    v.bounds = a.classes.bounds.data();
+    v.bound_count = a.classes.bounds.size();
+    v.header = a.header;
+    v.alignment = a.alignment;
+    v.granularity = a.granularity;
+    v.chunk = a.chunk;
+    v.returns = a.returns;
+    allocators_.push_back(v);
+  }
+  view_.name = spec.name.c_str();
+  view_.allocators = allocators_.data();
+  view_.count = allocators_.size();
+  view_.exact_sizes = exact_sizes.data();
+  view_.exact_size_count = exact_sizes.size();
+}
 
 SpecError::SpecError(const std::string& origin, const std::string& field, const std::string& why)
     : std::invalid_argument(origin + ": " + field + ": " + why), field_(field), why_(why) {}

@@ -19,31 +19,14 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "free_blocks.h"
-#include "free_list.h"
+#include "dmm/spec.h"
+#include "dmm_names.h"
 
 namespace tailor::simulate {
 
-enum class Mechanism : std::uint8_t {
-  kSegregatedFreeLists,
-  kSimpleSegregatedStorage,
-  kSegregatedFit,
-  kExactSegregatedFit,
-  kStrictSegregatedFit,
-  kBinaryBuddy,
-  kFibonacciBuddy,
-};
-
-const char* to_string(Mechanism m) noexcept;
-
 /// How an allocator's range is cut into size classes (one free list each).
 struct ClassesSpec {
-  enum class Kind : std::uint8_t {
-    kSingle,      ///< one list for the whole range
-    kPowersOfTwo, ///< (.., 8], (8, 16], (16, 32] ... up to the range's max
-    kExact,       ///< one class per size the trace uses in the range
-    kBounds,      ///< the given upper bounds
-  };
+  using Kind = dmm::ClassKind;
   Kind kind = Kind::kSingle;
   std::vector<std::uint64_t> bounds;  ///< kBounds only
 };
@@ -70,6 +53,18 @@ struct DmmSpec {
   std::vector<AllocatorSpec> allocators;
 };
 
+/// The freestanding view of a spec (dmm/spec.h) that dmm::Composite builds
+/// from; it points into `spec` and `exact_sizes`, which must outlive it.
+class SpecViewHolder {
+ public:
+  SpecViewHolder(const DmmSpec& spec, const std::vector<std::uint64_t>& exact_sizes);
+  const dmm::SpecView& view() const noexcept { return view_; }
+
+ private:
+  std::vector<dmm::AllocatorView> allocators_;
+  dmm::SpecView view_;
+};
+
 /// A spec that breaks a rule. what(): "ORIGIN: FIELD: why".
 class SpecError : public std::invalid_argument {
  public:
@@ -91,14 +86,6 @@ nlohmann::json to_json(const DmmSpec& spec);
 /// Checks a (valid) spec against a trace whose largest request (routing
 /// size) is `largest_request` bytes: the last range must reach it. Throws SpecError.
 void check_covers(const DmmSpec& spec, std::uint64_t largest_request, const std::string& origin = "spec");
-
-/// The size by which a request is routed to an allocator: its bytes, plus
-/// for an aligned call (alignment A above 8, the least any allocator has)
-/// the A - 8 bytes of slack an allocator may need to meet it, so that the
-/// allocator's classes always hold the request.
-constexpr std::uint64_t routing_size(std::uint64_t bytes, std::uint64_t alignment) noexcept {
-  return alignment > 8 ? bytes + alignment - 8 : bytes;
-}
 
 /// The index of the allocator whose range holds a routing size of `bytes` (0 counts as 1).
 std::size_t allocator_for(const DmmSpec& spec, std::uint64_t bytes) noexcept;

@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "memory.h"
+#include "dmm_names.h"
 
 namespace tailor::simulate {
 

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <queue>
+#include <stdexcept>
+#include <string>
 
 #include "dmm.h"
 #include "energy.h"
@@ -29,7 +31,20 @@ std::optional<PartResult> simulate_part(const ReplayTrace& trace, std::span<cons
   // An address space like the DMM's (a multiple of 2^40): the same addresses
   // modulo 2^40, so the same choices (treap priorities, alignment).
   SimulatedMemory memory(Address{1} << 40, SimulatedMemory::kSpan);
-  const std::unique_ptr<DmmPart> part = make_part(a, memory, trace_sizes, "allocator");
+  const DmmSpec one{"", {a}};
+  const SpecViewHolder view(one, trace_sizes);
+  dmm::Composite<SimulatedMemory> dmm;
+  SimulatedMemory* memories[] = {&memory};
+  std::size_t failed = 0;
+  if (const char* why = dmm.build(view.view(), memories, failed)) throw SpecError("spec", "allocator", why);
+  struct {
+    dmm::Composite<SimulatedMemory>& d;
+    Block allocate(std::uint64_t bytes, std::uint64_t alignment) { return d.allocate(0, bytes, alignment); }
+    std::uint64_t release(Address address) { return d.release(0, address); }
+    std::uint64_t steps() const { return d.steps(0); }
+    std::uint64_t splits() const { return d.splits(0); }
+    std::uint64_t coalesces() const { return d.coalesces(0); }
+  } one_part{dmm}, *part = &one_part;
   const std::uint64_t lo = a.min, hi = a.max ? *a.max : UINT64_MAX;
   std::vector<Address> live(trace.summary.max_live_blocks);
   PartResult r;
@@ -39,9 +54,12 @@ std::optional<PartResult> simulate_part(const ReplayTrace& trace, std::span<cons
     const std::uint64_t size = std::max<std::uint64_t>(routing[i], 1);
     if (size <= lo || size > hi) continue;
     const Operation& op = ops[i];
-    if (op.kind == Operation::kAllocate)
+    if (op.kind == Operation::kAllocate) {
       live[op.block] = part->allocate(op.bytes, op.alignment()).address;
-    else
+      if (live[op.block] == 0) [[unlikely]]
+        throw std::length_error("allocator " + std::string(to_string(a.mechanism)) + " cannot serve a request of " +
+                                std::to_string(op.bytes) + " bytes");
+    } else
       part->release(live[op.block]);
     if (memory.held() != held) [[unlikely]] {
       held = memory.held();

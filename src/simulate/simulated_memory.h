@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// SimulatedMemory: the Memory (memory.h) of the simulator. A bump-allocated
+// SimulatedMemory: the Memory (src/dmm/memory.h) of the simulator. A bump-allocated
 // address space starting at a page-aligned non-zero base; metadata words live
 // in host pages allocated on first write and found through a flat page table
 // (two dependent loads, no hash map: the simulator targets tens of millions
@@ -8,15 +8,23 @@
 // it keeps the list of obtained regions for the checker.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <stdexcept>
 #include <vector>
 
-#include "memory.h"
+#include "dmm_names.h"
 #include "memory_account.h"
 
 namespace tailor::simulate {
+
+/// The simulator's arena (dmm/memory.h): the C++ heap.
+struct HeapArena {
+  static void* allocate(std::size_t bytes) { return ::operator new(bytes); }
+  static void release(void* p, std::size_t bytes) { ::operator delete(p, bytes); }
+};
 
 /// A region obtained from the system: [start, start + bytes).
 struct Region {
@@ -26,6 +34,8 @@ struct Region {
 
 class SimulatedMemory final : public MemoryAccount {
  public:
+  using Arena = HeapArena;
+
   /// First address handed out (page-aligned, non-zero so that 0 stays "null").
   static constexpr Address kBase = Address{1} << 32;
 

@@ -3,16 +3,26 @@
 // its mechanism on a fresh SimulatedMemory.
 #include "simulator.h"
 
+#include <new>
 #include <stdexcept>
 
-#include "binary_buddy.h"
 #include "dmm.h"
-#include "fibonacci_buddy.h"
-#include "kingsley.h"
-#include "lea.h"
-#include "segregated_lists.h"
+#include "dmm/binary_buddy.h"
+#include "dmm/fibonacci_buddy.h"
+#include "dmm/kingsley.h"
+#include "dmm/lea.h"
+#include "dmm/segregated_lists.h"
 
 namespace tailor::simulate {
+
+namespace detail {
+
+void unservable(std::uint64_t bytes, std::uint64_t alignment) {
+  throw std::length_error("the DMM cannot serve a request of " + std::to_string(bytes) + " bytes" +
+                          (alignment ? " aligned to " + std::to_string(alignment) : std::string()));
+}
+
+}  // namespace detail
 
 const std::vector<std::string>& known_dmms() {
   static const std::vector<std::string> names = {"kng", "fib", "buddy", "s10", "exa", "lea"};
@@ -21,12 +31,20 @@ const std::vector<std::string>& known_dmms() {
 
 namespace {
 
+// Throws if a mechanism's check() rejected its parameters.
+void require(const char* why) {
+  if (why != nullptr) throw std::invalid_argument(why);
+}
+
 // One run of mechanism A on a fresh SimulatedMemory; make(memory) builds it.
 template <class Make>
 Metrics run_on_fresh_memory(std::string_view name, const ReplayTrace& trace, const SimulateOptions& options,
                             Make make) {
   SimulatedMemory memory;
   auto allocator = make(memory);
+  if constexpr (requires { allocator.ok(); }) {
+    if (!allocator.ok()) throw std::bad_alloc();
+  }
   Metrics m = run(allocator, memory, trace, options);
   m.dmm = std::string(name);
   return m;
@@ -48,6 +66,9 @@ Metrics simulate(const ReplayTrace& trace, const DmmSpec& spec, const SimulateOp
 Metrics simulate(const ReplayTrace& trace, std::string_view name, const SimulateOptions& options) {
   using Mem = SimulatedMemory;
   const std::uint64_t page = trace.summary.page_size;
+  if (name == "kng" || name == "lea") require(Kingsley<Mem>::check(page));
+  if (name == "fib") require(FibonacciBuddy<Mem>::check(FibonacciBuddy<Mem>::kDefaultTop, page));
+  if (name == "buddy") require(BinaryBuddy<Mem>::check(BinaryBuddy<Mem>::kDefaultMaxOrder, page));
   if (name == "kng")
     return run_on_fresh_memory(name, trace, options, [&](Mem& m) { return Kingsley<Mem>(m, page); });
   if (name == "lea") return run_on_fresh_memory(name, trace, options, [&](Mem& m) { return Lea<Mem>(m, page); });
@@ -59,13 +80,17 @@ Metrics simulate(const ReplayTrace& trace, std::string_view name, const Simulate
     return run_on_fresh_memory(name, trace, options, [&](Mem& m) {
       return BinaryBuddy<Mem>(m, BinaryBuddy<Mem>::kDefaultMaxOrder, page);
     });
-  if (name == "s10")
+  if (name == "s10") {
+    require(SegregatedLists<Mem>::check(s10_classes(), s10_config(page)));
     return run_on_fresh_memory(name, trace, options,
                                [&](Mem& m) { return SegregatedLists<Mem>(m, s10_classes(), s10_config(page)); });
-  if (name == "exa")
-    return run_on_fresh_memory(name, trace, options, [&](Mem& m) {
-      return SegregatedLists<Mem>(m, exa_classes(sizes_of(trace.operations)), exa_config(page));
-    });
+  }
+  if (name == "exa") {
+    const std::vector<std::uint64_t> sizes = sizes_of(trace.operations);
+    require(SegregatedLists<Mem>::check(exa_classes(sizes), exa_config(page)));
+    return run_on_fresh_memory(name, trace, options,
+                               [&](Mem& m) { return SegregatedLists<Mem>(m, exa_classes(sizes), exa_config(page)); });
+  }
   std::string known;
   for (const auto& k : known_dmms()) known += (known.empty() ? "" : ", ") + k;
   throw std::invalid_argument("unknown DMM '" + std::string(name) + "' (known: " + known + ")");

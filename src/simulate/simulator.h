@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "allocator.h"
+#include "dmm_names.h"
 #include "checker.h"
 #include "dmm_spec.h"
 #include "energy.h"
@@ -49,6 +49,9 @@ const std::vector<std::string>& known_dmms();
 Metrics simulate(const ReplayTrace& trace, std::string_view name, const SimulateOptions& options = {});
 
 namespace detail {
+
+/// Throws std::length_error: the allocator cannot serve a request.
+[[noreturn]] void unservable(std::uint64_t bytes, std::uint64_t alignment);
 
 struct NoCheck {
   void allocated(std::uint64_t, std::uint64_t, std::uint64_t, const Block&) {}
@@ -85,6 +88,8 @@ Metrics run(A& allocator, const Mem& memory, const ReplayTrace& trace, const Sim
       Live& b = live[op.block];
       if (op.kind == Operation::kAllocate) {
         const Block got = allocator.allocate(op.bytes, op.alignment());
+        if (got.address == 0) [[unlikely]]
+          unservable(op.bytes, op.alignment());
         b = {got.address, got.bytes, op.bytes};
         requested += op.bytes;
         block_bytes += got.bytes;

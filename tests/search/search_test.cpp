@@ -10,7 +10,8 @@
 #include "evolution.h"
 #include "replay_sample.h"
 #include "phenotype.h"
-#include "segregated_lists.h"
+#include "dmm/segregated_lists.h"
+#include "dmm.h"
 #include "simulate/random_trace.h"
 #include "simulator.h"
 

@@ -14,7 +14,7 @@
 
 #include "checker.h"
 #include "common/temp_dir.h"
-#include "kingsley.h"
+#include "dmm/kingsley.h"
 #include "replay_trace.h"
 #include "simulate/write_trace.h"
 #include "simulated_memory.h"

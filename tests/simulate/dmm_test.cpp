@@ -18,7 +18,8 @@
 
 #include "dmm.h"
 #include "part_simulation.h"
-#include "segregated_lists.h"
+#include "dmm/segregated_lists.h"
+#include "dmm.h"
 #include "simulate/random_trace.h"
 #include "simulator.h"
 

@@ -11,7 +11,7 @@
 #include <set>
 #include <vector>
 
-#include "lea.h"
+#include "dmm/lea.h"
 #include "replay_trace.h"
 #include "simulated_memory.h"
 #include "simulator.h"

@@ -8,12 +8,14 @@
 // free_blocks.h, simple_segregated_storage.h.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
-#include "segregated_fit.h"
-#include "simple_segregated_storage.h"
+#include "dmm/segregated_fit.h"
+#include "dmm/simple_segregated_storage.h"
 #include "simulate/random_trace.h"
+#include "dmm.h"
 #include "simulated_memory.h"
 #include "simulator.h"
 
@@ -24,7 +26,7 @@ using Fit = sim::SegregatedFit<sim::SimulatedMemory>;
 using Sss = sim::SimpleSegregatedStorage<sim::SimulatedMemory>;
 constexpr sim::Address B = sim::SimulatedMemory::kBase;
 
-sim::SizeClasses one_open_class() { return sim::SizeClasses({}, true); }
+sim::SizeClasses one_open_class() { return sim::make_classes({}, true); }
 
 sim::SegregatedFitConfig dll_split_coalesce() {
   sim::SegregatedFitConfig c;
@@ -34,6 +36,13 @@ sim::SegregatedFitConfig dll_split_coalesce() {
 }
 
 using Free = std::vector<std::pair<sim::Address, std::uint64_t>>;
+// Every free block of a segregated fit as (address, bytes), in address order.
+Free free_blocks(Fit& f) {
+  Free all;
+  f.each_free([&](sim::Address a, std::uint64_t bytes) { all.emplace_back(a, bytes); });
+  std::sort(all.begin(), all.end());
+  return all;
+}
 
 TEST(SegregatedFit, SplitAndCoalesceByHand) {
   sim::SimulatedMemory mem;
@@ -50,23 +59,23 @@ TEST(SegregatedFit, SplitAndCoalesceByHand) {
   EXPECT_EQ(c.address, B + 336);
 
   EXPECT_EQ(f.release(a.address), 112u);  // neighbours in use: no coalescing
-  EXPECT_EQ(f.free_blocks(), (Free{{B + 8, 112}}));
+  EXPECT_EQ(free_blocks(f), (Free{{B + 8, 112}}));
   EXPECT_EQ(f.coalesces(), 0u);
   EXPECT_EQ(f.release(b.address), 208u);  // merges backward with a
-  EXPECT_EQ(f.free_blocks(), (Free{{B + 8, 320}}));
+  EXPECT_EQ(free_blocks(f), (Free{{B + 8, 320}}));
   EXPECT_EQ(f.coalesces(), 1u);
 
   const sim::Block d = f.allocate(40);  // 48 bytes split off the 320: 272 stay free
   EXPECT_EQ(d.address, B + 16);
   EXPECT_EQ(d.bytes, 48u);
   EXPECT_EQ(f.splits(), 1u);
-  EXPECT_EQ(f.free_blocks(), (Free{{B + 56, 272}}));
+  EXPECT_EQ(free_blocks(f), (Free{{B + 56, 272}}));
 
   // c is the last block carved: it merges backward with the 272 and both go
   // back into the uncarved rest of the region.
   EXPECT_EQ(f.release(c.address), 64u);
   EXPECT_EQ(f.coalesces(), 2u);
-  EXPECT_TRUE(f.free_blocks().empty());
+  EXPECT_TRUE(free_blocks(f).empty());
   EXPECT_EQ(f.allocate(8).address, B + 64);  // carved right after d
   EXPECT_EQ(mem.held(), 4096u);
 }
@@ -79,13 +88,13 @@ TEST(SegregatedFit, CoalescesForwardAndReturnsWholeRegions) {
   const sim::Block x = f.allocate(3000);  // 3008 bytes at B + 8
   const sim::Block y = f.allocate(3000);  // no room: the rest of region 1 (1072 bytes) becomes free; region 2
   EXPECT_EQ(mem.held(), 8192u);
-  EXPECT_EQ(f.free_blocks(), (Free{{B + 8 + 3008, 4096 - 16 - 3008}}));
+  EXPECT_EQ(free_blocks(f), (Free{{B + 8 + 3008, 4096 - 16 - 3008}}));
   EXPECT_EQ(y.address, B + 4096 + 16);
   // x merges forward with the free rest: all of region 1 is free and goes back.
   f.release(x.address);
   EXPECT_EQ(f.coalesces(), 1u);
   EXPECT_EQ(mem.held(), 4096u);
-  EXPECT_TRUE(f.free_blocks().empty());
+  EXPECT_TRUE(free_blocks(f).empty());
   // y is the last carved block of the current region: the region goes back too.
   f.release(y.address);
   EXPECT_EQ(mem.held(), 0u);
@@ -163,7 +172,7 @@ TEST(SegregatedFit, StrictClassesSendABlockBackToItsOwnList) {
   sim::SegregatedFitConfig cfg;
   cfg.round_to_class = true;
   // Classes (0,32] and (32,40]: both have 48-byte blocks (32 + 8 and 40 + 8 round to 48).
-  Fit f(mem, sim::SizeClasses({32, 40}, false), cfg);
+  Fit f(mem, sim::make_classes({32, 40}, false), cfg);
   const sim::Block a = f.allocate(40);
   EXPECT_EQ(a.bytes, 48u);
   f.release(a.address);
@@ -183,12 +192,12 @@ TEST(SegregatedFit, AlignedRequestsAndLargerHeaders) {
   EXPECT_EQ(b.address % 256, 0u);
   EXPECT_EQ(f.release(b.address), b.bytes);
   EXPECT_EQ(f.release(a.address), a.bytes);
-  EXPECT_TRUE(f.free_blocks().empty());  // both merged back into the uncarved rest
+  EXPECT_TRUE(free_blocks(f).empty());  // both merged back into the uncarved rest
 }
 
 TEST(SimpleSegregatedStorage, AreasByHand) {
   sim::SimulatedMemory mem;
-  Sss s(mem, sim::SizeClasses({64, 128}, false), {});
+  Sss s(mem, sim::make_classes({64, 128}, false), {});
   const sim::Block a = s.allocate(10);  // class 64: area 1 (4096-aligned), first block 16 bytes in
   const sim::Address area1 = a.address & ~sim::Address{4095};
   EXPECT_EQ(a.address, area1 + 16);
@@ -210,7 +219,7 @@ TEST(SimpleSegregatedStorage, AlignmentEightPacksOddWordSizes) {
   sim::SimulatedMemory mem;
   sim::SimpleSegregatedConfig config;
   config.alignment = 8;
-  Sss s(mem, sim::SizeClasses({24, 32}, false), config);
+  Sss s(mem, sim::make_classes({24, 32}, false), config);
   // Class 24: blocks of 24 bytes, 8 bytes in (after the class word), no padding.
   const sim::Block a = s.allocate(24);
   const sim::Address area = a.address & ~sim::Address{4095};
@@ -238,7 +247,7 @@ TEST(SegregatedFit, StrictClassesServeSlackPastTheLastClassFromTheirOwnList) {
   sim::SegregatedFitConfig c;
   c.round_to_class = true;
   c.alignment = 8;
-  Fit f(mem, sim::SizeClasses({48, 96}, false), c);
+  Fit f(mem, sim::make_classes({48, 96}, false), c);
   const sim::Block plain = f.allocate(96);
   EXPECT_EQ(plain.bytes, 104u);
   EXPECT_EQ(f.release(plain.address), 104u);
@@ -266,7 +275,7 @@ TEST(SegregatedFit, CheckerPassesEveryConfigurationOnARandomTrace) {
         cfg.returns = mode == 3;
         SCOPED_TRACE(std::string(sim::to_string(st)) + " " + sim::to_string(fit) + " mode " + std::to_string(mode));
         sim::SimulatedMemory mem;
-        Fit f(mem, sim::SizeClasses::powers_of_two(4, 12, true), cfg);
+        Fit f(mem, sim::powers_of_two_classes(4, 12, true), cfg);
         sim::SimulateOptions o;
         o.check = true;
         sim::Metrics m;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The interface between the simulator and an allocator (a mechanism over a
-// Memory): what allocate returns and what the simulation loop and the checker
-// may call, as a C++20 concept, so that the loop is one template instantiated
-// per allocator (no virtual call per event) and test doubles plug in.
+// The interface of an allocator (a mechanism over a Memory): what allocate
+// returns and what its users may call, as a C++20 concept, so that the
+// simulation loop and libtailor's DMM front end are templates instantiated
+// per allocator (no virtual call per operation) and test doubles plug in.
 #pragma once
 
 #include <concepts>
@@ -10,10 +10,12 @@
 
 #include "memory.h"
 
-namespace tailor::simulate {
+namespace tailor::dmm {
 
 /// What an allocator hands out: the address the program gets and the bytes
-/// of the block that serves it (its header and padding included).
+/// of the block that serves it (its header and padding included). An
+/// address of 0 means the request could not be served: no class holds it,
+/// or the system refused memory; the allocator is then unchanged.
 struct Block {
   Address address = 0;
   std::uint64_t bytes = 0;
@@ -31,4 +33,4 @@ concept Allocator = requires(A a, const A ca, std::uint64_t bytes, std::uint64_t
   { A::kMinAlignment } -> std::convertible_to<std::uint64_t>;
 };
 
-}  // namespace tailor::simulate
+}  // namespace tailor::dmm

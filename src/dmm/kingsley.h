@@ -41,13 +41,11 @@
 #include <array>
 #include <bit>
 #include <cstdint>
-#include <stdexcept>
-#include <string>
 
 #include "allocator.h"
 #include "memory.h"
 
-namespace tailor::simulate {
+namespace tailor::dmm {
 
 template <Memory M>
 class Kingsley {
@@ -56,11 +54,15 @@ class Kingsley {
   static constexpr std::uint64_t kHeader = 8;
   static constexpr std::uint64_t kMinAlignment = 16;
 
-  explicit Kingsley(M& memory, std::uint64_t page_size = 4096) : memory_(memory), page_(page_size) {
-    if (page_size < 64 || !std::has_single_bit(page_size))
-      throw std::invalid_argument("Kingsley: page size " + std::to_string(page_size) + " is not a power of two >= 64");
-    page_bucket_ = static_cast<unsigned>(std::countr_zero(page_size)) - 3;
+  /// Why Kingsley cannot run with this page size, or nullptr if it can.
+  static const char* check(std::uint64_t page_size) noexcept {
+    return page_size < 64 || !std::has_single_bit(page_size) ? "Kingsley: the page size is not a power of two >= 64"
+                                                             : nullptr;
   }
+
+  /// `page_size` must pass check().
+  explicit Kingsley(M& memory, std::uint64_t page_size = 4096)
+      : memory_(memory), page_(page_size), page_bucket_(static_cast<unsigned>(std::countr_zero(page_size)) - 3) {}
 
   /// Bucket serving a request of `bytes` (no alignment), or kBuckets if none can.
   unsigned bucket_for(std::uint64_t bytes) const noexcept {
@@ -91,10 +93,10 @@ class Kingsley {
       bucket = bytes > UINT64_MAX - extra ? kBuckets : bucket_for(bytes + extra);
     }
     if (bucket >= kBuckets) [[unlikely]]
-      throw std::length_error("Kingsley: no bucket holds a request of " + std::to_string(bytes) + " bytes");
+      return {};  // no bucket holds the request
     Address block = heads_[bucket];
     if (block == 0) [[unlikely]] {
-      refill(bucket);
+      if (!refill(bucket)) return {};
       block = heads_[bucket];
     }
     ++steps_;
@@ -127,31 +129,34 @@ class Kingsley {
  private:
   static unsigned ceil_log2(std::uint64_t x) noexcept { return static_cast<unsigned>(std::bit_width(x - 1)); }
 
-  void refill(unsigned bucket) {
+  // Fills an empty bucket; false if the system refuses memory.
+  bool refill(unsigned bucket) {
     if (!started_) {
-      started_ = true;
       ++steps_;
-      memory_.obtain(page_ - kHeader, 8);
+      if (memory_.obtain(page_ - kHeader, 8) == 0) return false;
+      started_ = true;
     }
     const std::uint64_t size = std::uint64_t{1} << (bucket + 3);
     const std::uint64_t amount = size < page_ ? page_ : size + page_;
     const std::uint64_t blocks = size < page_ ? page_ / size : 1;
     ++steps_;
     const Address start = memory_.obtain(amount, 8);
+    if (start == 0) return false;
     heads_[bucket] = start;
     Address block = start;
     for (std::uint64_t k = 1; k < blocks; ++k, block += size) {
       ++steps_;
       memory_.store(block, block + size);
     }
+    return true;
   }
 
   M& memory_;
   std::uint64_t page_;
-  unsigned page_bucket_ = 0;
+  unsigned page_bucket_;
   bool started_ = false;
   std::uint64_t steps_ = 0;
   std::array<Address, kBuckets> heads_{};
 };
 
-}  // namespace tailor::simulate
+}  // namespace tailor::dmm

@@ -51,18 +51,16 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
-#include <map>
-#include <stdexcept>
-#include <string>
 #include <utility>
-#include <vector>
 
 #include "allocator.h"
+#include "fixed_array.h"
 #include "free_blocks.h"
 #include "memory.h"
+#include "region_table.h"
 #include "size_classes.h"
 
-namespace tailor::simulate {
+namespace tailor::dmm {
 
 struct SegregatedFitConfig {
   Structure structure = Structure::kSll;
@@ -85,25 +83,36 @@ class SegregatedFit {
   static constexpr std::uint64_t kUsed = 1, kPrevFree = 2, kBackPointer = 4;
   /// What the simulator's checker may assume when no alignment is asked: 8.
   static constexpr std::uint64_t kMinAlignment = 8;
+  using Classes = SizeClasses<typename M::Arena>;
 
-  SegregatedFit(M& memory, SizeClasses classes, SegregatedFitConfig config)
-      : memory_(memory),
-        classes_(std::move(classes)),
-        config_(config),
-        lists_(classes_.count() + (config.round_to_class ? 1 : 0)) {
+  /// Why this configuration cannot make a segregated fit, or nullptr if it can.
+  static const char* check(const SegregatedFitConfig& c) noexcept {
+    if (c.header < 8 || c.header % 8 != 0) return "SegregatedFit: header must be a multiple of 8, at least 8";
+    if (c.alignment < 8 || !std::has_single_bit(c.alignment))
+      return "SegregatedFit: alignment must be a power of two >= 8";
+    if (!std::has_single_bit(c.granularity) || c.granularity < 16)
+      return "SegregatedFit: granularity must be a power of two >= 16";
+    if (c.chunk == 0) return "SegregatedFit: chunk must be positive";
+    if (c.returns && !c.coalesce) return "SegregatedFit: returning memory needs coalescing";
+    if (c.round_to_class && (c.split || c.coalesce)) return "SegregatedFit: strict classes cannot split or coalesce";
+    return nullptr;
+  }
+
+  /// The configuration must pass check(); ok() says whether the arena held the lists.
+  SegregatedFit(M& memory, Classes classes, SegregatedFitConfig config)
+      : memory_(memory), classes_(std::move(classes)), config_(config) {
     const auto& c = config_;
-    auto bad = [](const std::string& what) { throw std::invalid_argument("SegregatedFit: " + what); };
-    if (c.header < 8 || c.header % 8 != 0) bad("header must be a multiple of 8, at least 8");
-    if (c.alignment < 8 || !std::has_single_bit(c.alignment)) bad("alignment must be a power of two >= 8");
-    if (!std::has_single_bit(c.granularity) || c.granularity < 16) bad("granularity must be a power of two >= 16");
-    if (c.chunk == 0) bad("chunk must be positive");
-    if (c.returns && !c.coalesce) bad("returning memory needs coalescing");
-    if (c.round_to_class && (c.split || c.coalesce)) bad("strict classes cannot split or coalesce");
     min_block_ = round(FreeBlocks::min_block(c.structure, c.coalesce));
-    for (std::uint32_t k = 0; k < lists_.size(); ++k) {
+    ok_ = classes_.count() > 0 && lists_.assign(classes_.count() + (config.round_to_class ? 1 : 0));
+    for (std::uint32_t k = 0; ok_ && k < lists_.size(); ++k) {
       lists_[k] = FreeBlocks(c.structure, c.fit, c.policy);
-      lists_[k].set_uniform(c.round_to_class && k < classes_.count() && classes_.upper(k) != SizeClasses::kOpen);
+      lists_[k].set_uniform(c.round_to_class && k < classes_.count() && classes_.upper(k) != Classes::kOpen);
     }
+  }
+
+  bool ok() const noexcept { return ok_; }
+  std::size_t state_bytes() const noexcept {
+    return classes_.state_bytes() + lists_.size() * sizeof(FreeBlocks) + regions_.state_bytes();
   }
 
   std::uint64_t min_alignment() const noexcept { return config_.alignment; }
@@ -115,7 +124,7 @@ class SegregatedFit {
     const std::uint64_t s = ((bytes == 0 ? 1 : bytes) + slack + 7) & ~std::uint64_t{7};
     cls = class_of_capacity(s);
     std::uint64_t size = s;
-    if (config_.round_to_class && classes_.upper(cls) != SizeClasses::kOpen) {
+    if (config_.round_to_class && classes_.upper(cls) != Classes::kOpen) {
       if (classes_.upper(cls) >= s)
         size = classes_.upper(cls);
       else  // an aligned request's slack goes past the last class: the list of odd sizes
@@ -128,7 +137,7 @@ class SegregatedFit {
     std::uint32_t c;
     const std::uint64_t need = block_for(bytes, alignment, c);
     if (need == 0) [[unlikely]]
-      throw std::length_error("SegregatedFit: a request of " + std::to_string(bytes) + " bytes is too large");
+      return {};  // too large for any block
     std::uint64_t got = 0;
     Address block = lists_[c].take(memory_, steps_, need, hot_, got);
     if (block == 0 && config_.search_larger) {
@@ -139,6 +148,8 @@ class SegregatedFit {
     }
     if (block == 0) {
       block = carve(need);
+      if (block == 0) [[unlikely]]
+        return {};  // the system refused memory
       got = need;
       memory_.store(block, need | kUsed | tag(c));
     } else if (config_.split && got - need >= min_block_) {
@@ -201,7 +212,7 @@ class SegregatedFit {
       if (config_.returns && bump_ == region_ + pad()) {
         ++steps_;
         memory_.release(region_, end_ + 8 - region_);
-        regions_.erase(region_);
+        regions_.erase(regions_.find(region_));
         region_ = bump_ = end_ = 0;
       }
       return bytes;
@@ -214,16 +225,13 @@ class SegregatedFit {
   std::uint64_t steps() const noexcept { return steps_; }
   std::uint64_t splits() const noexcept { return splits_; }
   std::uint64_t coalesces() const noexcept { return coalesces_; }
-  const SizeClasses& classes() const noexcept { return classes_; }
+  const Classes& classes() const noexcept { return classes_; }
   const SegregatedFitConfig& config() const noexcept { return config_; }
 
-  /// Every free block as (address, bytes), for tests.
-  std::vector<std::pair<Address, std::uint64_t>> free_blocks() {
-    std::vector<std::pair<Address, std::uint64_t>> all;
-    for (const auto& l : lists_)
-      l.each(memory_, [&](Address b) { all.emplace_back(b, memory_.load(b) & FreeBlocks::kSizeMask); });
-    std::sort(all.begin(), all.end());
-    return all;
+  /// Calls f(address, bytes) for every free block, for tests.
+  template <class F>
+  void each_free(F&& f) {
+    for (const auto& l : lists_) l.each(memory_, [&](Address b) { f(b, memory_.load(b) & FreeBlocks::kSizeMask); });
   }
 
  private:
@@ -232,9 +240,9 @@ class SegregatedFit {
   }
 
   std::uint32_t class_of_capacity(std::uint64_t capacity) const noexcept {
-    if (capacity < SizeClasses::kWord) capacity = SizeClasses::kWord;
-    const std::uint32_t c = classes_.class_of(capacity & ~(SizeClasses::kWord - 1));
-    return c == SizeClasses::kNone ? classes_.count() - 1 : c;
+    if (capacity < kSizeWord) capacity = kSizeWord;
+    const std::uint32_t c = classes_.class_of(capacity & ~(kSizeWord - 1));
+    return c == Classes::kNone ? classes_.count() - 1 : c;
   }
   // Strict classes keep a block's class in its header (bits 40 and up, plus
   // one): several classes may share a block size, and a block goes back to
@@ -251,7 +259,7 @@ class SegregatedFit {
     const std::uint64_t capacity = bytes > config_.header ? bytes - config_.header : 0;
     const std::uint32_t c = class_of_capacity(capacity);
     const std::uint64_t up = classes_.upper(c);
-    return up != SizeClasses::kOpen && up > capacity && c > 0 ? c - 1 : c;
+    return up != Classes::kOpen && up > capacity && c > 0 ? c - 1 : c;
   }
 
   // Marks [block, block + bytes) free (header, footer when coalescing; the
@@ -268,18 +276,23 @@ class SegregatedFit {
     lists_[class_of_block(bytes)].put(memory_, steps_, block, bytes);
   }
 
+  // A block of `bytes` at the bump pointer, or 0 if the system refuses memory.
   Address carve(std::uint64_t bytes) {
     ++steps_;
     if (end_ - bump_ < bytes) [[unlikely]] {
       ++steps_;
+      const std::uint64_t want = std::max(bytes + pad() + 8, config_.chunk);
+      const std::uint64_t amount = (want + config_.granularity - 1) & ~(config_.granularity - 1);
+      const Address region = memory_.obtain(amount, std::max<std::uint64_t>(config_.alignment, 16));
+      if (region == 0) return 0;
+      if (!regions_.insert(region, amount)) {  // no room to record it
+        memory_.release(region, amount);
+        return 0;
+      }
       if (end_ - bump_ >= min_block_ && !config_.round_to_class)  // strict lists hold only their own size
         put_free(bump_, end_ - bump_, 0);
       else if (config_.coalesce && end_ > bump_)
         memory_.store(bump_, kUsed);  // what is left reads as in use
-      const std::uint64_t want = std::max(bytes + pad() + 8, config_.chunk);
-      const std::uint64_t amount = (want + config_.granularity - 1) & ~(config_.granularity - 1);
-      const Address region = memory_.obtain(amount, std::max<std::uint64_t>(config_.alignment, 16));
-      regions_[region] = amount;
       region_ = region;
       bump_ = region + pad();
       end_ = region + amount - 8;  // the last word stays zero: a fence
@@ -298,23 +311,24 @@ class SegregatedFit {
   // [start, start + size) is all of it; true if it did.
   bool release_region(Address start, std::uint64_t size) {
     ++steps_;
-    auto it = regions_.upper_bound(start);
-    if (it == regions_.begin()) return false;
-    --it;
-    if (it->first == region_ || start != it->first + pad() || start + size != it->first + it->second - 8) return false;
-    memory_.release(it->first, it->second);
-    regions_.erase(it);
+    const std::size_t i = regions_.containing(start);
+    if (i == RegionTable<typename M::Arena>::kNone) return false;
+    const auto r = regions_[i];
+    if (r.start == region_ || start != r.start + pad() || start + size != r.start + r.bytes - 8) return false;
+    memory_.release(r.start, r.bytes);
+    regions_.erase(i);
     return true;
   }
 
   M& memory_;
-  SizeClasses classes_;
+  Classes classes_;
   SegregatedFitConfig config_;
-  std::vector<FreeBlocks> lists_;
-  std::map<Address, std::uint64_t> regions_;  // the allocator's own record of its regions
+  FixedArray<FreeBlocks, typename M::Arena> lists_;
+  RegionTable<typename M::Arena> regions_;  // the allocator's own record of its regions
+  bool ok_ = false;
   std::uint64_t min_block_ = 16;
   std::uint64_t steps_ = 0, splits_ = 0, coalesces_ = 0;
   Address region_ = 0, bump_ = 0, end_ = 0, hot_ = 0;  // the current region and its uncarved rest
 };
 
-}  // namespace tailor::simulate
+}  // namespace tailor::dmm

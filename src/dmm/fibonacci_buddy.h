@@ -47,15 +47,12 @@
 #include <array>
 #include <bit>
 #include <cstdint>
-#include <stdexcept>
-#include <string>
-#include <vector>
 
 #include "allocator.h"
 #include "binary_buddy.h"
 #include "memory.h"
 
-namespace tailor::simulate {
+namespace tailor::dmm {
 
 template <Memory M>
 class FibonacciBuddy {
@@ -66,12 +63,16 @@ class FibonacciBuddy {
   static constexpr unsigned kDefaultTop = 22;
   static constexpr unsigned kMaxTop = 60;
 
+  /// Why a Fibonacci buddy cannot have these parameters, or nullptr if it can.
+  static const char* check(unsigned top_index, std::uint64_t page_size) noexcept {
+    if (top_index < 2 || top_index > kMaxTop) return "FibonacciBuddy: the top index is not in 2..60";
+    if (page_size < 16 || !std::has_single_bit(page_size)) return "FibonacciBuddy: the page size is not a power of two";
+    return nullptr;
+  }
+
+  /// The parameters must pass check().
   explicit FibonacciBuddy(M& memory, unsigned top_index = kDefaultTop, std::uint64_t page_size = 4096)
       : memory_(memory), lists_(memory), top_(top_index), page_(page_size) {
-    if (top_index < 2 || top_index > kMaxTop)
-      throw std::invalid_argument("FibonacciBuddy: top index " + std::to_string(top_index) + " is not in 2..60");
-    if (page_size < 16 || !std::has_single_bit(page_size))
-      throw std::invalid_argument("FibonacciBuddy: page size " + std::to_string(page_size) + " is not a power of two");
     std::uint64_t a = 2, b = 3;
     for (unsigned i = 0; i <= kMaxTop; ++i) {
       sizes_[i] = a * kUnit;
@@ -96,7 +97,9 @@ class FibonacciBuddy {
 
   Block allocate(std::uint64_t bytes, std::uint64_t alignment = 0) {
     using namespace buddy_detail;
-    const std::uint64_t n = need(bytes, alignment, "FibonacciBuddy");
+    const std::uint64_t n = need(bytes, alignment);
+    if (n == 0) [[unlikely]]
+      return {};
     const unsigned k = index_for(n);
     if (k > top_) [[unlikely]]
       return allocate_direct(n, alignment);
@@ -109,8 +112,10 @@ class FibonacciBuddy {
       block = lists_.pop(j);
       bits = memory_.load(block) & (kRight | kMemory);
     } else {
-      j = top_;
       block = memory_.obtain(sizes_[top_], page_);
+      if (block == 0) [[unlikely]]
+        return {};
+      j = top_;
       bits = 0;
     }
     steps_ += j - k + 2;  // lists examined, pop or system request
@@ -190,16 +195,14 @@ class FibonacciBuddy {
     bool right = false;
     bool memory = false;
   };
-  /// The free blocks in address order. For tests: it walks the lists and reads
-  /// the headers through the memory, so its reads count.
-  std::vector<FreeBlock> free_blocks() {
-    std::vector<FreeBlock> out;
+  /// Calls f(FreeBlock) for every free block. For tests: it walks the lists
+  /// and reads the headers through the memory, so its reads count.
+  template <class F>
+  void each_free(F&& f) {
     lists_.each([&](Address b, unsigned i) {
       const std::uint64_t h = memory_.load(b);
-      out.push_back({b, i, (h & buddy_detail::kRight) != 0, (h & buddy_detail::kMemory) != 0});
+      f(FreeBlock{b, i, (h & buddy_detail::kRight) != 0, (h & buddy_detail::kMemory) != 0});
     });
-    std::sort(out.begin(), out.end(), [](const FreeBlock& a, const FreeBlock& b) { return a.address < b.address; });
-    return out;
   }
 
  private:
@@ -212,6 +215,8 @@ class FibonacciBuddy {
     const std::uint64_t bytes = (need + page_ - 1) & ~(page_ - 1);
     ++steps_;
     const Address block = memory_.obtain(bytes, std::max(page_, alignment));
+    if (block == 0) [[unlikely]]
+      return {};
     memory_.store(block, kDirect | bytes << kPayloadShift);
     return {place(memory_, block, alignment), bytes};
   }
@@ -226,4 +231,4 @@ class FibonacciBuddy {
   std::uint64_t steps_ = 0, splits_ = 0, coalesces_ = 0;
 };
 
-}  // namespace tailor::simulate
+}  // namespace tailor::dmm

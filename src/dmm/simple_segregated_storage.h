@@ -31,17 +31,15 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
-#include <stdexcept>
-#include <string>
 #include <utility>
-#include <vector>
 
 #include "allocator.h"
+#include "fixed_array.h"
 #include "free_blocks.h"
 #include "memory.h"
 #include "size_classes.h"
 
-namespace tailor::simulate {
+namespace tailor::dmm {
 
 struct SimpleSegregatedConfig {
   Structure structure = Structure::kSll;
@@ -55,37 +53,56 @@ template <Memory M>
 class SimpleSegregatedStorage {
  public:
   static constexpr std::uint64_t kMinAlignment = 8;
+  using Classes = SizeClasses<typename M::Arena>;
 
-  SimpleSegregatedStorage(M& memory, SizeClasses classes, SimpleSegregatedConfig config)
-      : memory_(memory), classes_(std::move(classes)), config_(config), classes_state_(classes_.count()) {
-    auto bad = [](const std::string& what) { throw std::invalid_argument("SimpleSegregatedStorage: " + what); };
-    if (config.alignment < 8 || !std::has_single_bit(config.alignment)) bad("alignment must be a power of two >= 8");
-    if (!std::has_single_bit(config.chunk)) bad("chunk must be a power of two");
+  /// Why these classes and configuration cannot make simple segregated
+  /// storage, or nullptr if they can.
+  static const char* check(const Classes& classes, const SimpleSegregatedConfig& config) noexcept {
+    if (config.alignment < 8 || !std::has_single_bit(config.alignment))
+      return "SimpleSegregatedStorage: alignment must be a power of two >= 8";
+    if (!std::has_single_bit(config.chunk)) return "SimpleSegregatedStorage: chunk must be a power of two";
     const std::uint64_t min = FreeBlocks::min_block(config.structure, false);
-    for (std::uint32_t c = 0; c < classes_.count(); ++c) {
-      if (classes_.upper(c) == SizeClasses::kOpen) bad("its last class has no upper bound");
+    for (std::uint32_t c = 0; c < classes.count(); ++c) {
+      if (classes.upper(c) == Classes::kOpen) return "SimpleSegregatedStorage: its last class has no upper bound";
+      const std::uint64_t bytes = round(std::max(classes.upper(c), min), config.alignment);
+      const std::uint64_t align = bytes % 16 == 0 ? std::max<std::uint64_t>(16, config.alignment) : config.alignment;
+      if (std::max<std::uint64_t>(8, align) + bytes > config.chunk)
+        return "SimpleSegregatedStorage: an area (chunk) cannot hold a block of its largest class";
+    }
+    return nullptr;
+  }
+
+  /// The arguments must pass check(); ok() says whether the arena held the classes' state.
+  SimpleSegregatedStorage(M& memory, Classes classes, SimpleSegregatedConfig config)
+      : memory_(memory), classes_(std::move(classes)), config_(config) {
+    ok_ = classes_state_.assign(classes_.count());
+    const std::uint64_t min = FreeBlocks::min_block(config.structure, false);
+    for (std::uint32_t c = 0; ok_ && c < classes_.count(); ++c) {
       ClassState& k = classes_state_[c];
       k.bytes = round(std::max(classes_.upper(c), min), config.alignment);
       k.align = k.bytes % 16 == 0 ? std::max<std::uint64_t>(16, config.alignment) : config.alignment;
       k.first = std::max<std::uint64_t>(8, k.align);
-      if (k.first + k.bytes > config.chunk)
-        bad("an area of " + std::to_string(config.chunk) + " bytes cannot hold a block of " +
-            std::to_string(k.bytes) + " bytes");
       k.list = FreeBlocks(config.structure, config.fit, config.policy);
       k.list.set_uniform(uniform());
     }
   }
 
+  bool ok() const noexcept { return ok_; }
+  std::size_t state_bytes() const noexcept {
+    return classes_.state_bytes() + classes_state_.size() * sizeof(ClassState);
+  }
+
   std::uint64_t min_alignment() const noexcept { return config_.alignment; }
 
   Block allocate(std::uint64_t bytes, std::uint64_t alignment = 0) {
+    if (bytes > (std::uint64_t{1} << 46)) [[unlikely]]
+      return {};  // larger than any class
     const std::uint64_t s = ((bytes == 0 ? 1 : bytes) + 7) & ~std::uint64_t{7};
     std::uint32_t c = classes_.class_of(s);
-    if (c != SizeClasses::kNone && alignment > classes_state_[c].align)  // room to move the data: the slack
-      c = classes_.class_of(s + alignment - config_.alignment);
-    if (c == SizeClasses::kNone) [[unlikely]]
-      throw std::length_error("SimpleSegregatedStorage: no class holds a request of " + std::to_string(bytes) +
-                              " bytes");
+    if (c != Classes::kNone && alignment > classes_state_[c].align)  // room to move the data: the slack
+      c = alignment > (std::uint64_t{1} << 40) ? Classes::kNone : classes_.class_of(s + alignment - config_.alignment);
+    if (c == Classes::kNone) [[unlikely]]
+      return {};  // no class holds the request
     ClassState& k = classes_state_[c];
     std::uint64_t got;
     Address block = k.list.take(memory_, steps_, k.bytes, hot_, got);
@@ -94,6 +111,8 @@ class SimpleSegregatedStorage {
       if (k.end - k.bump < k.bytes) {
         ++steps_;
         const Address area = memory_.obtain(config_.chunk, config_.chunk);
+        if (area == 0) [[unlikely]]
+          return {};  // the system refused memory
         memory_.store(area, c);
         k.bump = area + k.first;
         k.end = area + config_.chunk;
@@ -140,11 +159,12 @@ class SimpleSegregatedStorage {
   }
 
   M& memory_;
-  SizeClasses classes_;
+  Classes classes_;
   SimpleSegregatedConfig config_;
-  std::vector<ClassState> classes_state_;
+  FixedArray<ClassState, typename M::Arena> classes_state_;
   std::uint64_t steps_ = 0;
   Address hot_ = 0;
+  bool ok_ = false;
 };
 
-}  // namespace tailor::simulate
+}  // namespace tailor::dmm

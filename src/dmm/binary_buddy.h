@@ -52,14 +52,11 @@
 #include <array>
 #include <bit>
 #include <cstdint>
-#include <stdexcept>
-#include <string>
-#include <vector>
 
 #include "allocator.h"
 #include "memory.h"
 
-namespace tailor::simulate {
+namespace tailor::dmm {
 
 namespace buddy_detail {
 
@@ -156,10 +153,10 @@ Placed block_of(M& memory, Address data) {
   return {block, header};
 }
 
-/// Bytes a request needs in its block (header and alignment slack included).
-inline std::uint64_t need(std::uint64_t bytes, std::uint64_t alignment, const char* who) {
-  if (bytes > (std::uint64_t{1} << 46) || alignment > (std::uint64_t{1} << 40))
-    throw std::length_error(std::string(who) + ": a request of " + std::to_string(bytes) + " bytes is too large");
+/// Bytes a request needs in its block (header and alignment slack
+/// included), or 0 if no block can be that large.
+inline std::uint64_t need(std::uint64_t bytes, std::uint64_t alignment) noexcept {
+  if (bytes > (std::uint64_t{1} << 46) || alignment > (std::uint64_t{1} << 40)) return 0;
   return bytes + (alignment > kHeader ? alignment : kHeader);
 }
 
@@ -173,13 +170,16 @@ class BinaryBuddy {
   static constexpr unsigned kMinOrder = 5;
   static constexpr unsigned kDefaultMaxOrder = 20;
 
-  explicit BinaryBuddy(M& memory, unsigned max_order = kDefaultMaxOrder, std::uint64_t page_size = 4096)
-      : memory_(memory), lists_(memory), max_(max_order), page_(page_size) {
-    if (max_order <= kMinOrder || max_order > 40)
-      throw std::invalid_argument("BinaryBuddy: max order " + std::to_string(max_order) + " is not in 6..40");
-    if (page_size < 16 || !std::has_single_bit(page_size))
-      throw std::invalid_argument("BinaryBuddy: page size " + std::to_string(page_size) + " is not a power of two");
+  /// Why a binary buddy cannot have these parameters, or nullptr if it can.
+  static const char* check(unsigned max_order, std::uint64_t page_size) noexcept {
+    if (max_order <= kMinOrder || max_order > 40) return "BinaryBuddy: the max order is not in 6..40";
+    if (page_size < 16 || !std::has_single_bit(page_size)) return "BinaryBuddy: the page size is not a power of two";
+    return nullptr;
   }
+
+  /// The parameters must pass check().
+  explicit BinaryBuddy(M& memory, unsigned max_order = kDefaultMaxOrder, std::uint64_t page_size = 4096)
+      : memory_(memory), lists_(memory), max_(max_order), page_(page_size) {}
 
   /// Order of the block for a request needing `need` bytes (header included);
   /// max order + 1 if it is obtained directly.
@@ -191,7 +191,9 @@ class BinaryBuddy {
 
   Block allocate(std::uint64_t bytes, std::uint64_t alignment = 0) {
     using namespace buddy_detail;
-    const std::uint64_t n = need(bytes, alignment, "BinaryBuddy");
+    const std::uint64_t n = need(bytes, alignment);
+    if (n == 0) [[unlikely]]
+      return {};
     const unsigned k = order_for(n);
     if (k > max_) [[unlikely]]
       return allocate_direct(n, alignment);
@@ -203,9 +205,11 @@ class BinaryBuddy {
       steps_ += j - k + 2;  // lists examined, pop
       block = lists_.pop(j);
     } else {
+      block = memory_.obtain(std::uint64_t{1} << max_, std::uint64_t{1} << max_);
+      if (block == 0) [[unlikely]]
+        return {};
       j = max_;
       steps_ += j - k + 2;  // lists examined, system request
-      block = memory_.obtain(std::uint64_t{1} << max_, std::uint64_t{1} << max_);
     }
     steps_ += j - k;
     splits_ += j - k;
@@ -254,13 +258,11 @@ class BinaryBuddy {
   M& memory() noexcept { return memory_; }
   const M& memory() const noexcept { return memory_; }
 
-  /// The free blocks, {block start, bytes}, in address order. For tests: it
-  /// walks the lists through the memory, so its reads count.
-  std::vector<Block> free_blocks() {
-    std::vector<Block> out;
-    lists_.each([&](Address b, unsigned o) { out.push_back({b, std::uint64_t{1} << o}); });
-    std::sort(out.begin(), out.end(), [](const Block& a, const Block& b) { return a.address < b.address; });
-    return out;
+  /// Calls f(block start, bytes) for every free block. For tests: it walks
+  /// the lists through the memory, so its reads count.
+  template <class F>
+  void each_free(F&& f) {
+    lists_.each([&](Address b, unsigned o) { f(b, std::uint64_t{1} << o); });
   }
 
  private:
@@ -269,6 +271,8 @@ class BinaryBuddy {
     const std::uint64_t bytes = (need + page_ - 1) & ~(page_ - 1);
     ++steps_;
     const Address block = memory_.obtain(bytes, std::max(page_, alignment));
+    if (block == 0) [[unlikely]]
+      return {};
     memory_.store(block, kDirect | bytes << kPayloadShift);
     return {place(memory_, block, alignment), bytes};
   }
@@ -281,4 +285,4 @@ class BinaryBuddy {
   std::uint64_t steps_ = 0, splits_ = 0, coalesces_ = 0;
 };
 
-}  // namespace tailor::simulate
+}  // namespace tailor::dmm

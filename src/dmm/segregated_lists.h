@@ -58,29 +58,25 @@
 // seed 002's free lists do (their policies are FIFO and LIFO).
 //
 // EXA (exact segregated fit, "a separate free list for each possible block
-// size"): one class per size the trace uses (SizeClasses::exact over
-// sizes_of(trace.operations)), large sizes too, strict (round_to_class), so every
+// size"): one class per size the trace uses (SizeClasses::assign_exact over
+// sizes_of(trace.operations), src/simulate/trace_sizes.h), large sizes too, strict (round_to_class), so every
 // list is uniform and a freed block is reused only by a request of its own
 // size; an open last class above the largest size (empty for its own trace)
 // with exact fit. FIFO, as seed 002's ExactSegregatedFit example (SLL, FIRST,
 // FIFO).
 #pragma once
 
-#include <algorithm>
 #include <bit>
 #include <cstdint>
-#include <stdexcept>
-#include <string>
-#include <type_traits>
 #include <utility>
-#include <vector>
 
 #include "allocator.h"
+#include "fixed_array.h"
 #include "free_list.h"
 #include "memory.h"
 #include "size_classes.h"
 
-namespace tailor::simulate {
+namespace tailor::dmm {
 
 /// Size (the class key) of a request of `bytes` with `alignment` (0: none):
 /// round_up(max(bytes, 1) + alignment slack, 8); 0 if no block can be that large.
@@ -88,7 +84,7 @@ inline std::uint64_t segregated_size(std::uint64_t bytes, std::uint64_t alignmen
   const std::uint64_t slack = alignment > 16 ? alignment - 16 : 0;
   if (bytes > BlockHeader::kMaxBytes - 32 || slack > BlockHeader::kMaxBytes - 32 - bytes) return 0;
   const std::uint64_t s = (bytes == 0 ? 1 : bytes) + slack;
-  return (s + SizeClasses::kWord - 1) & ~(SizeClasses::kWord - 1);
+  return (s + kSizeWord - 1) & ~(kSizeWord - 1);
 }
 
 /// Bytes of a block whose data holds `size` bytes: the 8-byte header and the data, rounded to 16.
@@ -108,46 +104,56 @@ class SegregatedLists {
  public:
   static constexpr std::uint64_t kHeader = 8;
   static constexpr std::uint64_t kMinAlignment = 16;
+  using Classes = SizeClasses<typename M::Arena>;
 
-  SegregatedLists(M& memory, SizeClasses classes, SegregatedConfig config)
-      : memory_(memory), classes_(std::move(classes)), config_(config), lists_(classes_.count()) {
+  /// Why these classes and configuration cannot make segregated lists, or nullptr if they can.
+  static const char* check(const Classes& classes, const SegregatedConfig& config) noexcept {
     if (config.chunk < 64 || !std::has_single_bit(config.chunk))
-      throw std::invalid_argument("SegregatedLists: chunk " + std::to_string(config.chunk) +
-                                  " is not a power of two >= 64");
-    if (config.fit == Fit::kFarthest)
-      throw std::invalid_argument("SegregatedLists: farthest fit needs segregated_fit.h's FreeBlocks");
-    if (classes_.count() > BlockHeader::kMaxClass) throw std::invalid_argument("SegregatedLists: too many classes");
-    for (std::uint32_t c = 0; c < classes_.count(); ++c) {
+      return "SegregatedLists: the chunk is not a power of two >= 64";
+    if (config.fit == Fit::kFarthest) return "SegregatedLists: farthest fit needs segregated_fit.h's FreeBlocks";
+    if (classes.count() > BlockHeader::kMaxClass) return "SegregatedLists: too many classes";
+    return nullptr;
+  }
+
+  /// The arguments must pass check(); ok() says whether the arena held the lists.
+  SegregatedLists(M& memory, Classes classes, SegregatedConfig config)
+      : memory_(memory), classes_(std::move(classes)), config_(config) {
+    ok_ = classes_.count() > 0 && lists_.assign(classes_.count());
+    for (std::uint32_t c = 0; ok_ && c < classes_.count(); ++c) {
       const std::uint64_t up = classes_.upper(c);
-      lists_[c].uniform = up != SizeClasses::kOpen &&
-                          (config.round_to_class || block_for(classes_.lower(c) + SizeClasses::kWord) == block_for(up));
+      lists_[c].uniform = up != Classes::kOpen &&
+                          (config.round_to_class || block_for(classes_.lower(c) + Classes::kWord) == block_for(up));
     }
   }
+
+  bool ok() const noexcept { return ok_; }
+  std::size_t state_bytes() const noexcept { return classes_.state_bytes() + lists_.size() * sizeof(FreeList); }
 
   static std::uint64_t size_for(std::uint64_t bytes, std::uint64_t alignment) noexcept {
     return segregated_size(bytes, alignment);
   }
   static constexpr std::uint64_t block_for(std::uint64_t size) noexcept { return segregated_block(size); }
 
-  /// Class serving a request (SizeClasses::kNone if none).
+  /// Class serving a request (Classes::kNone if none).
   std::uint32_t class_for(std::uint64_t bytes, std::uint64_t alignment = 0) const noexcept {
     const std::uint64_t s = size_for(bytes, alignment);
-    return s ? classes_.class_of(s) : SizeClasses::kNone;
+    return s ? classes_.class_of(s) : Classes::kNone;
   }
 
   Block allocate(std::uint64_t bytes, std::uint64_t alignment = 0) {
     const std::uint64_t size = size_for(bytes, alignment);
-    const std::uint32_t c = size ? classes_.class_of(size) : SizeClasses::kNone;
-    if (c == SizeClasses::kNone) [[unlikely]]
-      throw std::length_error("SegregatedLists: no class holds a request of " + std::to_string(bytes) + " bytes");
+    const std::uint32_t c = size ? classes_.class_of(size) : Classes::kNone;
+    if (c == Classes::kNone) [[unlikely]]
+      return {};  // no class holds the request
     const std::uint64_t up = classes_.upper(c);
-    const std::uint64_t need =
-        config_.round_to_class && up != SizeClasses::kOpen ? block_for(up) : block_for(size);
+    const std::uint64_t need = config_.round_to_class && up != Classes::kOpen ? block_for(up) : block_for(size);
     FreeList& list = lists_[c];
     std::uint64_t have;
     Address block = list.take(memory_, steps_, need, config_.fit, have);
     if (block == 0) {
       block = carve(need);
+      if (block == 0) [[unlikely]]
+        return {};  // the system refused memory
       memory_.store(block, BlockHeader::make(need, c));
     }
     Address data = block + kHeader;
@@ -172,19 +178,21 @@ class SegregatedLists {
   }
 
   std::uint64_t steps() const noexcept { return steps_; }
-  const SizeClasses& classes() const noexcept { return classes_; }
+  const Classes& classes() const noexcept { return classes_; }
   const SegregatedConfig& config() const noexcept { return config_; }
   const FreeList& list(std::uint32_t c) const noexcept { return lists_[c]; }
   M& memory() noexcept { return memory_; }
   const M& memory() const noexcept { return memory_; }
 
  private:
+  // A block of `bytes` at the bump pointer, or 0 if the system refuses memory.
   Address carve(std::uint64_t bytes) {
     ++steps_;
     if (end_ - bump_ < bytes) [[unlikely]] {
       ++steps_;
       const std::uint64_t amount = (bytes + kHeader + config_.chunk - 1) & ~(config_.chunk - 1);
       const Address region = memory_.obtain(amount, kMinAlignment);
+      if (region == 0) return 0;
       const Address block = region + kHeader;
       if (region + amount - (block + bytes) >= end_ - bump_) {
         bump_ = block + bytes;
@@ -198,50 +206,30 @@ class SegregatedLists {
   }
 
   M& memory_;
-  SizeClasses classes_;
+  Classes classes_;
   SegregatedConfig config_;
-  std::vector<FreeList> lists_;
+  FixedArray<FreeList, typename M::Arena> lists_;
   std::uint64_t steps_ = 0;
   Address bump_ = 0, end_ = 0;
+  bool ok_ = false;
 };
 
 /// S10: seed 002's ten segregated free lists (see the top of this file).
-inline SizeClasses s10_classes() { return SizeClasses::powers_of_two(4, 12, true); }
+template <Arena A>
+bool assign_s10_classes(SizeClasses<A>& classes) {
+  return classes.assign_powers_of_two(4, 12, true);
+}
 inline SegregatedConfig s10_config(std::uint64_t page_size = 4096) {
   return {Fit::kFirst, Policy::kLifo, false, page_size};
 }
 
-/// EXA: one strict class per size in `sizes` (as segregated_size computes them), FIFO.
-inline SizeClasses exa_classes(std::vector<std::uint64_t> sizes) { return SizeClasses::exact(std::move(sizes)); }
+/// EXA: one strict class per size in sizes[0..n) (as segregated_size computes them), FIFO.
+template <Arena A>
+bool assign_exa_classes(SizeClasses<A>& classes, const std::uint64_t* sizes, std::size_t n) {
+  return classes.assign_exact(sizes, n);
+}
 inline SegregatedConfig exa_config(std::uint64_t page_size = 4096) {
   return {Fit::kExact, Policy::kFifo, true, page_size};
 }
 
-/// The sizes (segregated_size) of every allocation in a sequence of
-/// operations with `kind`, `bytes` and `alignment()` (a ReplayTrace's
-/// operations), without repeats, in increasing order: EXA's classes.
-template <class Operations>
-std::vector<std::uint64_t> sizes_of(const Operations& operations) {
-  constexpr std::uint64_t kDirect = 1 << 16;  // sizes below are marked in a bitmap, the rest collected
-  std::vector<bool> small(kDirect / SizeClasses::kWord);
-  std::vector<std::uint64_t> sizes;
-  for (const auto& op : operations) {
-    using Op = std::remove_cvref_t<decltype(op)>;
-    if (op.kind != Op::kAllocate) continue;
-    const std::uint64_t s = segregated_size(op.bytes, op.alignment());
-    if (s == 0) continue;  // no block can serve it: allocate will say so
-    if (s < kDirect)
-      small[s / SizeClasses::kWord] = true;
-    else
-      sizes.push_back(s);
-  }
-  std::sort(sizes.begin(), sizes.end());
-  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
-  std::vector<std::uint64_t> all;
-  for (std::uint64_t k = 1; k < small.size(); ++k)
-    if (small[k]) all.push_back(k * SizeClasses::kWord);
-  all.insert(all.end(), sizes.begin(), sizes.end());
-  return all;
-}
-
-}  // namespace tailor::simulate
+}  // namespace tailor::dmm

@@ -75,13 +75,11 @@
 #include <array>
 #include <bit>
 #include <cstdint>
-#include <stdexcept>
-#include <string>
 
 #include "allocator.h"
 #include "memory.h"
 
-namespace tailor::simulate {
+namespace tailor::dmm {
 
 template <Memory M>
 class Lea {
@@ -103,10 +101,14 @@ class Lea {
   static constexpr unsigned kTreeBins = 32;
   static constexpr std::uint64_t kPinuse = 1, kCinuse = 2, kInuse = 3, kFencepost = 7;
 
-  explicit Lea(M& memory, std::uint64_t page_size = 4096) : memory_(memory), page_(page_size) {
-    if (page_size < 64 || !std::has_single_bit(page_size))
-      throw std::invalid_argument("Lea: page size " + std::to_string(page_size) + " is not a power of two >= 64");
+  /// Why Lea cannot run with this page size, or nullptr if it can.
+  static const char* check(std::uint64_t page_size) noexcept {
+    return page_size < 64 || !std::has_single_bit(page_size) ? "Lea: the page size is not a power of two >= 64"
+                                                             : nullptr;
   }
+
+  /// `page_size` must pass check().
+  explicit Lea(M& memory, std::uint64_t page_size = 4096) : memory_(memory), page_(page_size) {}
 
   /// Chunk bytes for a request of n bytes (request2size).
   static constexpr std::uint64_t request2size(std::uint64_t n) noexcept {
@@ -123,11 +125,13 @@ class Lea {
   }
 
   Block allocate(std::uint64_t bytes, std::uint64_t alignment = 0) {
-    if (bytes >= kMaxRequest) [[unlikely]]
-      throw std::length_error("Lea: request of " + std::to_string(bytes) + " bytes");
+    if (bytes >= kMaxRequest || alignment >= kMaxRequest) [[unlikely]]
+      return {};
     if (alignment > kMinAlignment) [[unlikely]]
       return memalign(bytes, alignment);
     const Chunk c = malloc_chunk(bytes);
+    if (c.p == 0) [[unlikely]]
+      return {};  // the system refused memory
     return {c.p + 16, c.bytes};
   }
 
@@ -509,6 +513,7 @@ class Lea {
       const std::uint64_t mmsize = (nb + 6 * 8 + 15 + page_ - 1) & ~(page_ - 1);
       ++steps_;
       const Address p = memory_.obtain(mmsize, page_);
+      if (p == 0) return {0, 0, false};
       const std::uint64_t psize = mmsize - kMmapFootPad;
       memory_.store(p, 0);                     // prev_foot = offset to the mapping's start
       memory_.store(p + 8, psize);             // no in-use bits: mmapped
@@ -519,6 +524,7 @@ class Lea {
     const std::uint64_t asize = (nb + kSysPadding + kGranularity - 1) & ~(kGranularity - 1);
     ++steps_;
     const Address tbase = memory_.obtain(asize, 16);
+    if (tbase == 0) return {0, 0, false};
     if (top_ == 0) {
       init_top(tbase, asize - kTopFoot);
       seg_end_ = tbase + asize;
@@ -610,6 +616,7 @@ class Lea {
     if (!std::has_single_bit(alignment)) alignment = std::bit_ceil(alignment);
     const std::uint64_t nb = request2size(bytes);
     const Chunk c = malloc_chunk(nb + alignment + kMinChunk - kOverhead);
+    if (c.p == 0) return {};
     Address p = c.p;
     if ((p + 16) & (alignment - 1)) {
       const Address br = ((p + 16 + alignment - 1) & ~(alignment - 1)) - 16;
@@ -647,4 +654,4 @@ class Lea {
   std::array<Address, kTreeBins> tree_roots_{};
 };
 
-}  // namespace tailor::simulate
+}  // namespace tailor::dmm

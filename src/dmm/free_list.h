@@ -33,7 +33,7 @@
 
 #include "memory.h"
 
-namespace tailor::simulate {
+namespace tailor::dmm {
 
 /// Seed 002's allocation mechanisms; FreeList (below) implements the first
 /// three, FreeBlocks (free_blocks.h) all four.
@@ -127,4 +127,4 @@ struct FreeList {
   }
 };
 
-}  // namespace tailor::simulate
+}  // namespace tailor::dmm

@@ -37,12 +37,11 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
 #include "free_list.h"
 #include "memory.h"
 
-namespace tailor::simulate {
+namespace tailor::dmm {
 
 enum class Structure : std::uint8_t { kSll, kDll, kBst };
 
@@ -141,15 +140,7 @@ class FreeBlocks {
       for (Address b = head_; b != 0; b = m.load(b + 8)) f(b);
       return;
     }
-    std::vector<Address> stack{head_};
-    while (!stack.empty()) {
-      const Address b = stack.back();
-      stack.pop_back();
-      if (b == 0) continue;
-      f(b);
-      stack.push_back(m.load(b + 8));
-      stack.push_back(m.load(b + 16));
-    }
+    walk_tree(m, head_, f);
   }
 
  private:
@@ -197,24 +188,45 @@ class FreeBlocks {
 
   // --- tree: head_ is the root; words: +8 left, +16 right, +24 parent, +32 key.
 
+  // Calls f(node) for every node of the tree at `root`, in pre-order with
+  // the right subtree first, with no stack: it climbs back up by the parent
+  // links.
+  template <Memory M, class F>
+  static void walk_tree(M& m, Address root, F&& f) {
+    Address b = root;
+    while (b != 0) {
+      f(b);
+      const Address right = m.load(b + 16);
+      if (right != 0) {
+        b = right;
+        continue;
+      }
+      Address left = m.load(b + 8);
+      // Climb until a node whose left subtree is still to visit: one reached
+      // from its right child (or a leaf's own left, none here).
+      while (left == 0) {
+        if (b == root) return;
+        const Address parent = m.load(b + 24);
+        const Address parent_right = m.load(parent + 16);
+        left = parent_right == b ? m.load(parent + 8) : 0;
+        b = parent;
+      }
+      b = left;
+    }
+  }
+
   template <Memory M>
   Address tree_take(M& m, std::uint64_t& steps, std::uint64_t need, Address hot, std::uint64_t& got) {
     Address found = 0;
     std::uint64_t found_bytes = 0;
     if (fit_ == Fit::kFarthest) {
       std::uint64_t best_distance = 0;
-      std::vector<Address> stack{head_};
-      while (!stack.empty()) {
-        const Address b = stack.back();
-        stack.pop_back();
-        if (b == 0) continue;
+      walk_tree(m, head_, [&](Address b) {
         ++steps;
         const std::uint64_t have = size_of(m.load(b));
         if (have >= need && (found == 0 || distance(b, hot) > best_distance))
           found = b, found_bytes = have, best_distance = distance(b, hot);
-        stack.push_back(m.load(b + 8));
-        stack.push_back(m.load(b + 16));
-      }
+      });
     } else {
       // Descent towards the smallest (size, key) with size >= need.
       for (Address b = head_; b != 0;) {
@@ -313,4 +325,4 @@ class FreeBlocks {
   bool uniform_ = false;
 };
 
-}  // namespace tailor::simulate
+}  // namespace tailor::dmm

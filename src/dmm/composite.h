@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: MIT
+// Composite: a DMM composed at run time from its spec (spec.h): an ordered
+// list of allocators by size range, each a mechanism template (Heap Layers
+// style) on its own Memory. A request goes to the allocator whose range
+// holds its routing size; a release to the allocator that owns the address
+// (the owner of the memories says which: in the simulator allocator i's
+// memory is the i-th 2^40-byte space, in libtailor the i-th span of a
+// reservation, so the owner is one shift away, as a real allocator finds a
+// block's segment). One indirect call per operation chooses the mechanism;
+// inside, everything is inlined.
+//
+// The same code builds the DMM the simulator measures and the one libtailor
+// runs as the program's malloc (docs/deploy.md): a spec means one thing.
+//
+// How a spec becomes mechanisms (docs/dmm.md, "The model"):
+//   segregated_free_lists, segregated_fit, exact_segregated_fit,
+//   strict_segregated_fit  -> SegregatedFit (segregated_fit.h)
+//   simple_segregated_storage -> SimpleSegregatedStorage
+//   binary_buddy, fibonacci_buddy -> BinaryBuddy, FibonacciBuddy with their
+//     largest block = system.chunk; with split = false they are the strict
+//     segregated fit of their block sizes (no splitting means no buddies).
+// Freestanding: parts live in the memory's arena, failures are returned.
+#pragma once
+
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <new>
+#include <utility>
+
+#include "allocator.h"
+#include "binary_buddy.h"
+#include "fibonacci_buddy.h"
+#include "fixed_array.h"
+#include "memory.h"
+#include "segregated_fit.h"
+#include "simple_segregated_storage.h"
+#include "size_classes.h"
+#include "spec.h"
+
+namespace tailor::dmm {
+
+template <Memory M>
+class Composite {
+ public:
+  using ArenaType = typename M::Arena;
+  using Classes = SizeClasses<ArenaType>;
+  static constexpr std::uint64_t kMinAlignment = 8;
+
+  /// Largest number of allocators a DMM may have.
+  static constexpr std::size_t kMaxParts = 64;
+
+  Composite() = default;
+  Composite(const Composite&) = delete;
+  Composite& operator=(const Composite&) = delete;
+  ~Composite() { clear(); }
+
+  /// Builds the parts of `spec`, allocator i on *memories[i]. Returns
+  /// nullptr, or why allocator `failed` cannot be built (a mechanism
+  /// rejecting its configuration, or the arena out of room). A spec read by
+  /// the spec reader passes every rule but the arena's.
+  const char* build(const SpecView& spec, M* const* memories, std::size_t& failed) {
+    clear();
+    if (spec.count == 0 || spec.count > kMaxParts) {
+      failed = 0;
+      return "a DMM has 1 to 64 allocators";
+    }
+    for (std::size_t i = 0; i < spec.count; ++i) {
+      const AllocatorView& a = spec.allocators[i];
+      const char* why = make_part(a, *memories[i], spec, parts_[i]);
+      if (why != nullptr) {
+        failed = i;
+        clear();
+        return why;
+      }
+      upper_[i] = a.bounded ? a.max : UINT64_MAX;
+      count_ = i + 1;
+    }
+    return nullptr;
+  }
+
+  std::size_t parts() const noexcept { return count_; }
+
+  /// Index of the allocator whose range holds a routing size of `bytes` (0 counts as 1).
+  std::size_t part_for(std::uint64_t bytes) const noexcept {
+    std::size_t i = 0;
+    while (i + 1 < count_ && bytes > upper_[i]) ++i;
+    return i;
+  }
+
+  Block allocate(std::size_t part, std::uint64_t bytes, std::uint64_t alignment) {
+    const Part& p = parts_[part];
+    return p.ops->allocate(p.self, bytes, alignment);
+  }
+  Block allocate(std::uint64_t bytes, std::uint64_t alignment = 0) {
+    return allocate(part_for(routing_size(bytes, alignment)), bytes, alignment);
+  }
+  /// Releases a block of allocator `part` (the owner of its memory).
+  std::uint64_t release(std::size_t part, Address address) {
+    const Part& p = parts_[part];
+    return p.ops->release(p.self, address);
+  }
+
+  std::uint64_t steps(std::size_t i) const noexcept { return parts_[i].ops->steps(parts_[i].self); }
+  std::uint64_t splits(std::size_t i) const noexcept { return parts_[i].ops->splits(parts_[i].self); }
+  std::uint64_t coalesces(std::size_t i) const noexcept { return parts_[i].ops->coalesces(parts_[i].self); }
+  std::uint64_t min_alignment(std::size_t i) const noexcept { return parts_[i].ops->min_alignment(parts_[i].self); }
+  /// Bytes of private state (the parts and their class tables and lists).
+  std::size_t state_bytes() const noexcept {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < count_; ++i) n += parts_[i].ops->state_bytes(parts_[i].self);
+    return n;
+  }
+
+  /// Size classes of allocator `a` over its range (min, max], for `exact`
+  /// classes from sizes[0..n) (increasing). False if the arena has no room.
+  static bool classes_for(const AllocatorView& a, const std::uint64_t* sizes, std::size_t n, Classes& out) {
+    const bool open = !a.bounded;
+    const std::uint64_t top = open ? 0 : round8(a.max);
+    FixedArray<std::uint64_t, ArenaType> bounds;
+    std::size_t k = 0;
+    switch (a.classes) {
+      case ClassKind::kSingle:
+        if (!bounds.assign(1)) return false;
+        break;
+      case ClassKind::kPowersOfTwo:
+        if (!bounds.assign(40)) return false;
+        for (std::uint64_t p = 8; p <= (std::uint64_t{1} << 40) && (open || p < top); p <<= 1)
+          if (p > a.min) bounds[k++] = p;
+        break;
+      case ClassKind::kExact:
+        if (!bounds.assign(n + 1)) return false;
+        for (std::size_t i = 0; i < n; ++i) {
+          const std::uint64_t s = sizes[i];
+          if (s > a.min && (open || s < top) && (k == 0 || bounds[k - 1] != round8(s))) bounds[k++] = round8(s);
+        }
+        break;
+      case ClassKind::kBounds:
+        if (!bounds.assign(a.bound_count + 1)) return false;
+        for (std::size_t i = 0; i < a.bound_count; ++i)
+          if (open || a.bounds[i] < top) bounds[k++] = a.bounds[i];
+        break;
+    }
+    if (!open) bounds[k++] = top;
+    if (Classes::check(bounds.data(), k, open) != nullptr) return false;
+    return out.assign(bounds.data(), k, open);
+  }
+
+  /// Block sizes of a Fibonacci buddy (fibonacci_buddy.h: 16-byte units 2,
+  /// 3, 5, ...) up to `up_to`, into out[0..61); returns how many.
+  static std::size_t fibonacci_sizes(std::uint64_t up_to, std::uint64_t (&out)[FibonacciBuddy<M>::kMaxTop + 1]) {
+    std::size_t n = 0;
+    for (std::uint64_t a = 2, b = 3; n <= FibonacciBuddy<M>::kMaxTop && a * FibonacciBuddy<M>::kUnit <= up_to;
+         std::swap(a, b), b += a)
+      out[n++] = a * FibonacciBuddy<M>::kUnit;
+    return n;
+  }
+
+ private:
+  struct Ops {
+    Block (*allocate)(void*, std::uint64_t, std::uint64_t);
+    std::uint64_t (*release)(void*, Address);
+    std::uint64_t (*steps)(const void*);
+    std::uint64_t (*splits)(const void*);
+    std::uint64_t (*coalesces)(const void*);
+    std::uint64_t (*min_alignment)(const void*);
+    std::size_t (*state_bytes)(const void*);
+    void (*destroy)(void*);
+  };
+  struct Part {
+    void* self = nullptr;
+    const Ops* ops = nullptr;
+  };
+
+  // A mechanism and the one rule the composition adds to it: below 16,
+  // alignment follows the request's size (docs/dmm.md, "alignment"): a size
+  // that is a multiple of 16 may hold a 16-aligned type, so it gets 16.
+  template <class Mech>
+  struct Holder {
+    Mech mech;
+    bool follow_size;
+
+    template <class... Args>
+    explicit Holder(Args&&... args) : mech(std::forward<Args>(args)...), follow_size(min_alignment_of(mech) < 16) {}
+
+    static std::uint64_t min_alignment_of(const Mech& m) noexcept {
+      if constexpr (requires { m.min_alignment(); })
+        return m.min_alignment();
+      else
+        return Mech::kMinAlignment;
+    }
+    static Block allocate(void* p, std::uint64_t bytes, std::uint64_t alignment) {
+      Holder& h = *static_cast<Holder*>(p);
+      if (h.follow_size && alignment < 16 && bytes != 0 && bytes % 16 == 0) alignment = 16;
+      return h.mech.allocate(bytes, alignment);
+    }
+    static std::uint64_t release(void* p, Address a) { return static_cast<Holder*>(p)->mech.release(a); }
+    static std::uint64_t steps(const void* p) { return static_cast<const Holder*>(p)->mech.steps(); }
+    static std::uint64_t splits(const void* p) { return static_cast<const Holder*>(p)->mech.splits(); }
+    static std::uint64_t coalesces(const void* p) { return static_cast<const Holder*>(p)->mech.coalesces(); }
+    static std::uint64_t min_alignment(const void* p) { return min_alignment_of(static_cast<const Holder*>(p)->mech); }
+    static std::size_t state_bytes(const void* p) {
+      const Mech& m = static_cast<const Holder*>(p)->mech;
+      std::size_t n = sizeof(Holder);
+      if constexpr (requires { m.state_bytes(); }) n += m.state_bytes();
+      return n;
+    }
+    static void destroy(void* p) {
+      static_cast<Holder*>(p)->~Holder();
+      ArenaType::release(p, sizeof(Holder));
+    }
+    static constexpr Ops kOps = {allocate, release, steps, splits, coalesces, min_alignment, state_bytes, destroy};
+  };
+
+  static constexpr std::uint64_t round8(std::uint64_t n) noexcept { return (n + 7) & ~std::uint64_t{7}; }
+
+  // Places a Holder<Mech> built from `args` in the arena; nullptr or why not.
+  template <class Mech, class... Args>
+  static const char* emplace(Part& out, Args&&... args) {
+    void* p = ArenaType::allocate(sizeof(Holder<Mech>));
+    if (p == nullptr) return "out of memory for the DMM's own state";
+    auto* h = ::new (p) Holder<Mech>(std::forward<Args>(args)...);
+    if constexpr (requires { h->mech.ok(); }) {
+      if (!h->mech.ok()) {
+        Holder<Mech>::destroy(h);
+        return "out of memory for the DMM's own state";
+      }
+    }
+    out.self = h;
+    out.ops = &Holder<Mech>::kOps;
+    return nullptr;
+  }
+
+  static const char* make_part(const AllocatorView& a, M& m, const SpecView& spec, Part& out) {
+    const bool buddy = a.mechanism == Mechanism::kBinaryBuddy || a.mechanism == Mechanism::kFibonacciBuddy;
+    if (buddy && a.split) {
+      if (a.mechanism == Mechanism::kBinaryBuddy) {
+        const auto order = static_cast<unsigned>(std::countr_zero(a.chunk));
+        if (const char* why = BinaryBuddy<M>::check(order, a.granularity)) return why;
+        const char* why = emplace<BinaryBuddy<M>>(out, m, order, a.granularity);
+        if (why == nullptr) static_cast<Holder<BinaryBuddy<M>>*>(out.self)->mech.set_coalesce(a.coalesce);
+        return why;
+      }
+      std::uint64_t sizes[FibonacciBuddy<M>::kMaxTop + 1];
+      const std::size_t n = fibonacci_sizes(UINT64_MAX / 4, sizes);
+      const auto top = static_cast<unsigned>(std::max<std::ptrdiff_t>(std::lower_bound(sizes, sizes + n, a.chunk) - sizes, 2));
+      if (const char* why = FibonacciBuddy<M>::check(top, a.granularity)) return why;
+      const char* why = emplace<FibonacciBuddy<M>>(out, m, top, a.granularity);
+      if (why == nullptr) static_cast<Holder<FibonacciBuddy<M>>*>(out.self)->mech.set_coalesce(a.coalesce);
+      return why;
+    }
+    if (buddy) {
+      // No splitting: the strict segregated fit of the buddy's block sizes.
+      std::uint64_t blocks[64];
+      std::size_t nb = 0;
+      if (a.mechanism == Mechanism::kBinaryBuddy) {
+        for (std::uint64_t b = 32; b <= a.chunk && nb < 64; b <<= 1) blocks[nb++] = b;
+      } else {
+        std::uint64_t sizes[FibonacciBuddy<M>::kMaxTop + 1];
+        nb = fibonacci_sizes(a.chunk, sizes);
+        std::copy(sizes, sizes + nb, blocks);
+      }
+      std::uint64_t bounds[64];
+      std::size_t k = 0;
+      for (std::size_t i = 0; i < nb; ++i)
+        if (blocks[i] - 16 > a.min) bounds[k++] = blocks[i] - 16;
+      if (k == 0) return "no block up to system.chunk bytes is above sizes.min";
+      const bool open = !a.bounded || bounds[k - 1] < a.max;  // larger requests: blocks of their own size
+      Classes classes;
+      if (!classes.assign(bounds, k, open)) return "out of memory for the DMM's own state";
+      SegregatedFitConfig c;
+      c.round_to_class = true;
+      c.header = 16;
+      c.alignment = 16;
+      c.chunk = c.granularity = a.granularity;
+      if (const char* why = SegregatedFit<M>::check(c)) return why;
+      return emplace<SegregatedFit<M>>(out, m, std::move(classes), c);
+    }
+    Classes classes;
+    if (!classes_for(a, spec.exact_sizes, spec.exact_size_count, classes))
+      return "cannot make its size classes (out of memory, or no class in its range)";
+    if (a.mechanism == Mechanism::kSimpleSegregatedStorage) {
+      const SimpleSegregatedConfig c{a.structure, a.fit, a.policy, a.alignment, a.chunk};
+      if (const char* why = SimpleSegregatedStorage<M>::check(classes, c)) return why;
+      return emplace<SimpleSegregatedStorage<M>>(out, m, std::move(classes), c);
+    }
+    SegregatedFitConfig c;
+    c.structure = a.structure;
+    c.fit = a.fit;
+    c.policy = a.policy;
+    c.search_larger = a.mechanism == Mechanism::kSegregatedFit;
+    c.round_to_class = a.mechanism == Mechanism::kStrictSegregatedFit || a.mechanism == Mechanism::kExactSegregatedFit;
+    c.split = a.split;
+    c.coalesce = a.coalesce;
+    c.header = a.header;
+    c.alignment = a.alignment;
+    c.chunk = a.chunk;
+    c.granularity = a.granularity;
+    c.returns = a.returns;
+    if (const char* why = SegregatedFit<M>::check(c)) return why;
+    return emplace<SegregatedFit<M>>(out, m, std::move(classes), c);
+  }
+
+  void clear() noexcept {
+    for (std::size_t i = 0; i < count_; ++i) parts_[i].ops->destroy(parts_[i].self);
+    count_ = 0;
+  }
+
+  Part parts_[kMaxParts];
+  std::uint64_t upper_[kMaxParts] = {};  // inclusive max of each range (UINT64_MAX: none)
+  std::size_t count_ = 0;
+};
+
+}  // namespace tailor::dmm
