@@ -9,7 +9,8 @@
 
 namespace tailor::simulate {
 
-SimulatedMemory::SimulatedMemory(Address base, std::uint64_t span) : base_(base), limit_(base + span), bump_(base) {
+SimulatedMemory::SimulatedMemory(Address base, std::uint64_t span)
+    : base_(base), limit_(base + span), space_(base, span, 4096) {
   if (base == 0 || base % 4096 != 0 || span > (std::uint64_t{1} << 48) || base > (std::uint64_t{1} << 48) - span)
     throw std::invalid_argument("SimulatedMemory: base " + std::to_string(base) + " and span " +
                                 std::to_string(span) + " do not fit the 48-bit simulated address space");
@@ -35,17 +36,19 @@ Address SimulatedMemory::obtain(std::uint64_t bytes, std::uint64_t alignment) {
   if (alignment == 0 || (alignment & (alignment - 1)) != 0)
     throw std::invalid_argument("SimulatedMemory::obtain: alignment " + std::to_string(alignment) +
                                 " is not a power of two");
-  const Address start = (bump_ + alignment - 1) & ~(alignment - 1);
-  if (bytes > limit_ - base_ || start > limit_ - bytes)
+  const Address start = bytes == 0 ? space_.bump() : space_.obtain(bytes, alignment);
+  if (start == 0)
     throw std::length_error("SimulatedMemory::obtain: the simulated address space is exhausted (request of " +
                             std::to_string(bytes) + " bytes)");
-  bump_ = start + bytes;
-  limit_words_ = (bump_ - base_ + 7) >> 3;
+  limit_words_ = (space_.bump() - base_ + 7) >> 3;
   pages_.resize(((limit_words_ + kPageMask) >> kPageBits) + 1, nullptr);
-  if (bytes) regions_.push_back({start, bytes});
+  if (bytes) regions_.insert(std::upper_bound(regions_.begin(), regions_.end(), start,
+                                              [](Address a, const Region& r) { return a < r.start; }),
+                             {start, bytes});
   ++requests_;
   held_ += bytes;
   high_water_ = std::max(high_water_, held_);
+  page_high_water_ = std::max(page_high_water_, space_.os_bytes());
   return start;
 }
 
@@ -67,6 +70,22 @@ void SimulatedMemory::release(Address address, std::uint64_t bytes) {
   }
   ++requests_;
   held_ -= bytes;
+  // Released memory reads as zero when it is obtained again, as fresh pages do.
+  space_.release(address, bytes);
+  zero(address, address + bytes);
+}
+
+void SimulatedMemory::zero(Address start, Address end) {
+  for (Address a = start; a < end;) {
+    const std::uint64_t word = (a - base_) >> 3;
+    const std::uint64_t index = word >> kPageBits;
+    const Address page_end = base_ + ((index + 1) << (kPageBits + 3));
+    const Address stop = std::min(end, page_end);
+    if (index < pages_.size() && pages_[index] != nullptr)
+      std::fill(pages_[index] + (word & kPageMask), pages_[index] + (word & kPageMask) + ((stop - a) >> 3),
+                std::uint64_t{0});
+    a = stop;
+  }
 }
 
 bool SimulatedMemory::holds(Address address, std::uint64_t bytes) const noexcept {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
-// SimulatedMemory: the Memory (src/dmm/memory.h) of the simulator. A bump-allocated
-// address space starting at a page-aligned non-zero base; metadata words live
+// SimulatedMemory: the Memory (src/dmm/memory.h) of the simulator. An
+// address space starting at a page-aligned non-zero base whose addresses
+// dmm::AddressSpace chooses (as libtailor's real memory does: sbrk-like,
+// with reuse of released ranges); metadata words live
 // in host pages allocated on first write and found through a flat page table
 // (two dependent loads, no hash map: the simulator targets tens of millions
 // of events per second). It counts every read and write, every system
@@ -15,6 +17,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "dmm/address_space.h"
 #include "dmm_names.h"
 #include "memory_account.h"
 
@@ -72,6 +75,9 @@ class SimulatedMemory final : public MemoryAccount {
   std::uint64_t system_requests() const noexcept override { return requests_; }
   std::uint64_t held() const noexcept override { return held_; }
   std::uint64_t held_high_water() const noexcept override { return high_water_; }
+  /// Bytes of the 4 KiB pages held ranges touch (what a real memory costs), and their high-water mark.
+  std::uint64_t page_bytes() const noexcept { return space_.os_bytes(); }
+  std::uint64_t page_high_water() const noexcept { return page_high_water_; }
   Address base() const noexcept { return base_; }
   /// Regions currently held, in increasing address order.
   const std::vector<Region>& regions() const noexcept { return regions_; }
@@ -91,13 +97,15 @@ class SimulatedMemory final : public MemoryAccount {
   [[noreturn]] void bad_access(Address address) const;
   std::uint64_t* new_page(std::uint64_t index);
 
-  std::vector<std::uint64_t*> pages_;  // page table over [base_, bump_)
+  void zero(Address start, Address end);
+
+  std::vector<std::uint64_t*> pages_;  // page table over [base_, break)
   std::vector<std::unique_ptr<std::uint64_t[]>> owned_;
   std::vector<Region> regions_;
-  std::uint64_t limit_words_ = 0;  // words below bump_
+  std::uint64_t limit_words_ = 0;  // words below the break
   Address base_, limit_;
-  Address bump_;
-  std::uint64_t reads_ = 0, writes_ = 0, requests_ = 0, held_ = 0, high_water_ = 0;
+  dmm::AddressSpace<HeapArena> space_;
+  std::uint64_t reads_ = 0, writes_ = 0, requests_ = 0, held_ = 0, high_water_ = 0, page_high_water_ = 0;
 };
 
 static_assert(Memory<SimulatedMemory>);
