@@ -26,6 +26,9 @@
 
 #include "json_reader.h"
 
+// tests/dmm/freestanding_check.cpp, built with libtailor's flags.
+extern "C" int tailor_dmm_json_summary(const char* text, std::size_t length, char* out, std::size_t capacity);
+
 namespace tailor::dmm {
 namespace {
 
@@ -628,6 +631,27 @@ TEST(JsonReader, RandomMutationsNeverCrashAndAgreeWithNlohmann) {
   std::printf("%d mutants valid and equal to nlohmann's DOM, %d refused on purpose\n", accepted, on_purpose);
   EXPECT_GT(accepted, 100);  // the mutations leave some documents valid
   EXPECT_EQ(agreed, accepted);
+}
+
+// --- under libtailor's flags ----------------------------------------------
+
+std::string summary(std::string_view text, int& status, std::size_t capacity = 512) {
+  std::vector<char> out(capacity);
+  status = tailor_dmm_json_summary(text.data(), text.size(), out.data(), out.size());
+  return out.data();
+}
+
+TEST(JsonReader, FreestandingBuildReadsASpec) {
+  int status = -1;
+  EXPECT_EQ(summary(kSpec, status), "lea-like: 2 allocators: [0, 248] exact_segregated_fit; [248, -] segregated_fit;");
+  EXPECT_EQ(status, 1);
+  std::string bad(kSpec);
+  bad.replace(bad.find("\"best\""), 6, "\"worst\"");
+  EXPECT_EQ(summary(bad, status), "allocators[1].fit: unknown fit 'worst' (known: first, best, exact, farthest)");
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(summary(bad, status, 20), "allocators[1].fi...");
+  EXPECT_EQ(summary("{\"allocators\": [}", status), "line 1, column 17 (byte 16): expected a value, found '}'");
+  EXPECT_EQ(status, 0);
 }
 
 }  // namespace
