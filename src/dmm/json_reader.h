@@ -17,8 +17,9 @@
 //    its exact value (is_uint64 for 0..2^64-1, is_int64 for -2^63..2^63-1;
 //    "-0" is both, 0). Any other number keeps a double computed here without
 //    the locale: exact for up to 15 significant digits and exponents within
-//    +-22, otherwise within one unit in the last place (on x86-64). A number
-//    beyond the double range is an error.
+//    +-22, otherwise within one unit in the last place where long double has
+//    a 64-bit mantissa or more (x86-64, aarch64; a few units where it is a
+//    plain double). A number beyond the double range is an error.
 //  - Strings: escapes are decoded into UTF-8 (\uXXXX with surrogate pairs);
 //    raw control characters, bad escapes, lone surrogates and invalid UTF-8
 //    are errors. Decoded strings are NUL-terminated (but may hold \u0000:

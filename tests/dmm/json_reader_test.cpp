@@ -449,6 +449,15 @@ TEST(JsonReader, TheArenaRunsOut) {
   EXPECT_TRUE(fitted);
 }
 
+TEST(JsonReader, NodeSize) {
+  // json_arena_bound's comment (2 KiB of spec: about 45 KiB of arena) assumes it.
+  if constexpr (sizeof(void*) == 8) {
+    EXPECT_EQ(sizeof(JsonValue), 40u);
+  }
+  EXPECT_LT(json_arena_bound(2048), 46u * 1024);
+  EXPECT_EQ(json_arena_bound(std::numeric_limits<std::size_t>::max()), std::numeric_limits<std::size_t>::max());
+}
+
 TEST(JsonReader, AnUnalignedArena) {
   std::unique_ptr<char[]> buf(new char[json_arena_bound(std::strlen(kSpec)) + 16]);
   for (std::size_t shift = 0; shift < 8; ++shift) {
