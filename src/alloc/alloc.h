@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "dmm_front.h"
 #include "heap.h"
 
 #define TAILOR_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -31,6 +32,10 @@ inline void* malloc_inline(std::size_t size) noexcept {
 
 inline void free_inline(void* p) noexcept {
   if (TAILOR_UNLIKELY(p == nullptr)) return;
+  if (TAILOR_UNLIKELY(dmm_owns(p))) {  // a block of the DMM serving malloc (dmm_front.h)
+    dmm_free(p);
+    return;
+  }
   Segment* seg = segment_of(p);
   Heap* h = tl_heap;
   if (TAILOR_LIKELY(seg->heap.load(std::memory_order_relaxed) == h)) {

@@ -13,6 +13,7 @@
 namespace tailor::alloc {
 
 std::size_t usable_size(const void* p) noexcept {
+  if (TAILOR_UNLIKELY(dmm_owns(p))) return dmm_usable(p);
   Segment* seg = segment_of(p);
   if (seg->kind == SegmentKind::kHuge) return huge_usable(seg, p);
   if (seg->kind == SegmentKind::kRegion) return region_usable(seg, p);
@@ -23,6 +24,8 @@ std::size_t usable_size(const void* p) noexcept {
 }
 
 void* calloc_impl(std::size_t count, std::size_t size) noexcept {
+  process_init();
+  if (TAILOR_UNLIKELY(dmm_active())) return dmm_calloc(count, size);
   std::size_t total;
   if (__builtin_mul_overflow(count, size, &total)) {
     errno = ENOMEM;
@@ -39,6 +42,8 @@ void* calloc_impl(std::size_t count, std::size_t size) noexcept {
 }
 
 void* realloc_impl(void* p, std::size_t size) noexcept {
+  process_init();
+  if (TAILOR_UNLIKELY(dmm_active())) return dmm_realloc(p, size);
   if (p == nullptr) return malloc_inline(size);
   if (size == 0) {  // glibc frees and returns NULL
     free_inline(p);
@@ -88,6 +93,8 @@ void* realloc_impl(void* p, std::size_t size) noexcept {
 }
 
 void* aligned_impl(std::size_t align, std::size_t size) noexcept {
+  process_init();
+  if (TAILOR_UNLIKELY(dmm_active())) return dmm_malloc(size, align);  // the alignment asked for, as traced
   if (align <= 16) {
     // Every class from 16 bytes up is a multiple of 16 on a slice-aligned page.
     return malloc_inline(size < align ? align : size);
@@ -144,10 +151,11 @@ void tailor_get_stats(tailor_stats* out) {
 
 void tailor_dmm_get_stats(tailor_dmm_stats* out) {
   if (out == nullptr) return;
-  *out = tailor_dmm_stats{};  // no DMM front end is built into this libtailor yet
+  process_init();
+  dmm_get_stats(out);
 }
 
-void tailor_dmm_reset_peak(void) {}
+void tailor_dmm_reset_peak(void) { dmm_reset_peak(); }
 
 size_t tailor_config(tailor_config_entry* out, size_t n) {
   process_init();

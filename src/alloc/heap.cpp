@@ -4,6 +4,8 @@
 // (process init, thread init, thread exit with abandonment and adoption).
 #include "heap.h"
 
+#include "dmm_front.h"
+
 #include <pthread.h>
 #include <sched.h>
 
@@ -222,18 +224,24 @@ void thread_done(void* value) {
   idle_push(h);
 }
 
+Heap* heap_new() {
+  std::size_t bytes = (sizeof(Heap) + os::page_size() - 1) & ~(os::page_size() - 1);
+  void* mem = os::reserve_aligned(bytes, os::page_size());
+  if (mem == nullptr) return nullptr;
+  Heap* h = new (mem) Heap();
+  h->pool.owner = h;
+  g_created.fetch_add(1, std::memory_order_relaxed);
+  return h;
+}
+
 Heap* heap_init_thread() {
   process_init();
   Heap* h = idle_pop();
   if (h != nullptr) {
     g_adopted.fetch_add(1, std::memory_order_relaxed);
   } else {
-    std::size_t bytes = (sizeof(Heap) + os::page_size() - 1) & ~(os::page_size() - 1);
-    void* mem = os::reserve_aligned(bytes, os::page_size());
-    if (mem == nullptr) return nullptr;
-    h = new (mem) Heap();
-    h->pool.owner = h;
-    g_created.fetch_add(1, std::memory_order_relaxed);
+    h = heap_new();
+    if (h == nullptr) return nullptr;
   }
   tl_heap = h;
   pthread_setspecific(g_thread_key, h);
@@ -249,6 +257,7 @@ void process_init() noexcept {
     config_init();
     size_classes_init();
     pthread_key_create(&g_thread_key, &thread_done);
+    dmm_init();
     g_init_state.store(2, std::memory_order_release);
     return;
   }
@@ -261,8 +270,12 @@ Heap* heap_get() noexcept {
   return heap_init_thread();
 }
 
+Heap* heap_create_detached() noexcept { return heap_new(); }
+
 void* heap_malloc_generic(Heap* h, std::size_t size) noexcept {
   if (h == &g_empty_heap) {
+    process_init();
+    if (dmm_active()) return dmm_malloc(size, 0);  // threads never get a heap of their own
     h = heap_init_thread();
     if (h == nullptr) {
       errno = ENOMEM;
@@ -275,8 +288,13 @@ void* heap_malloc_generic(Heap* h, std::size_t size) noexcept {
   return huge_alloc(size, 0);
 }
 
-void* heap_malloc_aligned(Heap* h, std::size_t size, std::size_t align) noexcept {
-  h = heap_get();
+void* heap_malloc_aligned(Heap*, std::size_t size, std::size_t align) noexcept {
+  process_init();
+  if (dmm_active()) return dmm_malloc(size, align);
+  return heap_malloc_aligned_on(heap_get(), size, align);
+}
+
+void* heap_malloc_aligned_on(Heap* h, std::size_t size, std::size_t align) noexcept {
   if (h == nullptr) {
     errno = ENOMEM;
     return nullptr;

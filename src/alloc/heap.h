@@ -52,6 +52,10 @@ extern thread_local constinit Heap* tl_heap __attribute__((tls_model("initial-ex
 // Slow paths.
 void* heap_malloc_generic(Heap* heap, std::size_t size) noexcept;
 void* heap_malloc_aligned(Heap* heap, std::size_t size, std::size_t align) noexcept;
+// The same on a given heap, never the thread's (the DMM front end's fallback).
+void* heap_malloc_aligned_on(Heap* heap, std::size_t size, std::size_t align) noexcept;
+// A heap no thread owns: the caller serializes its use (dmm_front.cpp).
+Heap* heap_create_detached() noexcept;
 void page_free_slow(Heap* heap, Page* page) noexcept;  // local free left used == 0 or page was full
 void free_remote(Segment* seg, void* p) noexcept;      // another heap's block, or huge
 void heap_collect(Heap* heap) noexcept;

@@ -101,6 +101,11 @@ class Composite {
     const Part& p = parts_[part];
     return p.ops->release(p.self, address);
   }
+  /// Usable bytes of a block of allocator `part` from `address` (malloc_usable_size).
+  std::uint64_t usable(std::size_t part, Address address) {
+    const Part& p = parts_[part];
+    return p.ops->usable(p.self, address);
+  }
 
   std::uint64_t steps(std::size_t i) const noexcept { return parts_[i].ops->steps(parts_[i].self); }
   std::uint64_t splits(std::size_t i) const noexcept { return parts_[i].ops->splits(parts_[i].self); }
@@ -161,6 +166,7 @@ class Composite {
   struct Ops {
     Block (*allocate)(void*, std::uint64_t, std::uint64_t);
     std::uint64_t (*release)(void*, Address);
+    std::uint64_t (*usable)(void*, Address);
     std::uint64_t (*steps)(const void*);
     std::uint64_t (*splits)(const void*);
     std::uint64_t (*coalesces)(const void*);
@@ -196,6 +202,7 @@ class Composite {
       return h.mech.allocate(bytes, alignment);
     }
     static std::uint64_t release(void* p, Address a) { return static_cast<Holder*>(p)->mech.release(a); }
+    static std::uint64_t usable(void* p, Address a) { return static_cast<Holder*>(p)->mech.usable(a); }
     static std::uint64_t steps(const void* p) { return static_cast<const Holder*>(p)->mech.steps(); }
     static std::uint64_t splits(const void* p) { return static_cast<const Holder*>(p)->mech.splits(); }
     static std::uint64_t coalesces(const void* p) { return static_cast<const Holder*>(p)->mech.coalesces(); }
@@ -210,7 +217,7 @@ class Composite {
       static_cast<Holder*>(p)->~Holder();
       ArenaType::release(p, sizeof(Holder));
     }
-    static constexpr Ops kOps = {allocate, release, steps, splits, coalesces, min_alignment, state_bytes, destroy};
+    static constexpr Ops kOps = {allocate, release, usable, steps, splits, coalesces, min_alignment, state_bytes, destroy};
   };
 
   static constexpr std::uint64_t round8(std::uint64_t n) noexcept { return (n + 7) & ~std::uint64_t{7}; }

@@ -140,6 +140,15 @@ class FibonacciBuddy {
     return {place(memory_, block, alignment), sizes_[j]};
   }
 
+  /// Bytes the program may use from `address` (as allocate returned it) to
+  /// the end of its block: malloc_usable_size. Reads the block's metadata.
+  std::uint64_t usable(Address address) {
+    using namespace buddy_detail;
+    const auto [block, header] = block_of(memory_, address);
+    const std::uint64_t bytes = header & kDirect ? header >> kPayloadShift : sizes_[header & kOrderMask];
+    return block + bytes - address;
+  }
+
   /// Releases the block at `address` (as allocate returned it); returns its block bytes.
   std::uint64_t release(Address address) {
     using namespace buddy_detail;

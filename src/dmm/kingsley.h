@@ -111,6 +111,15 @@ class Kingsley {
     return {data, block_bytes(bucket)};
   }
 
+  /// Bytes the program may use from `address` (as allocate returned it) to
+  /// the end of its block: malloc_usable_size. Reads the block's metadata.
+  std::uint64_t usable(Address address) {
+    const std::uint64_t header = memory_.load(address - kHeader);
+    const unsigned bucket = static_cast<unsigned>(header & 0xff);
+    const Address block = address - kHeader - (header >> 8);
+    return block + block_bytes(bucket) - address;
+  }
+
   /// Releases the block at `address` (as allocate returned it); returns its block bytes.
   std::uint64_t release(Address address) {
     const std::uint64_t header = memory_.load(address - kHeader);

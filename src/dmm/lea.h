@@ -135,6 +135,16 @@ class Lea {
     return {c.p + 16, c.bytes};
   }
 
+  /// Bytes the program may use from `address` (as allocate returned it) to
+  /// the end of its block: malloc_usable_size. Reads the block's metadata.
+  std::uint64_t usable(Address address) {
+    const Address p = address - 16;
+    const std::uint64_t head = memory_.load(p + 8);
+    const std::uint64_t size = head & ~std::uint64_t{7};
+    // An in-use chunk also owns the next chunk's prev_foot; an mmapped one does not.
+    return (head & kInuse) == 0 ? size - 16 : size - kOverhead;
+  }
+
   /// Releases the block at `address` (as allocate returned it); returns its block bytes.
   std::uint64_t release(Address address) {
     const Address p = address - 16;

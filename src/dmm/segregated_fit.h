@@ -172,6 +172,18 @@ class SegregatedFit {
     return {data, got};
   }
 
+  /// Bytes the program may use from `address` (as allocate returned it) to
+  /// the end of its block: malloc_usable_size. Reads the block's metadata.
+  std::uint64_t usable(Address address) {
+    std::uint64_t w = memory_.load(address - 8);
+    Address block = address - 8;
+    if (w & kBackPointer) {
+      block = address - (w >> 3);
+      w = memory_.load(block);
+    }
+    return block + (w & FreeBlocks::kSizeMask) - address;
+  }
+
   /// Releases the block at `address` (as allocate returned it); returns its bytes.
   std::uint64_t release(Address address) {
     std::uint64_t w = memory_.load(address - 8);

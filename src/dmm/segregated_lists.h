@@ -165,6 +165,18 @@ class SegregatedLists {
     return {data, have};
   }
 
+  /// Bytes the program may use from `address` (as allocate returned it) to
+  /// the end of its block: malloc_usable_size. Reads the block's metadata.
+  std::uint64_t usable(Address address) {
+    std::uint64_t h = memory_.load(address - kHeader);
+    Address block = address - kHeader;
+    if (h & 1) {
+      block -= h & ~std::uint64_t{1};
+      h = memory_.load(block);
+    }
+    return block + BlockHeader::bytes(h) - address;
+  }
+
   /// Releases the block at `address` (as allocate returned it); returns its bytes.
   std::uint64_t release(Address address) {
     std::uint64_t h = memory_.load(address - kHeader);

@@ -126,6 +126,15 @@ class SimpleSegregatedStorage {
     return {data, k.bytes};
   }
 
+  /// Bytes the program may use from `address` (as allocate returned it) to
+  /// the end of its block: malloc_usable_size. Reads the block's metadata.
+  std::uint64_t usable(Address address) {
+    const Address area = address & ~(config_.chunk - 1);
+    const ClassState& k = classes_state_[static_cast<std::uint32_t>(memory_.load(area))];
+    const Address block = area + k.first + (address - area - k.first) / k.bytes * k.bytes;
+    return block + k.bytes - address;
+  }
+
   std::uint64_t release(Address address) {
     const Address area = address & ~(config_.chunk - 1);
     const auto c = static_cast<std::uint32_t>(memory_.load(area));

@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: MIT
+// The DMM front end (dmm_front.h): setting the DMM up from TAILOR_DMM, the
+// lock that makes it one heap for all threads, and the entry points.
+#include "dmm_front.h"
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <new>
+
+#include "alloc.h"
+#include "dmm/binary_buddy.h"
+#include "dmm/composite.h"
+#include "dmm/fibonacci_buddy.h"
+#include "dmm/kingsley.h"
+#include "dmm/lea.h"
+#include "dmm/segregated_lists.h"
+#include "dmm_memory.h"
+#include "dmm_spec_file.h"
+#include "heap.h"
+#include "os.h"
+
+namespace tailor::alloc {
+
+std::uintptr_t g_dmm_base = 0;
+std::uintptr_t g_dmm_size = 0;
+
+namespace {
+
+constexpr unsigned kSpanShift = 36;  // each allocator of a DMM: 64 GiB of address space
+constexpr std::uint64_t kSpan = std::uint64_t{1} << kSpanShift;
+constexpr std::uint64_t kPage = RealMemory::kPage;
+
+// ---------------------------------------------------------------- arena
+
+constexpr std::size_t kArenaBytes = std::size_t{1} << 30;
+char* g_arena = nullptr;
+std::size_t g_arena_used = 0;
+
+// ---------------------------------------------------------------- lock
+
+// One lock for the DMM: test-and-test-and-set, yielding after a while (two
+// cores are common; a holder that was preempted must get to run).
+std::atomic<bool> g_locked{false};
+
+void lock() noexcept {
+  for (unsigned spins = 0; g_locked.exchange(true, std::memory_order_acquire); ++spins) {
+    while (g_locked.load(std::memory_order_relaxed)) {
+      if (++spins > 64) sched_yield();
+      else __builtin_ia32_pause();
+    }
+  }
+}
+void unlock() noexcept { g_locked.store(false, std::memory_order_release); }
+
+struct Guard {
+  Guard() noexcept { lock(); }
+  ~Guard() { unlock(); }
+  Guard(const Guard&) = delete;
+  Guard& operator=(const Guard&) = delete;
+};
+
+// ---------------------------------------------------------------- engine
+
+// The DMM, type-erased: a built-in mechanism on one memory, or a composite
+// of a spec's allocators on one memory each.
+struct Engine {
+  void* self = nullptr;
+  dmm::Block (*allocate)(void*, std::uint64_t, std::uint64_t) = nullptr;
+  std::uint64_t (*release)(void*, dmm::Address) = nullptr;
+  std::uint64_t (*usable)(void*, dmm::Address) = nullptr;
+  std::size_t (*state_bytes)(const void*) = nullptr;
+};
+
+Engine g_engine;
+MemoryTotals g_totals;
+RealMemory* g_memories[dmm::Composite<RealMemory>::kMaxParts];
+std::size_t g_memory_count = 0;
+char g_name[64] = "";
+std::uint64_t g_allocations = 0, g_releases = 0, g_outside = 0;
+Heap* g_fallback = nullptr;  // serves what the DMM cannot; used under the lock only
+
+std::size_t part_of(dmm::Address a) noexcept { return (a - g_dmm_base) >> kSpanShift; }
+
+template <class Mech>
+struct Single {
+  Mech mech;
+  template <class... Args>
+  explicit Single(Args&&... args) : mech(std::forward<Args>(args)...) {}
+  static dmm::Block allocate(void* s, std::uint64_t b, std::uint64_t a) {
+    return static_cast<Single*>(s)->mech.allocate(b, a);
+  }
+  static std::uint64_t release(void* s, dmm::Address a) { return static_cast<Single*>(s)->mech.release(a); }
+  static std::uint64_t usable(void* s, dmm::Address a) { return static_cast<Single*>(s)->mech.usable(a); }
+  static std::size_t state_bytes(const void* s) {
+    const Mech& m = static_cast<const Single*>(s)->mech;
+    std::size_t n = sizeof(Single);
+    if constexpr (requires { m.state_bytes(); }) n += m.state_bytes();
+    return n;
+  }
+};
+
+struct Composed {
+  dmm::Composite<RealMemory> dmm;
+  static dmm::Block allocate(void* s, std::uint64_t b, std::uint64_t a) {
+    return static_cast<Composed*>(s)->dmm.allocate(b, a);
+  }
+  static std::uint64_t release(void* s, dmm::Address a) { return static_cast<Composed*>(s)->dmm.release(part_of(a), a); }
+  static std::uint64_t usable(void* s, dmm::Address a) { return static_cast<Composed*>(s)->dmm.usable(part_of(a), a); }
+  static std::size_t state_bytes(const void* s) { return sizeof(Composed) + static_cast<const Composed*>(s)->dmm.state_bytes(); }
+};
+
+template <class T, class... Args>
+T* make(Args&&... args) {
+  void* p = OsArena::allocate(sizeof(T));
+  return p == nullptr ? nullptr : ::new (p) T(std::forward<Args>(args)...);
+}
+
+template <class Mech, class... Args>
+bool engine_single(Args&&... args) {
+  auto* s = make<Single<Mech>>(*g_memories[0], std::forward<Args>(args)...);
+  if (s == nullptr) return false;
+  if constexpr (requires { s->mech.ok(); })
+    if (!s->mech.ok()) return false;
+  g_engine = {s, &Single<Mech>::allocate, &Single<Mech>::release, &Single<Mech>::usable, &Single<Mech>::state_bytes};
+  return true;
+}
+
+// Reserves `parts` spans and makes one memory on each.
+bool reserve(std::size_t parts) {
+  void* base = os::reserve_aligned(parts * kSpan, kSpan);
+  if (base == nullptr) return false;
+  g_dmm_base = reinterpret_cast<std::uintptr_t>(base);
+  for (std::size_t i = 0; i < parts; ++i) {
+    g_memories[i] = make<RealMemory>(g_dmm_base + i * kSpan, kSpan, g_totals);
+    if (g_memories[i] == nullptr) return false;
+  }
+  g_memory_count = parts;
+  return true;
+}
+
+void set_name(const char* name) {
+  std::size_t n = std::strlen(name);
+  if (n >= sizeof g_name) n = sizeof g_name - 1;
+  std::memcpy(g_name, name, n);
+  g_name[n] = '\0';
+}
+
+void report(const char* setting, const char* why) {
+  os::write_stderr("tailor: TAILOR_DMM=", setting, ": ", why);
+  os::write_stderr("; running on libtailor's own heaps\n");
+}
+
+// The sizes of EXA and of "exact" classes when no trace names them:
+// TAILOR_DMM_SIZES, else every multiple of 8 up to 32 KiB (exact fit above).
+constexpr std::size_t kDefaultExactSizes = 32 * 1024 / 8;
+std::size_t default_exact_sizes(std::uint64_t* sizes) {
+  std::size_t n = dmm_sizes_file(sizes, kDefaultExactSizes);
+  if (n == 0)
+    for (n = 0; n < kDefaultExactSizes; ++n) sizes[n] = (n + 1) * 8;
+  return n;
+}
+
+// The built-in DMMs, as the simulator builds them (src/simulate/simulator.cpp).
+bool build_builtin(const char* name, const char* setting) {
+  using M = RealMemory;
+  auto is = [&](const char* n) { return std::strcmp(name, n) == 0; };
+  if (!is("kng") && !is("lea") && !is("fib") && !is("buddy") && !is("s10") && !is("exa")) return false;
+  if (!reserve(1)) {
+    report(setting, "cannot reserve the DMM's address space");
+    return false;
+  }
+  bool ok = false;
+  if (is("kng")) ok = engine_single<dmm::Kingsley<M>>(kPage);
+  if (is("lea")) ok = engine_single<dmm::Lea<M>>(kPage);
+  if (is("fib")) ok = engine_single<dmm::FibonacciBuddy<M>>(dmm::FibonacciBuddy<M>::kDefaultTop, kPage);
+  if (is("buddy")) ok = engine_single<dmm::BinaryBuddy<M>>(dmm::BinaryBuddy<M>::kDefaultMaxOrder, kPage);
+  if (is("s10")) {
+    dmm::SizeClasses<OsArena> classes;
+    ok = dmm::assign_s10_classes(classes) &&
+         engine_single<dmm::SegregatedLists<M>>(std::move(classes), dmm::s10_config(kPage));
+  }
+  if (is("exa")) {
+    auto* sizes = static_cast<std::uint64_t*>(OsArena::allocate(kDefaultExactSizes * sizeof(std::uint64_t)));
+    dmm::SizeClasses<OsArena> classes;
+    if (sizes != nullptr) {
+      const std::size_t n = default_exact_sizes(sizes);
+      ok = dmm::assign_exa_classes(classes, sizes, n) &&
+           engine_single<dmm::SegregatedLists<M>>(std::move(classes), dmm::exa_config(kPage));
+    }
+  }
+  if (!ok) report(setting, "out of memory for the DMM's own state");
+  set_name(name);
+  return ok;
+}
+
+bool build_spec(const char* path) {
+  SpecFile spec;
+  if (!spec.load(path)) {
+    report(path, spec.error());
+    return false;
+  }
+  if (!reserve(spec.view().count)) {
+    report(path, "cannot reserve the DMM's address space");
+    return false;
+  }
+  // "exact" classes come from the sizes the file carries (the search writes
+  // the trace's), else from TAILOR_DMM_SIZES, else every multiple of 8 up
+  // to 32 KiB.
+  dmm::SpecView view = spec.view();
+  std::uint64_t* sizes = nullptr;
+  if (view.exact_size_count == 0) {
+    sizes = static_cast<std::uint64_t*>(OsArena::allocate(kDefaultExactSizes * sizeof(std::uint64_t)));
+    if (sizes != nullptr) {
+      view.exact_sizes = sizes;
+      view.exact_size_count = default_exact_sizes(sizes);
+    }
+  }
+  auto* c = make<Composed>();
+  std::size_t failed = 0;
+  const char* why = c == nullptr ? "out of memory for the DMM's own state" : c->dmm.build(view, g_memories, failed);
+  if (why != nullptr) {
+    char line[256];
+    dmm::Text t(line, sizeof line);
+    t.append("allocators[").append_uint(failed).append("]: ").append(why);
+    report(path, line);
+    return false;
+  }
+  g_engine = {c, &Composed::allocate, &Composed::release, &Composed::usable, &Composed::state_bytes};
+  set_name(spec.view().name);
+  return true;
+}
+
+void fork_prepare() { lock(); }
+void fork_parent() { unlock(); }
+void fork_child() { unlock(); }
+
+// Serves a request the DMM cannot from the fallback heap (under the lock).
+void* outside(std::size_t size, std::size_t align) noexcept {
+  if (g_fallback == nullptr) g_fallback = heap_create_detached();
+  if (g_fallback == nullptr) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  ++g_outside;
+  return align > 16 ? heap_malloc_aligned_on(g_fallback, size, align) : heap_malloc_generic(g_fallback, size);
+}
+
+}  // namespace
+
+void* OsArena::allocate(std::size_t bytes) noexcept {
+  if (g_arena == nullptr) {
+    g_arena = static_cast<char*>(os::reserve_aligned(kArenaBytes, kPage));
+    if (g_arena == nullptr) return nullptr;
+  }
+  bytes = (bytes + 15) & ~std::size_t{15};
+  if (bytes > kArenaBytes - g_arena_used) return nullptr;
+  void* p = g_arena + g_arena_used;
+  g_arena_used += bytes;
+  return p;
+}
+void OsArena::release(void*, std::size_t) noexcept {}
+std::size_t OsArena::used() noexcept { return g_arena_used; }
+
+void dmm_init() noexcept {
+  const char* setting = os::getenv("TAILOR_DMM");
+  if (setting == nullptr || setting[0] == '\0') return;
+  const std::size_t n = std::strlen(setting);
+  const bool file = std::strchr(setting, '/') != nullptr || (n > 5 && std::strcmp(setting + n - 5, ".json") == 0);
+  bool ok;
+  if (file) {
+    ok = build_spec(setting);
+  } else {
+    ok = build_builtin(setting, setting);
+    if (!ok && g_memory_count == 0)
+      report(setting, "unknown DMM (built-ins: kng, lea, fib, buddy, s10, exa; or a JSON spec file)");
+  }
+  if (!ok) {
+    if (g_dmm_base != 0 && g_memory_count > 0) os::release(reinterpret_cast<void*>(g_dmm_base), g_memory_count * kSpan);
+    g_dmm_base = 0;
+    g_memory_count = 0;
+    return;
+  }
+  pthread_atfork(fork_prepare, fork_parent, fork_child);
+  g_dmm_size = g_memory_count * kSpan;  // from here on, the DMM serves malloc
+}
+
+void* dmm_malloc(std::size_t size, std::size_t align) noexcept {
+  Guard g;
+  const dmm::Block b = g_engine.allocate(g_engine.self, size, align);
+  if (b.address != 0) [[likely]] {
+    ++g_allocations;
+    return reinterpret_cast<void*>(b.address);
+  }
+  return outside(size, align);
+}
+
+void* dmm_calloc(std::size_t count, std::size_t size) noexcept {
+  std::size_t total;
+  if (__builtin_mul_overflow(count, size, &total)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  void* p = dmm_malloc(total, 0);
+  if (p != nullptr) std::memset(p, 0, total);
+  return p;
+}
+
+void dmm_free(void* p) noexcept {
+  Guard g;
+  ++g_releases;
+  g_engine.release(g_engine.self, reinterpret_cast<dmm::Address>(p));
+}
+
+std::size_t dmm_usable(const void* p) noexcept {
+  Guard g;
+  return g_engine.usable(g_engine.self, reinterpret_cast<dmm::Address>(p));
+}
+
+void* dmm_realloc(void* p, std::size_t size) noexcept {
+  if (p == nullptr) return dmm_malloc(size, 0);
+  if (size == 0) {  // glibc frees and returns NULL
+    free_inline(p);
+    return nullptr;
+  }
+  // Not modelled by a DMM: a new block, the contents copied, the old block
+  // released (what an allocator must do when a block moves).
+  const std::size_t old = dmm_owns(p) ? dmm_usable(p) : usable_size(p);
+  void* q = dmm_malloc(size, 0);
+  if (q == nullptr) return nullptr;  // p is left untouched
+  std::memcpy(q, p, old < size ? old : size);
+  free_inline(p);
+  return q;
+}
+
+void dmm_get_stats(tailor_dmm_stats* out) noexcept {
+  *out = tailor_dmm_stats{};
+  if (!dmm_active()) return;
+  Guard g;
+  out->active = 1;
+  out->name = g_name;
+  out->held_bytes = g_totals.held;
+  out->held_high_water = g_totals.held_high;
+  // The DMM's own state only grows (OsArena never reuses), so its current
+  // size is also its size at the peak.
+  out->metadata_bytes = OsArena::used();
+  out->os_bytes = g_totals.os + out->metadata_bytes;
+  out->os_high_water = g_totals.os_high + out->metadata_bytes;
+  out->allocations = g_allocations;
+  out->releases = g_releases;
+  out->outside = g_outside;
+}
+
+void dmm_reset_peak() noexcept {
+  if (!dmm_active()) return;
+  Guard g;
+  g_totals.reset_peak();
+}
+
+}  // namespace tailor::alloc
