@@ -203,6 +203,15 @@ bool build_spec(const char* path) {
     report(path, spec.error());
     return false;
   }
+  const dmm::SpecView& v = spec.view();
+  if (v.allocators[v.count - 1].bounded) {  // a program may ask for any size (the simulator checks the trace's)
+    char line[256];
+    dmm::Text t(line, sizeof line);
+    t.append("allocators[").append_uint(v.count - 1).append("].sizes.max: requests above ");
+    t.append_uint(v.allocators[v.count - 1].max).append(" bytes are covered by none; give the last allocator no max");
+    report(path, line);
+    return false;
+  }
   if (!reserve(spec.view().count)) {
     report(path, "cannot reserve the DMM's address space");
     return false;

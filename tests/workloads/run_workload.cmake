@@ -5,6 +5,9 @@
 #       from the golden file EXPECTED.
 #   cmake -DMODE=seeds -DEXE=<wl_x> -DSIZE=<n> -DSEED_A=<s> -DSEED_B=<t> -DOUT=<prefix> -P run_workload.cmake
 #       runs it with two seeds and fails if the two outputs are identical.
+#   -DFORBID_STDERR=<regex> (with golden) also fails if stderr matches it
+#   (a DMM that did not load says so on stderr: tests/alloc runs the
+#   workloads under TAILOR_DMM).
 #   cmake -DMODE=update ... (as golden)
 #       (re)writes the golden file from the current output.
 cmake_minimum_required(VERSION 3.20)
@@ -28,6 +31,9 @@ function(run_one seed out_file)
     RESULT_VARIABLE rc)
   if(NOT rc STREQUAL "0")
     message(FATAL_ERROR "${EXE} --seed ${seed} --size ${SIZE} failed (exit status ${rc}):\n${err}")
+  endif()
+  if(DEFINED FORBID_STDERR AND err MATCHES "${FORBID_STDERR}")
+    message(FATAL_ERROR "${EXE} --seed ${seed} --size ${SIZE} wrote what it must not on stderr:\n${err}")
   endif()
   file(STRINGS "${out_file}" lines)
   list(LENGTH lines n)
