@@ -58,6 +58,7 @@ struct Plan {
 /// Builds a plan event by event, in the trace's merged order.
 class PlanBuilder {
  public:
+  /// `expected_events`: the trace's event count, to reserve room for the first thread's ops.
   explicit PlanBuilder(std::uint64_t expected_events = 0) : expected_events_(expected_events) {}
   void add(const trace::Event& event);
   Plan finish();
@@ -79,6 +80,8 @@ class PlanBuilder {
                 std::uint64_t element = 0, std::uint64_t alignment_word = 0);
   void release(ThreadState& t, std::uint64_t address);
   void realloc(ThreadState& t, std::uint64_t old_address, std::uint64_t address, std::uint64_t size);
+  // Appends one op to t's stream and counts it: `extra` is calloc's element
+  // size or the aligned word, `wait` the generation a kWait op waits for.
   void emit(ThreadState& t, plan::Kind kind, std::uint32_t slot, std::uint64_t size, unsigned flags,
             std::uint64_t extra, std::uint64_t wait);
 
