@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <sys/single_threaded.h>
 
 #include <atomic>
 #include <cerrno>
@@ -56,9 +57,18 @@ void lock() noexcept {
 }
 void unlock() noexcept { g_locked.store(false, std::memory_order_release); }
 
+// No lock while the process has one thread: glibc clears
+// __libc_single_threaded in pthread_create before the second thread runs,
+// and never sets it again, so a guard that skipped the lock ends before any
+// other thread can enter.
 struct Guard {
-  Guard() noexcept { lock(); }
-  ~Guard() { unlock(); }
+  bool locked = !__libc_single_threaded;
+  Guard() noexcept {
+    if (locked) lock();
+  }
+  ~Guard() {
+    if (locked) unlock();
+  }
   Guard(const Guard&) = delete;
   Guard& operator=(const Guard&) = delete;
 };

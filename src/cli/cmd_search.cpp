@@ -47,7 +47,8 @@ struct SearchCmdOptions {
 
 // Writes the Pareto front as specs front-00.json, front-01.json, ... in
 // `dir` (created if missing); returns their paths, in the front's order.
-std::vector<std::string> write_front(const std::string& dir, const std::vector<srch::Individual>& front) {
+std::vector<std::string> write_front(const std::string& dir, const std::vector<srch::Individual>& front,
+                                     const std::vector<std::uint64_t>& sizes) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw std::runtime_error(dir + ": cannot create the directory: " + ec.message());
@@ -55,6 +56,7 @@ std::vector<std::string> write_front(const std::string& dir, const std::vector<s
   for (std::size_t i = 0; i < front.size(); ++i) {
     sim::DmmSpec spec = *front[i].spec;
     spec.name = fmt::format("front-{:02}", i);
+    if (spec.uses_exact_classes()) spec.exact_sizes = sizes;
     const std::string path = (fs::path(dir) / (spec.name + ".json")).string();
     std::ofstream out(path);
     out << sim::to_json(spec).dump(2) << "\n";
@@ -137,13 +139,16 @@ int search_cmd(const SearchCmdOptions& o) {
 
   sim::DmmSpec best = *res.best.spec;
   best.name = "found";
+  // Exact classes are the trace's sizes: the file carries them, so that the
+  // DMM run for real (TAILOR_DMM) has the classes the search measured.
+  if (best.uses_exact_classes()) best.exact_sizes = sizes;
   if (!o.output.empty()) {
     std::ofstream out(o.output);
     out << sim::to_json(best).dump(2) << "\n";
     if (!out) throw std::runtime_error(o.output + ": cannot write the DMM spec");
   }
   const std::vector<std::string> front_files =
-      o.pareto && !o.front_dir.empty() ? write_front(o.front_dir, res.front) : std::vector<std::string>{};
+      o.pareto && !o.front_dir.empty() ? write_front(o.front_dir, res.front, sizes) : std::vector<std::string>{};
 
   // Table 3: the found DMM next to the five built-ins, simulated in parallel
   // (Kingsley's run is the evaluator's own).

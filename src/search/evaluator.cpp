@@ -141,7 +141,7 @@ std::vector<Evaluation> Evaluator::evaluate(const std::vector<const simulate::Dm
 }
 
 std::string Evaluator::part_key(const simulate::AllocatorSpec& a) {
-  return simulate::to_json(simulate::DmmSpec{"", {a}}).dump();
+  return simulate::to_json(simulate::DmmSpec{"", {a}, {}}).dump();
 }
 
 }  // namespace tailor::search

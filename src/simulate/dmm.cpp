@@ -46,7 +46,7 @@ SizeClasses exa_classes(const std::vector<std::uint64_t>& sizes) {
 }
 
 SizeClasses Dmm::classes_for(const AllocatorSpec& a, const std::vector<std::uint64_t>& exact_sizes) {
-  const DmmSpec one{"", {a}};
+  const DmmSpec one{"", {a}, {}};
   const SpecViewHolder view(one, exact_sizes);
   SizeClasses c;
   if (!dmm::Composite<SimulatedMemory>::classes_for(view.view().allocators[0], exact_sizes.data(),

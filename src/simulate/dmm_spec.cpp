@@ -282,7 +282,8 @@ SpecError::SpecError(const std::string& origin, const std::string& field, const 
 DmmSpec parse_dmm_spec(const json& j, const std::string& origin) {
   if (!j.is_object()) throw SpecError(origin, "(top)", "a DMM spec is a JSON object with \"allocators\"");
   for (const auto& [key, value] : j.items())
-    if (key != "name" && key != "allocators") throw SpecError(origin, key, "unknown field (known: name, allocators)");
+    if (key != "name" && key != "allocators" && key != "exact_sizes")
+      throw SpecError(origin, key, "unknown field (known: name, allocators, exact_sizes)");
   DmmSpec spec;
   if (j.contains("name")) {
     if (!j["name"].is_string() || j["name"].get<std::string>().empty())
@@ -314,6 +315,17 @@ DmmSpec parse_dmm_spec(const json& j, const std::string& origin) {
     }
   }
   if (spec.allocators.size() > 64) throw SpecError(origin, "allocators", "at most 64 allocators");
+  if (j.contains("exact_sizes")) {
+    const json& sizes = j["exact_sizes"];
+    if (!sizes.is_array()) throw SpecError(origin, "exact_sizes", "must be an array of request sizes");
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      if (!is_count(sizes[i]) || sizes[i].get<std::uint64_t>() == 0 || sizes[i].get<std::uint64_t>() % 8 != 0 ||
+          (i > 0 && sizes[i].get<std::uint64_t>() <= spec.exact_sizes.back()))
+        throw SpecError(origin, "exact_sizes[" + std::to_string(i) + "]",
+                        "sizes must be increasing non-zero multiples of 8");
+      spec.exact_sizes.push_back(sizes[i].get<std::uint64_t>());
+    }
+  }
   return spec;
 }
 
@@ -359,6 +371,7 @@ json to_json(const DmmSpec& spec) {
   }
   json j = {{"allocators", list}};
   if (!spec.name.empty()) j["name"] = spec.name;
+  if (!spec.exact_sizes.empty()) j["exact_sizes"] = spec.exact_sizes;
   return j;
 }
 
@@ -387,7 +400,13 @@ bool operator==(const AllocatorSpec& a, const AllocatorSpec& b) noexcept {
          a.granularity == b.granularity && a.chunk == b.chunk && a.returns == b.returns;
 }
 bool operator==(const DmmSpec& a, const DmmSpec& b) noexcept {
-  return a.name == b.name && a.allocators == b.allocators;
+  return a.name == b.name && a.allocators == b.allocators && a.exact_sizes == b.exact_sizes;
+}
+
+bool DmmSpec::uses_exact_classes() const noexcept {
+  for (const AllocatorSpec& a : allocators)
+    if (a.classes.kind == ClassesSpec::Kind::kExact) return true;
+  return false;
 }
 
 }  // namespace tailor::simulate

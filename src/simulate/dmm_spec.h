@@ -51,6 +51,14 @@ struct AllocatorSpec {
 struct DmmSpec {
   std::string name;
   std::vector<AllocatorSpec> allocators;
+  /// The request sizes (increasing multiples of 8) that make "exact"
+  /// classes, carried in the file when the search wrote it (the trace's), so
+  /// that the DMM run for real has the classes the simulation had; empty:
+  /// the trace's sizes where one is simulated.
+  std::vector<std::uint64_t> exact_sizes;
+
+  /// True if some allocator's classes are "exact".
+  bool uses_exact_classes() const noexcept;
 };
 
 /// The freestanding view of a spec (dmm/spec.h) that dmm::Composite builds

@@ -31,7 +31,7 @@ std::optional<PartResult> simulate_part(const ReplayTrace& trace, std::span<cons
   // An address space like the DMM's (a multiple of 2^40): the same addresses
   // modulo 2^40, so the same choices (treap priorities, alignment).
   SimulatedMemory memory(Address{1} << 40, SimulatedMemory::kSpan);
-  const DmmSpec one{"", {a}};
+  const DmmSpec one{"", {a}, {}};
   const SpecViewHolder view(one, trace_sizes);
   dmm::Composite<SimulatedMemory> dmm;
   SimulatedMemory* memories[] = {&memory};

@@ -57,7 +57,7 @@ Metrics simulate(const ReplayTrace& trace, const DmmSpec& spec, const SimulateOp
   std::uint64_t largest = 0;
   for (const Operation& op : trace.operations) largest = std::max(largest, routing_size(op.bytes, op.alignment()));
   check_covers(spec, largest, origin);
-  Dmm dmm(spec, sizes_of(trace.operations), origin);
+  Dmm dmm(spec, spec.exact_sizes.empty() ? sizes_of(trace.operations) : spec.exact_sizes, origin);
   Metrics m = run(dmm, dmm.memory(), trace, options);
   m.dmm = spec.name.empty() ? "spec" : spec.name;
   return m;
