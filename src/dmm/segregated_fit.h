@@ -175,23 +175,13 @@ class SegregatedFit {
   /// Bytes the program may use from `address` (as allocate returned it) to
   /// the end of its block: malloc_usable_size. Reads the block's metadata.
   std::uint64_t usable(Address address) {
-    std::uint64_t w = memory_.load(address - 8);
-    Address block = address - 8;
-    if (w & kBackPointer) {
-      block = address - (w >> 3);
-      w = memory_.load(block);
-    }
+    const auto [block, w] = block_of(address);
     return block + (w & FreeBlocks::kSizeMask) - address;
   }
 
   /// Releases the block at `address` (as allocate returned it); returns its bytes.
   std::uint64_t release(Address address) {
-    std::uint64_t w = memory_.load(address - 8);
-    Address block = address - 8;
-    if (w & kBackPointer) {
-      block = address - (w >> 3);
-      w = memory_.load(block);
-    }
+    const auto [block, w] = block_of(address);
     const std::uint64_t bytes = w & FreeBlocks::kSizeMask;
     hot_ = block;
     if (!config_.coalesce) {
@@ -247,6 +237,18 @@ class SegregatedFit {
   }
 
  private:
+  // The block behind the data address allocate returned, and its header word
+  // (an aligned request's back pointer followed).
+  std::pair<Address, std::uint64_t> block_of(Address address) {
+    std::uint64_t w = memory_.load(address - 8);
+    Address block = address - 8;
+    if (w & kBackPointer) {
+      block = address - (w >> 3);
+      w = memory_.load(block);
+    }
+    return {block, w};
+  }
+
   std::uint64_t round(std::uint64_t bytes) const noexcept {
     return (bytes + config_.alignment - 1) & ~(config_.alignment - 1);
   }

@@ -168,23 +168,13 @@ class SegregatedLists {
   /// Bytes the program may use from `address` (as allocate returned it) to
   /// the end of its block: malloc_usable_size. Reads the block's metadata.
   std::uint64_t usable(Address address) {
-    std::uint64_t h = memory_.load(address - kHeader);
-    Address block = address - kHeader;
-    if (h & 1) {
-      block -= h & ~std::uint64_t{1};
-      h = memory_.load(block);
-    }
+    const auto [block, h] = block_of(address);
     return block + BlockHeader::bytes(h) - address;
   }
 
   /// Releases the block at `address` (as allocate returned it); returns its bytes.
   std::uint64_t release(Address address) {
-    std::uint64_t h = memory_.load(address - kHeader);
-    Address block = address - kHeader;
-    if (h & 1) {
-      block -= h & ~std::uint64_t{1};
-      h = memory_.load(block);
-    }
+    const auto [block, h] = block_of(address);
     lists_[BlockHeader::cls(h)].put(memory_, steps_, block, config_.policy);
     return BlockHeader::bytes(h);
   }
@@ -197,6 +187,18 @@ class SegregatedLists {
   const M& memory() const noexcept { return memory_; }
 
  private:
+  // The block behind the data address allocate returned, and its header word
+  // (an alignment word followed).
+  std::pair<Address, std::uint64_t> block_of(Address address) {
+    std::uint64_t h = memory_.load(address - kHeader);
+    Address block = address - kHeader;
+    if (h & 1) {
+      block -= h & ~std::uint64_t{1};
+      h = memory_.load(block);
+    }
+    return {block, h};
+  }
+
   // A block of `bytes` at the bump pointer, or 0 if the system refuses memory.
   Address carve(std::uint64_t bytes) {
     ++steps_;
