@@ -174,6 +174,20 @@ std::size_t default_exact_sizes(std::uint64_t* sizes) {
   return n;
 }
 
+// Room for those sizes while a DMM is built (not part of its state: the
+// classes keep what they need).
+struct ScratchSizes {
+  static constexpr std::size_t kBytes = kDefaultExactSizes * sizeof(std::uint64_t);
+  std::uint64_t* data = static_cast<std::uint64_t*>(os::reserve_aligned(kBytes, kPage));
+  bool ok() const noexcept { return data != nullptr; }
+  ScratchSizes() = default;
+  ScratchSizes(const ScratchSizes&) = delete;
+  ScratchSizes& operator=(const ScratchSizes&) = delete;
+  ~ScratchSizes() {
+    if (data != nullptr) os::release(data, kBytes);
+  }
+};
+
 // The built-in DMMs, as the simulator builds them (src/simulate/simulator.cpp).
 bool build_builtin(const char* name, const char* setting) {
   using M = RealMemory;
@@ -194,11 +208,11 @@ bool build_builtin(const char* name, const char* setting) {
          engine_single<dmm::SegregatedLists<M>>(std::move(classes), dmm::s10_config(kPage));
   }
   if (is("exa")) {
-    auto* sizes = static_cast<std::uint64_t*>(OsArena::allocate(kDefaultExactSizes * sizeof(std::uint64_t)));
+    ScratchSizes sizes;
     dmm::SizeClasses<OsArena> classes;
-    if (sizes != nullptr) {
-      const std::size_t n = default_exact_sizes(sizes);
-      ok = dmm::assign_exa_classes(classes, sizes, n) &&
+    if (sizes.ok()) {
+      const std::size_t n = default_exact_sizes(sizes.data);
+      ok = dmm::assign_exa_classes(classes, sizes.data, n) &&
            engine_single<dmm::SegregatedLists<M>>(std::move(classes), dmm::exa_config(kPage));
     }
   }
@@ -230,13 +244,12 @@ bool build_spec(const char* path) {
   // the trace's), else from TAILOR_DMM_SIZES, else every multiple of 8 up
   // to 32 KiB.
   dmm::SpecView view = spec.view();
-  std::uint64_t* sizes = nullptr;
-  if (view.exact_size_count == 0) {
-    sizes = static_cast<std::uint64_t*>(OsArena::allocate(kDefaultExactSizes * sizeof(std::uint64_t)));
-    if (sizes != nullptr) {
-      view.exact_sizes = sizes;
-      view.exact_size_count = default_exact_sizes(sizes);
-    }
+  bool exact = false;
+  for (std::size_t i = 0; i < view.count; ++i) exact = exact || view.allocators[i].classes == dmm::ClassKind::kExact;
+  ScratchSizes sizes;
+  if (exact && view.exact_size_count == 0 && sizes.ok()) {
+    view.exact_sizes = sizes.data;
+    view.exact_size_count = default_exact_sizes(sizes.data);
   }
   auto* c = make<Composed>();
   std::size_t failed = 0;

@@ -17,6 +17,7 @@
 
 #include "commands.h"
 #include "dmm_spec.h"
+#include "plan_file.h"
 #include "replay_plan.h"
 #include "replay_runner.h"
 #include "simulator.h"
@@ -42,35 +43,6 @@ std::vector<std::string> split_names(const std::string& list) {
     if (!name.empty()) names.push_back(name);
   return names;
 }
-
-// The plan file the drivers read: FILE for --keep-plan; otherwise a temporary
-// file unlinked as soon as it is created and then opened, by tailor and the
-// drivers, as /dev/fd/N (the descriptor is inherited), so that nothing is
-// left behind however tailor ends.
-class PlanFile {
- public:
-  explicit PlanFile(const std::string& keep) {
-    if (!keep.empty()) {
-      path_ = keep;
-      return;
-    }
-    std::string pattern = (std::filesystem::temp_directory_path() / "tailor-replay-XXXXXX").string();
-    fd_ = mkstemp(pattern.data());  // no O_CLOEXEC: the drivers inherit it
-    if (fd_ < 0) throw std::runtime_error("cannot create a temporary file in " + pattern);
-    ::unlink(pattern.c_str());
-    path_ = "/dev/fd/" + std::to_string(fd_);
-  }
-  ~PlanFile() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  PlanFile(const PlanFile&) = delete;
-  PlanFile& operator=(const PlanFile&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-  int fd_ = -1;
-};
 
 double ratio(double value, double base) { return base > 0 && !std::isnan(value) ? value / base : std::nan(""); }
 
@@ -196,7 +168,7 @@ int replay_cmd(const ReplayCmdOptions& o) {
   trace::Reader r(o.trace);
   const bool tty = isatty(STDERR_FILENO) == 1;
   if (tty) fmt::print(stderr, "reading {} ({} events)...", o.trace, r.event_count());
-  PlanFile file(o.keep_plan);
+  replay::PlanFile file(o.keep_plan);
   replay::PlanSummary summary;
   std::size_t threads = 0;
   {

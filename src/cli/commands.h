@@ -17,6 +17,7 @@ void add_stats(CLI::App& app, Runner& run);
 void add_simulate(CLI::App& app, Runner& run);
 void add_search(CLI::App& app, Runner& run);
 void add_config(CLI::App& app, Runner& run);
+void add_validate(CLI::App& app, Runner& run);
 void add_replay(CLI::App& app, Runner& run);
 
 }  // namespace tailor::cli
