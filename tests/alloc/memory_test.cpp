@@ -43,6 +43,11 @@ std::vector<void*> burst() {
 }
 
 TEST(Memory, RssDropsAfterFreeBurstWithCollect) {
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer's shadow of the 256 MiB burst (32 MiB) stays resident
+  // after libtailor unmaps the burst: RSS would measure the sanitizer.
+  GTEST_SKIP() << "RSS under AddressSanitizer counts its shadow memory";
+#endif
   long before = rss_kb();
   std::vector<void*> v = burst();
   long peak = rss_kb();
