@@ -20,6 +20,7 @@
 #include "part_simulation.h"
 #include "dmm/segregated_lists.h"
 #include "dmm.h"
+#include "simulate/random_spec.h"
 #include "simulate/random_trace.h"
 #include "simulator.h"
 
@@ -100,38 +101,6 @@ TEST(Dmm, UncoveredSizesAreAnErrorNamingTheField) {
   EXPECT_THROW(sim::simulate(t, spec), sim::SpecError);
 }
 
-// Random specs: 1 to 4 allocators over random ranges, random mechanisms and
-// parameters; those the model accepts must pass the checker.
-json random_allocator(std::mt19937_64& rng, std::uint64_t min, json max) {
-  static const char* const mechs[] = {"segregated_free_lists", "simple_segregated_storage", "segregated_fit",
-                                      "exact_segregated_fit", "strict_segregated_fit", "binary_buddy",
-                                      "fibonacci_buddy"};
-  static const char* const structures[] = {"sll", "dll", "btree"};
-  static const char* const fits[] = {"first", "best", "exact", "farthest"};
-  static const char* const classes[] = {"single", "powers_of_two", "exact"};
-  json a = {{"sizes", {{"min", min}, {"max", max}}}, {"mechanism", mechs[rng() % 7]}};
-  const std::string m = a["mechanism"];
-  if (m.find("buddy") == std::string::npos) {
-    a["structure"] = structures[rng() % 3];
-    a["fit"] = fits[rng() % 4];
-    a["policy"] = rng() % 2 ? "fifo" : "lifo";
-    if (m == "segregated_free_lists" || m == "segregated_fit" || m == "simple_segregated_storage")
-      a["classes"] = classes[rng() % 3];
-    if (m == "segregated_free_lists" || m == "segregated_fit") {
-      a["split"] = rng() % 2 == 0;
-      a["coalesce"] = rng() % 2 == 0;
-      a["system"]["returns"] = a["coalesce"] && rng() % 2 == 0;
-      a["header"] = 8 * (1 + rng() % 2);
-    }
-    if (m == "simple_segregated_storage") a["system"]["chunk"] = 1 << (16 + rng() % 2);
-    a["alignment"] = 8 << (rng() % 2);
-  } else {
-    a["split"] = rng() % 4 != 0;
-    a["coalesce"] = a["split"] && rng() % 2 == 0;
-    a["system"]["chunk"] = std::uint64_t{1} << (12 + rng() % 9);
-  }
-  return a;
-}
 
 TEST(Dmm, RandomValidSpecsPassTheChecker) {
   const sim::ReplayTrace t = sim::build_replay(tailor::test::random_events(6, 6000));
@@ -147,7 +116,7 @@ TEST(Dmm, RandomValidSpecsPassTheChecker) {
     for (int i = 0; i < parts; ++i) {
       const bool last = i == parts - 1;
       const std::uint64_t max = min + 8 + rng() % (i == 0 ? 256 : 8192);
-      allocators.push_back(random_allocator(rng, min, last ? json(nullptr) : json(max)));
+      allocators.push_back(tailor::test::random_allocator(rng, min, last ? json(nullptr) : json(max)));
       min = max;
     }
     sim::DmmSpec spec;
