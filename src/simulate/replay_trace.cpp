@@ -51,6 +51,25 @@ void ReplayBuilder::release(std::uint64_t address) {
   ++r_.summary.releases;
 }
 
+void ReplayBuilder::move(std::uint64_t from, std::uint64_t to, std::uint64_t bytes) {
+  auto it = live_.find(from);
+  if (it == live_.end()) {
+    ++r_.summary.unknown_releases;
+    allocate(to, bytes, 0);
+    return;
+  }
+  const std::uint32_t old = it->second;
+  live_.erase(it);
+  in_use_ -= live_bytes_[old];  // as tailor stats counts: the old block ends first
+  allocate(to, bytes, 0);       // an allocator moving a block needs the new one before it frees the old
+  Operation op;
+  op.kind = Operation::kRelease;
+  op.block = old;
+  push(op);
+  ++r_.summary.releases;
+  free_ids_.push_back(old);
+}
+
 void ReplayBuilder::allocate(std::uint64_t address, std::uint64_t bytes, std::uint64_t alignment) {
   if (live_.contains(address)) {
     ++r_.summary.reused_live;
@@ -110,8 +129,7 @@ void ReplayBuilder::add(const Event& e) {
       }
     } else {
       ++r_.summary.reallocs;
-      release(e.aux);
-      allocate(e.address, e.size, 0);
+      move(e.aux, e.address, e.size);
     }
   } else {
     ++r_.summary.other_events;

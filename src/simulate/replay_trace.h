@@ -8,8 +8,10 @@
 // Accounting follows tailor stats (src/analyze/trace_stats.h), so that the
 // in-use bytes the simulators are checked against are the same number:
 //  - requested bytes: calloc's count x size; every other call's size;
-//  - realloc(p, n) that returns a block: release of p, allocation of n (even
-//    in place); realloc(NULL, n) is an allocation; realloc(p, 0) returning
+//  - realloc(p, n) that returns a block: allocation of n, then release of p
+//    (even in place): the order in which an allocator that moves a block must
+//    work, and the order in which a DMM run for real does (docs/deploy.md);
+//    the bytes in use count p's release first, as tailor stats does; realloc(NULL, n) is an allocation; realloc(p, 0) returning
 //    NULL is a release of p; a failed realloc changes nothing;
 //  - dropped (counted in ReplaySummary): failed allocations, free(NULL),
 //    releases of blocks the trace never saw allocated, thread events;
@@ -80,6 +82,7 @@ class ReplayBuilder {
  private:
   void allocate(std::uint64_t address, std::uint64_t bytes, std::uint64_t alignment);
   void release(std::uint64_t address);
+  void move(std::uint64_t from, std::uint64_t to, std::uint64_t bytes);  // realloc that returned a block
   void push(const Operation& op);
 
   ReplayTrace r_;

@@ -36,15 +36,15 @@ std::vector<Event> mixed_events() {
       ev(Op::Malloc, 200, 0x2000),               // e2: op1 alloc id1 200
       ev(Op::Free, 0, 0x1000),                   // e3: op2 release id0
       ev(Op::Malloc, 50, 0x3000),                // e4: op3 alloc id0 50 (id reused)
-      ev(Op::Realloc, 300, 0x4000, 0x2000),      // e5: op4 release id1, op5 alloc id1 300
+      ev(Op::Realloc, 300, 0x4000, 0x2000),      // e5: op4 alloc id2 300, op5 release id1 (a move allocates first)
       ev(Op::Free, 0, 0x9999),                   // e6: unknown release
       ev(Op::Free, 0, 0),                        // e7: free(NULL)
       ev(Op::Malloc, 1000, 0),                   // e8: failed
-      ev(Op::Calloc, 10, 0x5000, 7),             // e9: op6 alloc id2 70
+      ev(Op::Calloc, 10, 0x5000, 7),             // e9: op6 alloc id1 70
       ev(Op::Memalign, 100, 0x6000, 64),         // e10: op7 alloc id3 100, align 64
       ev(Op::Malloc, 8, 0x3000),                 // e11: over live 0x3000: op8 release id0, op9 alloc id0 8
-      ev(Op::Realloc, 0, 0, 0x4000),             // e12: realloc(p, 0): op10 release id1
-      ev(Op::Realloc, 30, 0x7000, 0),            // e13: realloc(NULL, 30): op11 alloc id1 30
+      ev(Op::Realloc, 0, 0, 0x4000),             // e12: realloc(p, 0): op10 release id2
+      ev(Op::Realloc, 30, 0x7000, 0),            // e13: realloc(NULL, 30): op11 alloc id2 30
   };
   for (std::size_t i = 0; i < v.size(); ++i) v[i].time_ns = 1000 + i;
   return v;
@@ -62,8 +62,8 @@ TEST(ReplayTrace, IdsReallocAndDroppedEvents) {
   const auto A = Operation::kAllocate, R = Operation::kRelease;
   const std::vector<Want> want = {
       {A, 0, 100, 0, 1}, {A, 1, 200, 0, 2}, {R, 0, 0, 0, 3},   {A, 0, 50, 0, 4},
-      {R, 1, 0, 0, 5},   {A, 1, 300, 0, 5}, {A, 2, 70, 0, 9},  {A, 3, 100, 64, 10},
-      {R, 0, 0, 0, 11},  {A, 0, 8, 0, 11},  {R, 1, 0, 0, 12},  {A, 1, 30, 0, 13},
+      {A, 2, 300, 0, 5}, {R, 1, 0, 0, 5},   {A, 1, 70, 0, 9},  {A, 3, 100, 64, 10},
+      {R, 0, 0, 0, 11},  {A, 0, 8, 0, 11},  {R, 2, 0, 0, 12},  {A, 2, 30, 0, 13},
   };
   ASSERT_EQ(t.operations.size(), want.size());
   for (std::size_t i = 0; i < want.size(); ++i) {
