@@ -6,8 +6,9 @@
 // it links no C++ runtime (built with -fno-exceptions -fno-rtti, linked as C),
 // takes all its memory from mmap, and calls nothing that allocates before its
 // loop but pthread_create. Rules (docs/deploy.md, "Replay"):
-//  - one pthread per trace thread, all released at once by a barrier; time is
-//    CLOCK_MONOTONIC from the release to the last thread's end;
+//  - one pthread per trace thread, all released at once by a barrier (a
+//    trace of one thread runs on the main thread, as its program did); time
+//    is CLOCK_MONOTONIC from the release to the last thread's end;
 //  - each thread runs its ops in order; freeing a block another thread
 //    allocated first waits (pause, then sched_yield) until that allocation
 //    published it in its slot (store-release / load-acquire);
@@ -488,13 +489,18 @@ int main(int argc, char** argv) {
   g.aligned.own[plan::kValloc] = same_object(address_of(&valloc), m);
   g.aligned.own[plan::kPvalloc] = same_object(address_of(&pvalloc), m);
 
-  if (pthread_barrier_init(&g.start, nullptr, g.threads + 1) != 0) die("pthread_barrier_init failed");
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, kStackSize);
-  for (std::uint32_t i = 0; i < g.threads; ++i)
-    if (const int err = pthread_create(&g.workers[i].handle, &attr, thread_main, &g.workers[i]); err != 0)
-      die("cannot start thread %u of %u: %s", i + 1, g.threads, strerror(err));
+  // A trace of one thread runs on the main thread, as its program did: no
+  // thread start-up allocates, and a single-threaded process stays one.
+  const bool on_main = g.threads == 1;
+  if (!on_main) {
+    if (pthread_barrier_init(&g.start, nullptr, g.threads + 1) != 0) die("pthread_barrier_init failed");
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, kStackSize);
+    for (std::uint32_t i = 0; i < g.threads; ++i)
+      if (const int err = pthread_create(&g.workers[i].handle, &attr, thread_main, &g.workers[i]); err != 0)
+        die("cannot start thread %u of %u: %s", i + 1, g.threads, strerror(err));
+  }
 
   if (tailor_dmm_reset_peak) tailor_dmm_reset_peak();
   const bool peak_reset = reset_peak_rss();
@@ -502,12 +508,16 @@ int main(int argc, char** argv) {
   rusage ru0{};
   getrusage(RUSAGE_SELF, &ru0);
   const std::uint64_t t0 = now_ns();
-  pthread_barrier_wait(&g.start);
-
   std::uint64_t t1 = t0;
-  for (std::uint32_t i = 0; i < g.threads; ++i) {
-    pthread_join(g.workers[i].handle, nullptr);
-    if (g.workers[i].end_ns > t1) t1 = g.workers[i].end_ns;
+  if (on_main) {
+    run(g.workers[0]);
+    t1 = g.workers[0].end_ns = now_ns();
+  } else {
+    pthread_barrier_wait(&g.start);
+    for (std::uint32_t i = 0; i < g.threads; ++i) {
+      pthread_join(g.workers[i].handle, nullptr);
+      if (g.workers[i].end_ns > t1) t1 = g.workers[i].end_ns;
+    }
   }
   rusage ru1{};
   getrusage(RUSAGE_SELF, &ru1);
