@@ -5,7 +5,8 @@
 // included (segregated_size in segregated_lists.h); class i's upper bound is
 // bounds[i], its lower bound bounds[i - 1] (0 for the first). The last class
 // may be open: (bounds.back(), infinity). Classes are found by a direct table
-// for sizes up to kTableLimit (one load) and by binary search above.
+// for sizes up to the last bound or kTableLimit, whichever is less (one
+// load), and by binary search above.
 //
 // Three ways to fill one (each false if the arena has no room; check() says
 // whether bounds are valid before):
@@ -35,6 +36,7 @@ class SizeClasses {
   static constexpr std::uint64_t kOpen = UINT64_MAX;       ///< upper bound of an open last class
   static constexpr std::uint32_t kNone = UINT32_MAX;       ///< no class holds the size
   static constexpr std::uint64_t kTableLimit = 32 * 1024;  ///< sizes up to this are found by table
+  static constexpr std::size_t kMaxClasses = std::size_t{1} << 32;  ///< class indexes are 32-bit
 
   /// Why `bounds` cannot make classes, or nullptr if they can: they must be
   /// strictly increasing non-zero multiples of kWord, and some class must exist.
@@ -48,10 +50,14 @@ class SizeClasses {
 
   /// `bounds` must pass check().
   bool assign(const std::uint64_t* bounds, std::size_t n, bool open_last) {
-    if (!upper_.assign(n + (open_last ? 1 : 0))) return false;
-    for (std::size_t i = 0; i < n; ++i) upper_[i] = bounds[i];
+    if (n > kMaxClasses || !upper_.assign(n + (open_last ? 1 : 0))) return false;
+    std::uint64_t last = 0;
+    for (std::size_t i = 0; i < n; ++i) upper_[i] = last = bounds[i];
     if (open_last) upper_.back() = kOpen;
-    const std::uint64_t top = std::min(upper_.back(), kTableLimit);
+    // The table covers the bounded classes (up to kTableLimit): an open last
+    // class needs no entries of its own, and the table is the largest part
+    // of a real DMM's own state (16 KiB at the limit).
+    const std::uint64_t top = std::min(last, kTableLimit);
     if (!table_.assign(top / kWord)) return false;
     std::uint32_t c = 0;
     for (std::uint64_t k = 0; k < table_.size(); ++k) {
