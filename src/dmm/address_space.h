@@ -24,8 +24,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "fixed_array.h"
 #include "memory.h"
+#include "region_table.h"
 
 namespace tailor::dmm {
 
@@ -47,28 +47,28 @@ class AddressSpace {
   /// `bytes` (> 0) at a multiple of `alignment` (a power of two); 0 if the
   /// space is exhausted (or the arena cannot record a hole).
   Address obtain(std::uint64_t bytes, std::uint64_t alignment) {
-    for (std::size_t i = 0; i < count_; ++i) {
-      const Hole h = holes_[i];
+    for (std::size_t i = 0; i < holes_.size(); ++i) {
+      const Hole h = hole(i);
       const Address start = align_up(h.start, alignment);
       if (start < h.start || start > h.end || h.end - start < bytes) continue;
       const Address end = start + bytes;
       // Carve [start, end) out of the hole: up to two pieces stay.
       hole_page_bytes_ -= full_pages(h.start, h.end);
       if (start > h.start && end < h.end) {
-        if (!insert_at(i + 1, {end, h.end})) {
+        if (!holes_.insert_at(i + 1, {end, h.end - end})) {
           hole_page_bytes_ += full_pages(h.start, h.end);
           return 0;
         }
-        holes_[i].end = start;
+        set(i, h.start, start);
       } else if (start > h.start) {
-        holes_[i].end = start;
+        set(i, h.start, start);
       } else if (end < h.end) {
-        holes_[i].start = end;
+        set(i, end, h.end);
       } else {
-        erase_at(i);
+        holes_.erase(i);
         return start;
       }
-      hole_page_bytes_ += full_pages(holes_[i].start, holes_[i].end);
+      hole_page_bytes_ += full_pages(hole(i).start, hole(i).end);
       if (start > h.start && end < h.end) hole_page_bytes_ += full_pages(end, h.end);
       return start;
     }
@@ -88,10 +88,10 @@ class AddressSpace {
     if (end == bump_) {
       // Lower the break, through a hole that ends where the range starts.
       Address low = address;
-      if (count_ > 0 && holes_[count_ - 1].end == address) {
-        low = holes_[count_ - 1].start;
+      if (holes_.size() > 0 && hole(holes_.size() - 1).end == address) {
+        low = hole(holes_.size() - 1).start;
         hole_page_bytes_ -= full_pages(low, address);
-        erase_at(count_ - 1);
+        holes_.erase(holes_.size() - 1);
       }
       const Address old_top = round_up(bump_);
       bump_ = low;
@@ -99,29 +99,29 @@ class AddressSpace {
       return {first < old_top ? first : old_top, old_top};
     }
     // Merge with the holes on either side.
-    std::size_t i = lower(address);  // first hole at or after address
+    const std::size_t i = holes_.lower(address);  // first hole at or after address
     Address hs = address, he = end;
-    const bool left = i > 0 && holes_[i - 1].end == address;
-    const bool right = i < count_ && holes_[i].start == end;
+    const bool left = i > 0 && hole(i - 1).end == address;
+    const bool right = i < holes_.size() && hole(i).start == end;
     Address old_left_end = address, old_right_start = end;
     if (left) {
-      hs = holes_[i - 1].start;
+      hs = hole(i - 1).start;
       hole_page_bytes_ -= full_pages(hs, address);
       old_left_end = address;
     }
     if (right) {
-      he = holes_[i].end;
+      he = hole(i).end;
       hole_page_bytes_ -= full_pages(end, he);
       old_right_start = end;
     }
     if (left && right) {
-      holes_[i - 1].end = he;
-      erase_at(i);
+      set(i - 1, hs, he);
+      holes_.erase(i);
     } else if (left) {
-      holes_[i - 1].end = he;
+      set(i - 1, hs, he);
     } else if (right) {
-      holes_[i].start = hs;
-    } else if (!insert_at(i, {hs, he})) {
+      set(i, hs, he);
+    } else if (!holes_.insert_at(i, {hs, he - hs})) {
       return {};  // the hole is lost to reuse (never to correctness): the arena is full
     }
     hole_page_bytes_ += full_pages(hs, he);
@@ -137,8 +137,8 @@ class AddressSpace {
   /// Bytes of the pages some held range touches.
   std::uint64_t os_bytes() const noexcept { return round_up(bump_) - base_ - hole_page_bytes_; }
   /// Bytes of private state (the hole table).
-  std::size_t state_bytes() const noexcept { return holes_.size() * sizeof(Hole); }
-  std::size_t holes() const noexcept { return count_; }
+  std::size_t state_bytes() const noexcept { return holes_.state_bytes(); }
+  std::size_t holes() const noexcept { return holes_.size(); }
 
  private:
   struct Hole {
@@ -154,41 +154,18 @@ class AddressSpace {
   }
 
   bool add_hole(Address s, Address e) {
-    if (!insert_at(count_, {s, e})) return false;
+    if (!holes_.insert_at(holes_.size(), {s, e - s})) return false;
     hole_page_bytes_ += full_pages(s, e);
     return true;
   }
 
-  // First hole whose start is >= address.
-  std::size_t lower(Address address) const noexcept {
-    std::size_t lo = 0, hi = count_;
-    while (lo < hi) {
-      const std::size_t mid = (lo + hi) / 2;
-      if (holes_[mid].start < address)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    return lo;
-  }
-
-  bool insert_at(std::size_t i, Hole h) {
-    if (count_ == holes_.size() && !holes_.resize(holes_.empty() ? 16 : 2 * holes_.size())) return false;
-    for (std::size_t k = count_; k > i; --k) holes_[k] = holes_[k - 1];
-    holes_[i] = h;
-    ++count_;
-    return true;
-  }
-  void erase_at(std::size_t i) noexcept {
-    for (std::size_t k = i + 1; k < count_; ++k) holes_[k - 1] = holes_[k];
-    --count_;
-  }
+  Hole hole(std::size_t i) const noexcept { return {holes_[i].start, holes_[i].start + holes_[i].bytes}; }
+  void set(std::size_t i, Address s, Address e) noexcept { holes_.at(i) = {s, e - s}; }
 
   Address base_, limit_;
   std::uint64_t page_;
   Address bump_;
-  FixedArray<Hole, A> holes_;
-  std::size_t count_ = 0;
+  RegionTable<A> holes_;  // merged, ordered
   std::uint64_t hole_page_bytes_ = 0;
 };
 

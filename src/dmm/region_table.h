@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
-// RegionTable: a mechanism's own record of the regions it obtained from the
-// system, ordered by address, so that it can tell whether a free block spans
-// a whole region and give that region back (segregated_fit.h with
-// `returns`). A sorted array in the memory's arena (memory.h) rather than a
+// RegionTable: disjoint address ranges ordered by address: a mechanism's
+// own record of the regions it obtained from the system, so that it can
+// tell whether a free block spans a whole region and give that region back
+// (segregated_fit.h with `returns`), and an address space's holes
+// (address_space.h). A sorted array in the memory's arena (memory.h) rather than a
 // std::map, because inside libtailor the mechanism runs within malloc. It
 // grows by doubling; lookups are binary searches, insertion and erasure
 // shift the tail (regions are few: each is at least a chunk).
@@ -28,14 +29,18 @@ class RegionTable {
 
   std::size_t size() const noexcept { return count_; }
   const RegionRecord& operator[](std::size_t i) const noexcept { return items_[i]; }
+  /// Entry i, to move its bounds (the caller keeps the order and disjointness).
+  RegionRecord& at(std::size_t i) noexcept { return items_[i]; }
   std::size_t state_bytes() const noexcept { return items_.size() * sizeof(RegionRecord); }
 
   /// Records [start, start + bytes); false if the arena has no room (nothing changes).
-  bool insert(Address start, std::uint64_t bytes) {
+  bool insert(Address start, std::uint64_t bytes) { return insert_at(lower(start), {start, bytes}); }
+
+  /// Inserts `r` at index i (which must keep the order); false if the arena has no room.
+  bool insert_at(std::size_t i, RegionRecord r) {
     if (count_ == items_.size() && !items_.resize(items_.empty() ? 16 : 2 * items_.size())) return false;
-    std::size_t i = lower(start);
     for (std::size_t k = count_; k > i; --k) items_[k] = items_[k - 1];
-    items_[i] = {start, bytes};
+    items_[i] = r;
     ++count_;
     return true;
   }
@@ -60,8 +65,7 @@ class RegionTable {
     --count_;
   }
 
- private:
-  // First index whose start is >= address.
+  /// First index whose start is >= address.
   std::size_t lower(Address address) const noexcept {
     std::size_t lo = 0, hi = count_;
     while (lo < hi) {
@@ -74,6 +78,7 @@ class RegionTable {
     return lo;
   }
 
+ private:
   FixedArray<RegionRecord, A> items_;
   std::size_t count_ = 0;
 };
