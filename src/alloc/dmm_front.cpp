@@ -50,8 +50,13 @@ std::atomic<bool> g_locked{false};
 void lock() noexcept {
   for (unsigned spins = 0; g_locked.exchange(true, std::memory_order_acquire); ++spins) {
     while (g_locked.load(std::memory_order_relaxed)) {
-      if (++spins > 64) sched_yield();
-      else __builtin_ia32_pause();
+      if (++spins > 64) {
+        sched_yield();
+      } else {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+      }
     }
   }
 }
