@@ -25,3 +25,13 @@ echo
 echo "== tailor search: a custom DMM for $workload at size 2 (20 generations of 30)"
 "$build/bin/tailor" record -q -o "$out/$workload-small.trace" -- "$build/bin/wl_$workload" --size 2 > /dev/null
 "$build/bin/tailor" search "$out/$workload-small.trace" --generations 20 --population 30 -o "$out/$workload-found.json"
+echo
+# The found DMM for real: libtailor runs it as the program's malloc (the
+# simulator's own mechanism code over real pages), then validate compares it
+# and the classic DMMs with their simulations.
+echo "== the found DMM as $workload's malloc: LD_PRELOAD=libtailor.so TAILOR_DMM=$out/$workload-found.json"
+LD_PRELOAD="$build/lib/libtailor.so" TAILOR_DMM="$out/$workload-found.json" "$build/bin/wl_$workload" --size 2 | tail -1
+echo
+echo "== tailor validate $out/$workload-small.trace --dmm kng,lea,s10,$out/$workload-found.json"
+"$build/bin/tailor" validate "$out/$workload-small.trace" --dmm "kng,lea,s10,$out/$workload-found.json" --runs 1 \
+  --tolerance 100 || true

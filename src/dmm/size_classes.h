@@ -35,7 +35,7 @@ class SizeClasses {
   static constexpr std::uint64_t kWord = kSizeWord;
   static constexpr std::uint64_t kOpen = UINT64_MAX;       ///< upper bound of an open last class
   static constexpr std::uint32_t kNone = UINT32_MAX;       ///< no class holds the size
-  static constexpr std::uint64_t kTableLimit = 32 * 1024;  ///< sizes up to this are found by table
+  static constexpr std::uint64_t kTableLimit = 4096;  ///< sizes up to this are found by table (2 KiB of entries at most)
   static constexpr std::size_t kMaxClasses = std::size_t{1} << 32;  ///< class indexes are 32-bit
 
   /// Why `bounds` cannot make classes, or nullptr if they can: they must be
@@ -56,7 +56,7 @@ class SizeClasses {
     if (open_last) upper_.back() = kOpen;
     // The table covers the bounded classes (up to kTableLimit): an open last
     // class needs no entries of its own, and the table is the largest part
-    // of a real DMM's own state (16 KiB at the limit).
+    // of a real DMM's own state (2 KiB at the limit).
     const std::uint64_t top = std::min(last, kTableLimit);
     if (!table_.assign(top / kWord)) return false;
     std::uint32_t c = 0;
