@@ -42,9 +42,9 @@ void* calloc_impl(std::size_t count, std::size_t size) noexcept {
 }
 
 void* realloc_impl(void* p, std::size_t size) noexcept {
-  process_init();
-  if (TAILOR_UNLIKELY(dmm_active())) return dmm_realloc(p, size);
   if (p == nullptr) return malloc_inline(size);
+  // p came from an allocation, so the process is set up and dmm_active() is settled.
+  if (TAILOR_UNLIKELY(dmm_active())) return dmm_realloc(p, size);
   if (size == 0) {  // glibc frees and returns NULL
     free_inline(p);
     return nullptr;

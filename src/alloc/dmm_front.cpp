@@ -78,19 +78,11 @@ struct Guard {
   Guard& operator=(const Guard&) = delete;
 };
 
-// ---------------------------------------------------------------- engine
+// ---------------------------------------------------------------- the DMM
 
-// The DMM, type-erased: a built-in mechanism on one memory, or a composite
-// of a spec's allocators on one memory each.
-struct Engine {
-  void* self = nullptr;
-  dmm::Block (*allocate)(void*, std::uint64_t, std::uint64_t) = nullptr;
-  std::uint64_t (*release)(void*, dmm::Address) = nullptr;
-  std::uint64_t (*usable)(void*, dmm::Address) = nullptr;
-  std::size_t (*state_bytes)(const void*) = nullptr;
-};
-
-Engine g_engine;
+// A built-in mechanism or a spec's allocators, composed by the simulator's
+// own composition (dmm/composite.h); allocator i on the i-th span.
+dmm::Composite<RealMemory>* g_dmm = nullptr;
 MemoryTotals g_totals;
 RealMemory* g_memories[dmm::Composite<RealMemory>::kMaxParts];
 std::size_t g_memory_count = 0;
@@ -100,34 +92,6 @@ Heap* g_fallback = nullptr;  // serves what the DMM cannot; used under the lock 
 
 std::size_t part_of(dmm::Address a) noexcept { return (a - g_dmm_base) >> kSpanShift; }
 
-template <class Mech>
-struct Single {
-  Mech mech;
-  template <class... Args>
-  explicit Single(Args&&... args) : mech(std::forward<Args>(args)...) {}
-  static dmm::Block allocate(void* s, std::uint64_t b, std::uint64_t a) {
-    return static_cast<Single*>(s)->mech.allocate(b, a);
-  }
-  static std::uint64_t release(void* s, dmm::Address a) { return static_cast<Single*>(s)->mech.release(a); }
-  static std::uint64_t usable(void* s, dmm::Address a) { return static_cast<Single*>(s)->mech.usable(a); }
-  static std::size_t state_bytes(const void* s) {
-    const Mech& m = static_cast<const Single*>(s)->mech;
-    std::size_t n = sizeof(Single);
-    if constexpr (requires { m.state_bytes(); }) n += m.state_bytes();
-    return n;
-  }
-};
-
-struct Composed {
-  dmm::Composite<RealMemory> dmm;
-  static dmm::Block allocate(void* s, std::uint64_t b, std::uint64_t a) {
-    return static_cast<Composed*>(s)->dmm.allocate(b, a);
-  }
-  static std::uint64_t release(void* s, dmm::Address a) { return static_cast<Composed*>(s)->dmm.release(part_of(a), a); }
-  static std::uint64_t usable(void* s, dmm::Address a) { return static_cast<Composed*>(s)->dmm.usable(part_of(a), a); }
-  static std::size_t state_bytes(const void* s) { return sizeof(Composed) + static_cast<const Composed*>(s)->dmm.state_bytes(); }
-};
-
 template <class T, class... Args>
 T* make(Args&&... args) {
   void* p = OsArena::allocate(sizeof(T));
@@ -135,13 +99,9 @@ T* make(Args&&... args) {
 }
 
 template <class Mech, class... Args>
-bool engine_single(Args&&... args) {
-  auto* s = make<Single<Mech>>(*g_memories[0], std::forward<Args>(args)...);
-  if (s == nullptr) return false;
-  if constexpr (requires { s->mech.ok(); })
-    if (!s->mech.ok()) return false;
-  g_engine = {s, &Single<Mech>::allocate, &Single<Mech>::release, &Single<Mech>::usable, &Single<Mech>::state_bytes};
-  return true;
+bool build_one(Args&&... args) {
+  g_dmm = make<dmm::Composite<RealMemory>>();
+  return g_dmm != nullptr && g_dmm->build_one<Mech>(*g_memories[0], std::forward<Args>(args)...) == nullptr;
 }
 
 // Reserves `parts` spans and makes one memory on each.
@@ -203,14 +163,14 @@ bool build_builtin(const char* name, const char* setting) {
     return false;
   }
   bool ok = false;
-  if (is("kng")) ok = engine_single<dmm::Kingsley<M>>(kPage);
-  if (is("lea")) ok = engine_single<dmm::Lea<M>>(kPage);
-  if (is("fib")) ok = engine_single<dmm::FibonacciBuddy<M>>(dmm::FibonacciBuddy<M>::kDefaultTop, kPage);
-  if (is("buddy")) ok = engine_single<dmm::BinaryBuddy<M>>(dmm::BinaryBuddy<M>::kDefaultMaxOrder, kPage);
+  if (is("kng")) ok = build_one<dmm::Kingsley<M>>(kPage);
+  if (is("lea")) ok = build_one<dmm::Lea<M>>(kPage);
+  if (is("fib")) ok = build_one<dmm::FibonacciBuddy<M>>(dmm::FibonacciBuddy<M>::kDefaultTop, kPage);
+  if (is("buddy")) ok = build_one<dmm::BinaryBuddy<M>>(dmm::BinaryBuddy<M>::kDefaultMaxOrder, kPage);
   if (is("s10")) {
     dmm::SizeClasses<OsArena> classes;
     ok = dmm::assign_s10_classes(classes) &&
-         engine_single<dmm::SegregatedLists<M>>(std::move(classes), dmm::s10_config(kPage));
+         build_one<dmm::SegregatedLists<M>>(std::move(classes), dmm::s10_config(kPage));
   }
   if (is("exa")) {
     ScratchSizes sizes;
@@ -218,7 +178,7 @@ bool build_builtin(const char* name, const char* setting) {
     if (sizes.ok()) {
       const std::size_t n = default_exact_sizes(sizes.data);
       ok = dmm::assign_exa_classes(classes, sizes.data, n) &&
-           engine_single<dmm::SegregatedLists<M>>(std::move(classes), dmm::exa_config(kPage));
+           build_one<dmm::SegregatedLists<M>>(std::move(classes), dmm::exa_config(kPage));
     }
   }
   if (!ok) report(setting, "out of memory for the DMM's own state");
@@ -256,9 +216,9 @@ bool build_spec(const char* path) {
     view.exact_sizes = sizes.data;
     view.exact_size_count = default_exact_sizes(sizes.data);
   }
-  auto* c = make<Composed>();
+  g_dmm = make<dmm::Composite<RealMemory>>();
   std::size_t failed = 0;
-  const char* why = c == nullptr ? "out of memory for the DMM's own state" : c->dmm.build(view, g_memories, failed);
+  const char* why = g_dmm == nullptr ? "out of memory for the DMM's own state" : g_dmm->build(view, g_memories, failed);
   if (why != nullptr) {
     char line[256];
     dmm::Text t(line, sizeof line);
@@ -266,7 +226,6 @@ bool build_spec(const char* path) {
     report(path, line);
     return false;
   }
-  g_engine = {c, &Composed::allocate, &Composed::release, &Composed::usable, &Composed::state_bytes};
   set_name(spec.view().name);
   return true;
 }
@@ -327,7 +286,7 @@ void dmm_init() noexcept {
 
 void* dmm_malloc(std::size_t size, std::size_t align) noexcept {
   Guard g;
-  const dmm::Block b = g_engine.allocate(g_engine.self, size, align);
+  const dmm::Block b = g_dmm->allocate(size, align);
   if (b.address != 0) [[likely]] {
     ++g_allocations;
     return reinterpret_cast<void*>(b.address);
@@ -349,12 +308,14 @@ void* dmm_calloc(std::size_t count, std::size_t size) noexcept {
 void dmm_free(void* p) noexcept {
   Guard g;
   ++g_releases;
-  g_engine.release(g_engine.self, reinterpret_cast<dmm::Address>(p));
+  const auto a = reinterpret_cast<dmm::Address>(p);
+  g_dmm->release(part_of(a), a);
 }
 
 std::size_t dmm_usable(const void* p) noexcept {
   Guard g;
-  return g_engine.usable(g_engine.self, reinterpret_cast<dmm::Address>(p));
+  const auto a = reinterpret_cast<dmm::Address>(p);
+  return g_dmm->usable(part_of(a), a);
 }
 
 void* dmm_realloc(void* p, std::size_t size) noexcept {

@@ -82,23 +82,18 @@ std::size_t dmm_sizes_file(std::uint64_t* out, std::size_t cap) noexcept {
   const long n = os::read_file(path, text, kMaxText);
   std::size_t count = 0;
   bool bad = n < 0;
+  auto space = [](char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == ','; };
   for (long i = 0; !bad && i < n;) {
-    while (i < n && (text[i] == ' ' || text[i] == '\n' || text[i] == '\t' || text[i] == '\r' || text[i] == ',')) ++i;
+    while (i < n && space(text[i])) ++i;
     if (i >= n) break;
     long j = i;
-    while (j < n && text[j] >= '0' && text[j] <= '9') ++j;
-    if (j == i || j - i > 18) {
-      bad = true;
-      break;
-    }
-    std::uint64_t v = 0;
-    for (long k = i; k < j; ++k) v = v * 10 + static_cast<std::uint64_t>(text[k] - '0');
-    if (v == 0 || v % 8 != 0 || (count > 0 && v <= out[count - 1]) || count == cap) {
-      bad = true;
-      break;
-    }
-    out[count++] = v;
-    i = j;
+    while (j < n && !space(text[j])) ++j;
+    text[j] = '\0';  // j <= n, and read_file left room for a NUL at text[n]
+    std::int64_t v = 0;
+    bad = !parse_number(text + i, false, v) || v <= 0 || v % 8 != 0 ||
+          (count > 0 && static_cast<std::uint64_t>(v) <= out[count - 1]) || count == cap;
+    if (!bad) out[count++] = static_cast<std::uint64_t>(v);
+    i = j + 1;
   }
   os::release(text, bytes);
   if (bad) {

@@ -289,9 +289,7 @@ void* heap_malloc_generic(Heap* h, std::size_t size) noexcept {
 }
 
 void* heap_malloc_aligned(Heap*, std::size_t size, std::size_t align) noexcept {
-  process_init();
-  if (dmm_active()) return dmm_malloc(size, align);
-  return heap_malloc_aligned_on(heap_get(), size, align);
+  return heap_malloc_aligned_on(heap_get(), size, align);  // aligned_impl has sent DMM requests to the DMM
 }
 
 void* heap_malloc_aligned_on(Heap* h, std::size_t size, std::size_t align) noexcept {

@@ -99,7 +99,8 @@ int validate_cmd(const ValidateCmdOptions& o) {
   for (const auto& n : names) {
     const bool builtin = std::find(simulate::known_dmms().begin(), simulate::known_dmms().end(), n) !=
                          simulate::known_dmms().end();
-    if (n == "glibc" || n == "libtailor" || n == "mimalloc" || n == "jemalloc" || n == "tcmalloc")
+    const auto& real = replay::allocator_names();  // allocators that are not DMMs
+    if (std::find(real.begin(), real.end(), n) != real.end())
       throw std::invalid_argument("--dmm: " + n + " is not a DMM the simulator models (tailor replay measures it)");
     allocators.push_back(replay::resolve_allocator(n, tools, simulate::known_dmms()));
     specs.push_back(builtin ? std::nullopt : std::optional(simulate::load_dmm_spec(allocators.back().dmm)));

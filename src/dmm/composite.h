@@ -66,6 +66,10 @@ class Composite {
       failed = 0;
       return "a DMM has 1 to 64 allocators";
     }
+    if (!reserve(spec.count)) {
+      failed = 0;
+      return kNoRoom;
+    }
     for (std::size_t i = 0; i < spec.count; ++i) {
       const AllocatorView& a = spec.allocators[i];
       const char* why = make_part(a, *memories[i], spec, parts_[i]);
@@ -77,6 +81,18 @@ class Composite {
       upper_[i] = a.bounded ? a.max : UINT64_MAX;
       count_ = i + 1;
     }
+    return nullptr;
+  }
+
+  /// Makes a DMM of one allocator: any mechanism (Kingsley, Lea, ...) built
+  /// from `args` on `memory`, serving every size. Returns nullptr, or why not.
+  template <class Mech, class... Args>
+  const char* build_one(M& memory, Args&&... args) {
+    clear();
+    if (!reserve(1)) return kNoRoom;
+    if (const char* why = emplace<Mech>(parts_[0], memory, std::forward<Args>(args)...)) return why;
+    upper_[0] = UINT64_MAX;
+    count_ = 1;
     return nullptr;
   }
 
@@ -204,8 +220,17 @@ class Composite {
     static std::uint64_t release(void* p, Address a) { return static_cast<Holder*>(p)->mech.release(a); }
     static std::uint64_t usable(void* p, Address a) { return static_cast<Holder*>(p)->mech.usable(a); }
     static std::uint64_t steps(const void* p) { return static_cast<const Holder*>(p)->mech.steps(); }
-    static std::uint64_t splits(const void* p) { return static_cast<const Holder*>(p)->mech.splits(); }
-    static std::uint64_t coalesces(const void* p) { return static_cast<const Holder*>(p)->mech.coalesces(); }
+    // Mechanisms that never split or coalesce (Kingsley, segregated lists) do not count either.
+    static std::uint64_t splits(const void* p) {
+      const Mech& m = static_cast<const Holder*>(p)->mech;
+      if constexpr (requires { m.splits(); }) return m.splits();
+      return 0;
+    }
+    static std::uint64_t coalesces(const void* p) {
+      const Mech& m = static_cast<const Holder*>(p)->mech;
+      if constexpr (requires { m.coalesces(); }) return m.coalesces();
+      return 0;
+    }
     static std::uint64_t min_alignment(const void* p) { return min_alignment_of(static_cast<const Holder*>(p)->mech); }
     static std::size_t state_bytes(const void* p) {
       const Mech& m = static_cast<const Holder*>(p)->mech;
@@ -226,12 +251,12 @@ class Composite {
   template <class Mech, class... Args>
   static const char* emplace(Part& out, Args&&... args) {
     void* p = ArenaType::allocate(sizeof(Holder<Mech>));
-    if (p == nullptr) return "out of memory for the DMM's own state";
+    if (p == nullptr) return kNoRoom;
     auto* h = ::new (p) Holder<Mech>(std::forward<Args>(args)...);
     if constexpr (requires { h->mech.ok(); }) {
       if (!h->mech.ok()) {
         Holder<Mech>::destroy(h);
-        return "out of memory for the DMM's own state";
+        return kNoRoom;
       }
     }
     out.self = h;
@@ -275,7 +300,7 @@ class Composite {
       if (k == 0) return "no block up to system.chunk bytes is above sizes.min";
       const bool open = !a.bounded || bounds[k - 1] < a.max;  // larger requests: blocks of their own size
       Classes classes;
-      if (!classes.assign(bounds, k, open)) return "out of memory for the DMM's own state";
+      if (!classes.assign(bounds, k, open)) return kNoRoom;
       SegregatedFitConfig c;
       c.round_to_class = true;
       c.header = 16;
@@ -309,13 +334,18 @@ class Composite {
     return emplace<SegregatedFit<M>>(out, m, std::move(classes), c);
   }
 
+  static constexpr const char* kNoRoom = "out of memory for the DMM's own state";
+
   void clear() noexcept {
     for (std::size_t i = 0; i < count_; ++i) parts_[i].ops->destroy(parts_[i].self);
     count_ = 0;
   }
 
-  Part parts_[kMaxParts];
-  std::uint64_t upper_[kMaxParts] = {};  // inclusive max of each range (UINT64_MAX: none)
+  // Room for n parts (in the arena: a one-allocator DMM keeps one).
+  bool reserve(std::size_t n) { return parts_.assign(n) && upper_.assign(n); }
+
+  FixedArray<Part, ArenaType> parts_;
+  FixedArray<std::uint64_t, ArenaType> upper_;  // inclusive max of each range (UINT64_MAX: none)
   std::size_t count_ = 0;
 };
 

@@ -66,7 +66,8 @@ Metrics simulate(const ReplayTrace& trace, const DmmSpec& spec, const SimulateOp
 Metrics simulate(const ReplayTrace& trace, std::string_view name, const SimulateOptions& options) {
   using Mem = SimulatedMemory;
   const std::uint64_t page = trace.summary.page_size;
-  if (name == "kng" || name == "lea") require(Kingsley<Mem>::check(page));
+  if (name == "kng") require(Kingsley<Mem>::check(page));
+  if (name == "lea") require(Lea<Mem>::check(page));
   if (name == "fib") require(FibonacciBuddy<Mem>::check(FibonacciBuddy<Mem>::kDefaultTop, page));
   if (name == "buddy") require(BinaryBuddy<Mem>::check(BinaryBuddy<Mem>::kDefaultMaxOrder, page));
   if (name == "kng")
@@ -80,16 +81,12 @@ Metrics simulate(const ReplayTrace& trace, std::string_view name, const Simulate
     return run_on_fresh_memory(name, trace, options, [&](Mem& m) {
       return BinaryBuddy<Mem>(m, BinaryBuddy<Mem>::kDefaultMaxOrder, page);
     });
-  if (name == "s10") {
-    require(SegregatedLists<Mem>::check(s10_classes(), s10_config(page)));
+  if (name == "s10" || name == "exa") {
+    SizeClasses classes = name == "s10" ? s10_classes() : exa_classes(sizes_of(trace.operations));
+    const SegregatedConfig config = name == "s10" ? s10_config(page) : exa_config(page);
+    require(SegregatedLists<Mem>::check(classes, config));
     return run_on_fresh_memory(name, trace, options,
-                               [&](Mem& m) { return SegregatedLists<Mem>(m, s10_classes(), s10_config(page)); });
-  }
-  if (name == "exa") {
-    const std::vector<std::uint64_t> sizes = sizes_of(trace.operations);
-    require(SegregatedLists<Mem>::check(exa_classes(sizes), exa_config(page)));
-    return run_on_fresh_memory(name, trace, options,
-                               [&](Mem& m) { return SegregatedLists<Mem>(m, exa_classes(sizes), exa_config(page)); });
+                               [&](Mem& m) { return SegregatedLists<Mem>(m, std::move(classes), config); });
   }
   std::string known;
   for (const auto& k : known_dmms()) known += (known.empty() ? "" : ", ") + k;
