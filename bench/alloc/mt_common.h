@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Shared pieces of the allocator benchmarks (bench/alloc): the command line
-// `--threads T --size N --seed S`, per-thread generators, and a start barrier
+// `--threads T --size N --seed S` plus a program's own parameters, per-thread generators, and a start barrier
 // so that thread creation is not what is measured. Allocation-free.
 #pragma once
 
@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 
 #include "workload_common.h"
 
@@ -20,7 +21,24 @@ struct Args {
   std::uint64_t seed;
 };
 
-inline Args parse(int argc, char** argv, std::uint64_t default_size, std::uint64_t default_threads, const char* help) {
+// A program's own numeric parameter (`--name V`), e.g. a block count or a
+// size bound; `value` holds the default until parse() overwrites it.
+struct Param {
+  const char* name;  // without the dashes
+  std::uint64_t* value;
+  const char* help;
+};
+
+inline void usage(std::FILE* to, const char* prog, const char* help, std::initializer_list<Param> params) {
+  std::fprintf(to, "%s [--threads T] [--size N] [--seed S]", prog);
+  for (const Param& p : params) std::fprintf(to, " [--%s V]", p.name);
+  std::fprintf(to, "\n%s\n", help);
+  for (const Param& p : params)
+    std::fprintf(to, "  --%-10s %s (default %llu)\n", p.name, p.help, static_cast<unsigned long long>(*p.value));
+}
+
+inline Args parse(int argc, char** argv, std::uint64_t default_size, std::uint64_t default_threads, const char* help,
+                  std::initializer_list<Param> params = {}) {
   Args a{default_threads, default_size, 1};
   for (int i = 1; i < argc; ++i) {
     std::uint64_t* target = nullptr;
@@ -28,11 +46,14 @@ inline Args parse(int argc, char** argv, std::uint64_t default_size, std::uint64
     else if (std::strcmp(argv[i], "--size") == 0) target = &a.size;
     else if (std::strcmp(argv[i], "--seed") == 0) target = &a.seed;
     else if (std::strcmp(argv[i], "--help") == 0) {
-      std::printf("%s [--threads T] [--size N] [--seed S]\n%s\n", argv[0], help);
+      usage(stdout, argv[0], help, params);
       std::exit(0);
     }
+    for (const Param& p : params)
+      if (argv[i][0] == '-' && argv[i][1] == '-' && std::strcmp(argv[i] + 2, p.name) == 0) target = p.value;
     if (target == nullptr || i + 1 == argc || !wl::parse_u64(argv[i + 1], *target)) {
-      std::fprintf(stderr, "%s: bad argument '%s'\n%s [--threads T] [--size N] [--seed S]\n", argv[0], argv[i], argv[0]);
+      std::fprintf(stderr, "%s: bad argument '%s'\n", argv[0], argv[i]);
+      usage(stderr, argv[0], help, params);
       std::exit(2);
     }
     ++i;
@@ -42,6 +63,15 @@ inline Args parse(int argc, char** argv, std::uint64_t default_size, std::uint64
     std::exit(2);
   }
   return a;
+}
+
+// Exits with status 2 naming the parameter unless lo <= value <= hi.
+inline void require_range(const char* prog, const char* name, std::uint64_t value, std::uint64_t lo, std::uint64_t hi) {
+  if (value < lo || value > hi) {
+    std::fprintf(stderr, "%s: --%s must be %llu-%llu\n", prog, name, static_cast<unsigned long long>(lo),
+                 static_cast<unsigned long long>(hi));
+    std::exit(2);
+  }
 }
 
 // All threads wait here until every one has been created.

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "alloc.h"
+#include "huge_cache.h"
 #include "os.h"
 #include "region.h"
 #include "tailor/tailor.h"
@@ -34,9 +35,11 @@ void* calloc_impl(std::size_t count, std::size_t size) noexcept {
   void* p = malloc_inline(total);
   if (p == nullptr) return nullptr;
   Segment* seg = segment_of(p);
-  if (seg->kind == SegmentKind::kHuge) return p;  // fresh from mmap
-  Page* pg = page_of(seg, p);
-  if (pg->kind == PageKind::kLarge && pg->is_zero) return p;  // fresh or purged span
+  if (seg->kind == SegmentKind::kHuge) {
+    if (seg->pages()->is_zero) return p;  // fresh from mmap (not from the huge cache)
+  } else if (Page* pg = page_of(seg, p); pg->kind == PageKind::kLarge && pg->is_zero) {
+    return p;  // fresh or purged span
+  }
   std::memset(p, 0, total);
   return p;
 }
@@ -126,7 +129,10 @@ void* tailor_aligned_alloc(size_t alignment, size_t size) {
 
 size_t tailor_usable_size(const void* p) { return p == nullptr ? 0 : usable_size(p); }
 
-void tailor_collect(void) { heap_collect(tl_heap); }
+void tailor_collect(void) {
+  heap_collect(tl_heap);
+  huge_cache_expire(true);
+}
 
 void tailor_get_stats(tailor_stats* out) {
   if (out == nullptr) return;

@@ -33,17 +33,19 @@ const Spec kSpecs[] = {
     {{"TAILOR_MIDDLE_MAX", "bytes", "largest size class (multi-slice pages); above: one block per span"},
      "middle_max", 128 * kKiB, 1 * kKiB, 4 * kMiB, false, true},
     {{"TAILOR_LARGE_MAX", "bytes", "largest block carved from a segment; above: mapped directly (at most SEGMENT_SIZE/2)"},
-     "large_max", 16 * kMiB, 64 * kKiB, 1 * kGiB, false, true},
+     "large_max", 32 * kMiB, 64 * kKiB, 1 * kGiB, false, true},
     {{"TAILOR_PAGE_SIZE", "bytes", "slice size: unit of pages and spans (power of two, 4K-1M)"},
      "page_size", 64 * kKiB, 4 * kKiB, 1 * kMiB, true, true},
     {{"TAILOR_SEGMENT_SIZE", "bytes", "segment size and alignment (power of two, 1M-256M, at least 16 slices)"},
-     "segment_size", 32 * kMiB, 1 * kMiB, 256 * kMiB, true, true},
+     "segment_size", 128 * kMiB, 1 * kMiB, 256 * kMiB, true, true},
     {{"TAILOR_PURGE_DELAY", "ms", "how long a free span stays resident before it goes back to the OS; 0 at once, -1 never"},
      "purge_delay", 200, -1, 3600 * 1000, false, false},
     {{"TAILOR_HEAP_CACHE", "bytes", "resident free bytes a thread keeps at most; beyond, it purges at once"},
      "heap_cache", 256 * kMiB, 0, 1024 * kGiB, false, true},
     {{"TAILOR_REMOTE_BATCH", "count", "frees of another thread's blocks gathered before one atomic hand-back (1: none)"},
      "remote_batch", 16, 1, 1024, false, false},
+    {{"TAILOR_HUGE_CACHE", "bytes", "freed blocks above LARGE_MAX kept mapped for reuse, at most, for PURGE_DELAY; 0: none"},
+     "huge_cache", 64 * kMiB, 0, 1024 * kGiB, false, true},
 };
 static_assert(sizeof(kSpecs) / sizeof(kSpecs[0]) == static_cast<int>(Param::kCount));
 
@@ -216,6 +218,7 @@ void config_parse(Config& c, EnvLookup env_lookup, const char* file_text) noexce
   c.purge_delay_ms = val[idx(Param::kPurgeDelay)];
   c.heap_cache_bytes = static_cast<std::size_t>(val[idx(Param::kHeapCache)]);
   c.remote_batch = static_cast<std::uint32_t>(val[idx(Param::kRemoteBatch)]);
+  c.huge_cache_bytes = static_cast<std::size_t>(val[idx(Param::kHugeCache)]);
   c.class_bits = static_cast<std::uint32_t>(__builtin_ctzll(static_cast<unsigned long long>(val[idx(Param::kClassSpacing)])));
 }
 

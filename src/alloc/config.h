@@ -20,6 +20,7 @@ enum class Param : int {
   kPurgeDelay,    // ms a free span stays resident before madvise; -1 never
   kHeapCache,     // bytes of resident free spans a thread keeps at most
   kRemoteBatch,   // cross-thread frees gathered before one hand-back
+  kHugeCache,     // bytes of freed huge mappings kept for reuse
   kCount
 };
 
@@ -34,6 +35,7 @@ struct Config {
   std::size_t small_max, middle_max, large_max;
   std::int64_t purge_delay_ms;
   std::size_t heap_cache_bytes;
+  std::size_t huge_cache_bytes;
   std::uint32_t remote_batch;
   std::uint32_t class_bits;  // log2(class spacing)
 };

@@ -56,13 +56,15 @@ Heap* idle_pop() {
 
 // ------------------------------------------------------------ page queues
 
-void update_direct(Heap* h, std::uint32_t c) {
-  const SizeClass& sc = g_classes.cls[c];
-  if (sc.size > kDirectMax) return;
-  Page* pg = h->queues[c].first ? h->queues[c].first : &g_empty_page;
+void set_direct(Heap* h, std::uint32_t c, Page* pg) {
   std::size_t lo = c == 0 ? 0 : (g_classes.cls[c - 1].size + 8) >> 3;
-  std::size_t hi = sc.size >> 3;
+  std::size_t hi = g_classes.cls[c].size >> 3;
   for (std::size_t w = lo; w <= hi; ++w) h->direct[w] = pg;
+}
+
+void update_direct(Heap* h, std::uint32_t c) {
+  if (g_classes.cls[c].size > kDirectMax) return;
+  set_direct(h, c, h->queues[c].first ? h->queues[c].first : &g_empty_page);
 }
 
 void list_remove(PageQueue& q, Page* pg) {
@@ -191,6 +193,44 @@ void flush_batch(Heap* h) {
   h->batch_count = 0;
 }
 
+// ------------------------------------------------------------------ stashes
+
+bool stashable(std::uint32_t c) {
+  const std::uint32_t size = g_classes.cls[c].size;
+  return c < kStashClasses && size <= kDirectMax && size % 64 == 0;
+}
+
+bool is_stash(const Heap* h, const Page* pg) { return pg >= h->stash && pg < h->stash + kStashClasses; }
+
+// Keeps another heap's block `b` (of a page of class c) for this heap's next
+// malloc of class c; false if the class does not qualify or its stash is full.
+bool stash_push(Heap* h, std::uint32_t c, Block* b) {
+  if (!stashable(c)) return false;
+  Page& s = h->stash[c];
+  if (0u - s.used >= kStashMax) return false;
+  b->next = s.free;
+  s.free = b;
+  s.used--;
+  set_direct(h, c, &s);
+  return true;
+}
+
+// Hands every stashed block back to its owner (thread exit, collect).
+void stash_flush(Heap* h) {
+  for (std::uint32_t c = 0; c < kStashClasses && c < g_classes.count; ++c) {
+    Page& s = h->stash[c];
+    if (s.free == nullptr) continue;
+    for (Block* b = s.free; b != nullptr;) {
+      Block* next = b->next;
+      push_remote(segment_of(b)->heap.load(std::memory_order_relaxed), b, b);
+      b = next;
+    }
+    s.free = nullptr;
+    s.used = 0;
+    if (h->direct[g_classes.cls[c].size >> 3] == &s) update_direct(h, c);
+  }
+}
+
 void free_local(Heap* h, void* p) {
   Segment* seg = segment_of(p);
   Page* pg = page_of(seg, p);
@@ -214,12 +254,39 @@ void prepare_slow_path(Heap* h) {
   flush_batch(h);
 }
 
+// Drains the remote list and returns every empty page's span to the back end.
+void free_empty_pages(Heap* h) {
+  prepare_slow_path(h);
+  for (std::uint32_t c = 0; c < g_classes.count; ++c) {
+    PageQueue& q = h->queues[c];
+    bool changed = false;
+    for (Page* pg = q.first; pg != nullptr;) {
+      Page* next = pg->next;
+      if (pg->used == 0) {
+        list_remove(q, pg);
+        span_free(h->pool, pg);
+        changed = true;
+      }
+      pg = next;
+    }
+    if (changed) update_direct(h, c);
+  }
+}
+
 // ---------------------------------------------------------------- life cycle
+
+// Free spans an exiting thread's heap keeps resident for its adopter (at
+// most this much; the rest goes back to the OS at once). A program whose
+// threads come and go, each adopting the heap of one that ended, then does
+// not fault the same pages in again for every thread.
+constexpr std::size_t kAbandonedResident = 8u << 20;
 
 void thread_done(void* value) {
   auto* h = static_cast<Heap*>(value);
   if (h == nullptr || h == &g_empty_heap) return;
-  heap_collect(h);
+  stash_flush(h);
+  free_empty_pages(h);
+  pool_purge(h->pool, h->pool.dirty_bytes > kAbandonedResident);
   if (tl_heap == h) tl_heap = &g_empty_heap;
   idle_push(h);
 }
@@ -283,7 +350,11 @@ void* heap_malloc_generic(Heap* h, std::size_t size) noexcept {
     }
   }
   prepare_slow_path(h);
-  if (size <= g_config.middle_max) return malloc_from_class(h, class_of(size));
+  if (size <= g_config.middle_max) {
+    const std::uint32_t c = class_of(size);
+    if (size <= kDirectMax && is_stash(h, h->direct[(size + 7) >> 3])) update_direct(h, c);  // stash ran dry
+    return malloc_from_class(h, c);
+  }
   if (size <= g_config.large_max) return large_alloc(h, size, 0);
   return huge_alloc(size, 0);
 }
@@ -358,6 +429,12 @@ void free_remote(Segment* seg, void* p) noexcept {
   Heap* owner = seg->heap.load(std::memory_order_relaxed);
   auto* b = static_cast<Block*>(p);
   Heap* me = tl_heap;
+  if (me != &g_empty_heap) {
+    // The owner's page stays in use while the block lives on here: its class
+    // and kind are stable, so reading them races with nothing.
+    const Page* pg = page_of(seg, p);
+    if (pg->kind == PageKind::kClass && stash_push(me, pg->size_class, b)) return;
+  }
   if (me == &g_empty_heap || g_config.remote_batch <= 1) {
     push_remote(owner, b, b);
     return;
@@ -376,21 +453,8 @@ void free_remote(Segment* seg, void* p) noexcept {
 
 void heap_collect(Heap* h) noexcept {
   if (h == &g_empty_heap) return;
-  prepare_slow_path(h);
-  for (std::uint32_t c = 0; c < g_classes.count; ++c) {
-    PageQueue& q = h->queues[c];
-    bool changed = false;
-    for (Page* pg = q.first; pg != nullptr;) {
-      Page* next = pg->next;
-      if (pg->used == 0) {
-        list_remove(q, pg);
-        span_free(h->pool, pg);
-        changed = true;
-      }
-      pg = next;
-    }
-    if (changed) update_direct(h, c);
-  }
+  stash_flush(h);
+  free_empty_pages(h);
   pool_purge(h->pool, true);
 }
 

@@ -26,8 +26,13 @@ struct PageQueue {
 
 extern Page g_empty_page;
 
+// Classes that may hold foreign blocks for reuse (see Heap::stash): those of
+// up to kDirectMax bytes, whose index is below this.
+constexpr std::uint32_t kStashClasses = 64;
+constexpr std::uint32_t kStashMax = 32;  // foreign blocks per class at most
+
 struct alignas(64) Heap {
-  Page* direct[kDirectSlots];  // sizes 0..1024 -> current page of their class
+  Page* direct[kDirectSlots];  // sizes 0..1024 -> current page of their class (or its stash)
   PageQueue queues[kMaxClasses] = {};
   PageQueue full = {};         // pages with no free block
   SegmentPool pool = {};
@@ -37,6 +42,15 @@ struct alignas(64) Heap {
   Block* batch_tail = nullptr;
   std::uint32_t batch_count = 0;
   std::atomic<Heap*> next_idle{nullptr};   // link on the idle (abandoned) list
+  // Blocks of other heaps that this thread freed, kept to be reused by its
+  // next malloc of their class (most recently freed first, so the memory is
+  // still in this core's cache), as glibc's tcache and tcmalloc's thread
+  // caches do. Only classes whose size is a multiple of the cache line, so a
+  // reused block shares no line with its owner's blocks. A stash is a page
+  // of no segment: direct[] points at it, the fast path pops its `free` and
+  // counts `used` up, a stashed block counts it down; so it holds
+  // -used blocks. The owner's page still counts the block as in use.
+  Page stash[kStashClasses] = {};
   alignas(64) std::atomic<Block*> remote{nullptr};  // blocks freed by other threads
 
   constexpr Heap() : direct{} {

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "huge_cache.h"
 #include "os.h"
 
 namespace tailor::alloc {
@@ -41,15 +42,17 @@ void bin_remove(SegmentPool& pool, Page* s) {
   s->next = s->prev = nullptr;
 }
 
-// Marks slices [idx, idx + n) of seg as one free span (not yet binned).
-Page* set_free_span(Segment* seg, std::uint32_t idx, std::uint32_t n, std::uint8_t zero, std::uint8_t dirty,
+// Marks slices [idx, idx + n) of seg as one free span (not yet binned), of
+// which `dirty` slices hold resident pages. Where they lie is not tracked:
+// they are counted from the span's start, where the next request is cut.
+Page* set_free_span(Segment* seg, std::uint32_t idx, std::uint32_t n, std::uint8_t zero, std::uint32_t dirty,
                     std::uint64_t purge_at) {
   Page* head = seg->pages() + idx;
   head->kind = PageKind::kFree;
   head->slice_count = n;
   head->slice_offset = 0;
   head->is_zero = zero;
-  head->is_dirty = dirty;
+  head->dirty_slices = dirty;
   head->purge_at = purge_at;
   head->in_full = 0;
   head->start = reinterpret_cast<std::uint8_t*>(seg) + slice_bytes(idx);
@@ -98,7 +101,7 @@ void segment_release(SegmentPool& pool, Segment* seg) {
   Page* span = seg->pages() + seg->header_slices;
   bin_remove(pool, span);
   pool.free_bytes -= slice_bytes(span->slice_count);
-  if (span->is_dirty) pool.dirty_bytes -= slice_bytes(span->slice_count);
+  pool.dirty_bytes -= slice_bytes(span->dirty_slices);
   if (seg->prev) seg->prev->next = seg->next;
   else pool.segments = seg->next;
   if (seg->next) seg->next->prev = seg->prev;
@@ -109,9 +112,9 @@ void segment_release(SegmentPool& pool, Segment* seg) {
 }
 
 void purge_span(SegmentPool& pool, Page* span) {
-  std::size_t bytes = slice_bytes(span->slice_count);
-  os::purge(span->start, bytes);
-  span->is_dirty = 0;
+  os::purge(span->start, slice_bytes(span->slice_count));
+  const std::size_t bytes = slice_bytes(span->dirty_slices);
+  span->dirty_slices = 0;
   span->is_zero = 1;
   pool.dirty_bytes -= bytes;
   g_os_counters.bytes_purged.fetch_add(bytes, std::memory_order_relaxed);
@@ -124,17 +127,21 @@ void take_free_span(SegmentPool& pool, Segment* seg, Page* s, std::uint32_t idx,
   bin_remove(pool, s);
   const std::uint32_t have = s->slice_count;
   pool.free_bytes -= slice_bytes(have);
-  if (s->is_dirty) pool.dirty_bytes -= slice_bytes(have);
+  pool.dirty_bytes -= slice_bytes(s->dirty_slices);
   if (have > n) {
-    Page* rest = set_free_span(seg, idx + n, have - n, s->is_zero, s->is_dirty, s->purge_at);
+    const std::uint32_t dirty = s->dirty_slices > n ? s->dirty_slices - n : 0;
+    Page* rest = set_free_span(seg, idx + n, have - n, dirty == 0 && s->is_zero, dirty, s->purge_at);
     pool.free_bytes += slice_bytes(have - n);
-    if (rest->is_dirty) pool.dirty_bytes += slice_bytes(have - n);
+    pool.dirty_bytes += slice_bytes(dirty);
     bin_insert(pool, rest);
   }
 }
 
+void span_release(SegmentPool& pool, Page* page, std::uint32_t dirty) noexcept;
+
 void maybe_purge(SegmentPool& pool) {
   if (pool.next_purge != 0 && os::now_ms() >= pool.next_purge) pool_purge(pool, false);
+  huge_cache_expire(false);
 }
 
 }  // namespace
@@ -164,7 +171,7 @@ Page* span_alloc(SegmentPool& pool, std::uint32_t n) noexcept {
   s->free = s->local_free = nullptr;
   s->used = s->capacity = s->reserved = 0;
   s->in_full = 0;
-  s->is_dirty = 0;
+  s->dirty_slices = 0;
   s->next = s->prev = nullptr;
   seg->used_slices += n;
   return s;
@@ -192,33 +199,46 @@ Page* span_alloc_aligned(SegmentPool& pool, std::uint32_t n, std::uint32_t align
   pg->slice_count = n;
   pg->slice_offset = 0;
   pg->kind = PageKind::kLarge;  // in use: the caller sets the kind it wants
-  auto give_back = [&](std::uint32_t from, std::uint32_t count) {
+  // Describe both slacks before freeing either: freeing may purge, and the
+  // purge walks the segment span by span.
+  const std::uint32_t clean = s->is_zero;  // slack of a fresh or purged span was never touched
+  auto describe = [&](std::uint32_t from, std::uint32_t count) {
     Page* slack = seg->pages() + from;
     slack->kind = PageKind::kLarge;
     slack->slice_count = count;
     slack->slice_offset = 0;
+    slack->is_zero = static_cast<std::uint8_t>(clean);
     slack->start = reinterpret_cast<std::uint8_t*>(seg) + slice_bytes(from);
     for (std::uint32_t i = 1; i < count; ++i) seg->pages()[from + i].slice_offset = i;
-    span_free(pool, slack);
+    return slack;
   };
-  if (head != 0) give_back(idx, head);
-  if (tail != 0) give_back(at + n, tail);
+  Page* before = head != 0 ? describe(idx, head) : nullptr;
+  Page* after = tail != 0 ? describe(at + n, tail) : nullptr;
+  if (before != nullptr) span_release(pool, before, clean ? 0 : head);
+  if (after != nullptr) span_release(pool, after, clean ? 0 : tail);
   return pg;
 }
 
-void span_free(SegmentPool& pool, Page* page) noexcept {
+void span_free(SegmentPool& pool, Page* page) noexcept { span_release(pool, page, page->slice_count); }
+
+namespace {
+// Returns a span in use to the free bins, `dirty` of its slices resident
+// (a page's slices were handed out: span_free counts them all as touched).
+void span_release(SegmentPool& pool, Page* page, std::uint32_t dirty) noexcept {
   Segment* seg = segment_of_page(page);
   auto idx = static_cast<std::uint32_t>(page - seg->pages());
   std::uint32_t n = page->slice_count;
+  bool zero = dirty == 0 && page->is_zero;
   seg->used_slices -= n;
   pool.free_bytes += slice_bytes(n);
-  pool.dirty_bytes += slice_bytes(n);
+  pool.dirty_bytes += slice_bytes(dirty);
   const std::uint32_t r = idx + n;
   if (r < seg->slice_count && seg->pages()[r].kind == PageKind::kFree) {
     Page* right = seg->pages() + r;
     bin_remove(pool, right);
-    if (!right->is_dirty) pool.dirty_bytes += slice_bytes(right->slice_count);
     n += right->slice_count;
+    dirty += right->dirty_slices;  // already in pool.dirty_bytes
+    zero = zero && right->is_zero;
     right->kind = PageKind::kClass;  // no longer a span head
   }
   if (idx > seg->header_slices) {
@@ -226,8 +246,9 @@ void span_free(SegmentPool& pool, Page* page) noexcept {
     Page* left = last - last->slice_offset;
     if (left->kind == PageKind::kFree) {
       bin_remove(pool, left);
-      if (!left->is_dirty) pool.dirty_bytes += slice_bytes(left->slice_count);
       n += left->slice_count;
+      dirty += left->dirty_slices;
+      zero = zero && left->is_zero;
       idx = static_cast<std::uint32_t>(left - seg->pages());
       page->kind = PageKind::kClass;
     }
@@ -235,8 +256,9 @@ void span_free(SegmentPool& pool, Page* page) noexcept {
   const std::int64_t delay = g_config.purge_delay_ms;
   const std::uint64_t now = os::now_ms();
   std::uint64_t at = delay < 0 ? UINT64_MAX : now + static_cast<std::uint64_t>(delay);
-  Page* span = set_free_span(seg, idx, n, 0, 1, at);
+  Page* span = set_free_span(seg, idx, n, zero, dirty, at);
   bin_insert(pool, span);
+  if (dirty == 0) return;
   if (delay == 0 || pool.dirty_bytes > g_config.heap_cache_bytes) {
     pool_purge(pool, true);
     return;
@@ -244,6 +266,7 @@ void span_free(SegmentPool& pool, Page* page) noexcept {
   if (delay > 0 && (pool.next_purge == 0 || at < pool.next_purge)) pool.next_purge = at;
   if (pool.next_purge != 0 && now >= pool.next_purge) pool_purge(pool, false);
 }
+}  // namespace
 
 bool span_try_grow(SegmentPool& pool, Page* page, std::uint32_t slices) noexcept {
   Segment* seg = segment_of_page(page);
@@ -269,10 +292,10 @@ void pool_purge(SegmentPool& pool, bool force) noexcept {
     Segment* following = seg->next;
     if (seg->used_slices == 0) {
       Page* span = seg->pages() + seg->header_slices;
-      bool due = force || (span->is_dirty && span->purge_at <= now);
+      bool due = force || (span->dirty_slices != 0 && span->purge_at <= now);
       if (due && (force || pool.segment_count > 1)) {
         segment_release(pool, seg);
-      } else if (span->is_dirty) {
+      } else if (span->dirty_slices != 0) {
         if (due) purge_span(pool, span);
         else if (next == 0 || span->purge_at < next) next = span->purge_at;
       }
@@ -281,7 +304,7 @@ void pool_purge(SegmentPool& pool, bool force) noexcept {
     }
     for (std::uint32_t i = seg->header_slices; i < seg->slice_count;) {
       Page* p = seg->pages() + i;
-      if (p->kind == PageKind::kFree && p->is_dirty) {
+      if (p->kind == PageKind::kFree && p->dirty_slices != 0) {
         if (force || p->purge_at <= now) purge_span(pool, p);
         else if (next == 0 || p->purge_at < next) next = p->purge_at;
       }
@@ -334,8 +357,12 @@ void* huge_alloc(std::size_t size, std::size_t align) noexcept {
   std::size_t off = align <= ospage ? ospage : (align <= seg_size ? align : seg_size);
   if (size > (std::size_t{1} << 62)) { errno = ENOMEM; return nullptr; }
   std::size_t total = round_up(off + size, ospage);
-  Segment* seg;
-  if (align <= seg_size) {
+  Segment* seg = align <= seg_size ? huge_cache_take(total) : nullptr;
+  const bool fresh = seg == nullptr;
+  if (seg != nullptr) {
+    total = seg->size;
+  } else if (align <= seg_size) {
+    huge_cache_expire(false);
     seg = static_cast<Segment*>(os::reserve_aligned(total, seg_size));
     if (seg == nullptr) return nullptr;
   } else {
@@ -352,9 +379,11 @@ void* huge_alloc(std::size_t size, std::size_t align) noexcept {
     if (tail) os::release(s + total, tail);
     seg = reinterpret_cast<Segment*>(s);
   }
-  g_os_counters.segments.fetch_add(1, std::memory_order_relaxed);
+  if (fresh) {
+    g_os_counters.segments.fetch_add(1, std::memory_order_relaxed);
+    g_os_counters.bytes_mapped.fetch_add(total, std::memory_order_relaxed);
+  }
   g_os_counters.huge_blocks.fetch_add(1, std::memory_order_relaxed);
-  g_os_counters.bytes_mapped.fetch_add(total, std::memory_order_relaxed);
   seg->heap.store(nullptr, std::memory_order_relaxed);
   seg->size = total;
   seg->huge_align = align;
@@ -367,13 +396,14 @@ void* huge_alloc(std::size_t size, std::size_t align) noexcept {
   page->start = reinterpret_cast<std::uint8_t*>(seg) + off;
   page->block_size = total - off;
   page->used = 1;
-  page->is_zero = 1;
+  page->is_zero = fresh ? 1 : 0;
   return page->start;
 }
 
 void huge_free(Segment* seg) noexcept {
-  g_os_counters.segments.fetch_sub(1, std::memory_order_relaxed);
   g_os_counters.huge_blocks.fetch_sub(1, std::memory_order_relaxed);
+  if (huge_cache_put(seg)) return;
+  g_os_counters.segments.fetch_sub(1, std::memory_order_relaxed);
   g_os_counters.bytes_mapped.fetch_sub(seg->size, std::memory_order_relaxed);
   os::release(seg, seg->size);
 }

@@ -55,7 +55,7 @@ struct Page {
   std::uint32_t slice_offset;
   std::uint64_t purge_at; // free span: when it may go back to the OS
   std::uint8_t is_zero;   // memory of this span reads as zero (fresh or purged)
-  std::uint8_t is_dirty;  // free span with resident pages
+  std::uint32_t dirty_slices;  // free span: slices with resident pages (counted from its start)
 };
 
 // kRegion: a segment of a region pool (no thread heap owns it), or a region
@@ -73,6 +73,7 @@ struct alignas(64) Segment {
   Segment* next;              // the owning pool's list
   Segment* prev;
   RegionPool* region;         // kRegion: the pool whose owner frees its blocks
+  std::uint64_t idle_until;   // huge, freed and cached (huge_cache.h): when it may be unmapped (ms)
 
   Page* pages() noexcept { return reinterpret_cast<Page*>(this + 1); }
 };
@@ -88,7 +89,7 @@ struct SegmentPool {
   Segment* segments;
   std::uint32_t segment_count;
   std::uint64_t next_purge;   // earliest purge_at among dirty free spans; 0 if none
-  std::size_t dirty_bytes;    // resident bytes in free spans
+  std::size_t dirty_bytes;    // resident bytes in free spans (sum of their dirty_slices)
   std::size_t free_bytes;     // all bytes in free spans
 };
 

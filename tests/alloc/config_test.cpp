@@ -80,7 +80,7 @@ TEST(Config, BadValuesRejectedByName) {
   g_env = {{"TAILOR_PAGE_SIZE", "100000"},     // not a power of two
            {"TAILOR_CLASS_SPACING", "banana"},  // junk
            {"TAILOR_REMOTE_BATCH", "0"},        // out of range
-           {"TAILOR_LARGE_MAX", "64M"}};         // above SEGMENT_SIZE/2
+           {"TAILOR_LARGE_MAX", "128M"}};        // above SEGMENT_SIZE/2
   Config c{};
   testing::internal::CaptureStderr();
   config_parse(c, &fake_env, nullptr);
@@ -88,11 +88,11 @@ TEST(Config, BadValuesRejectedByName) {
   EXPECT_NE(err.find("TAILOR_PAGE_SIZE=100000 rejected: not a power of two"), std::string::npos) << err;
   EXPECT_NE(err.find("TAILOR_CLASS_SPACING=banana rejected"), std::string::npos) << err;
   EXPECT_NE(err.find("TAILOR_REMOTE_BATCH=0 rejected: out of range"), std::string::npos) << err;
-  EXPECT_NE(err.find("TAILOR_LARGE_MAX=67108864 rejected"), std::string::npos) << err;
+  EXPECT_NE(err.find("TAILOR_LARGE_MAX=134217728 rejected"), std::string::npos) << err;
   EXPECT_EQ(v(c, Param::kPageSize), 64 * 1024);
   EXPECT_EQ(v(c, Param::kClassSpacing), 4);
   EXPECT_EQ(v(c, Param::kRemoteBatch), 16);
-  EXPECT_EQ(v(c, Param::kLargeMax), 16 << 20);
+  EXPECT_EQ(v(c, Param::kLargeMax), 32 << 20);
   EXPECT_EQ(src(c, Param::kPageSize), Source::kDefault);
 }
 

@@ -2,8 +2,10 @@
 // Memory going back to the OS and address-space handling: RSS drops after a
 // large free burst (at once with tailor_collect, and by itself once
 // TAILOR_PURGE_DELAY has passed), and a footprint far beyond physical memory
-// lives in reserved-but-untouched address space.
+// lives in reserved-but-untouched address space, and freed large and huge
+// blocks are reused without faulting their pages in again.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -101,6 +103,105 @@ TEST(Memory, FootprintBeyondPhysicalMemory) {
   tailor_stats s2;
   tailor_get_stats(&s2);
   EXPECT_LE(s2.bytes_mapped, s0.bytes_mapped + (std::size_t{64} << 20));
+}
+
+
+// libtailor's configuration, read at its first call (as the first malloc would).
+const tailor::alloc::Config& config() {
+  tailor_config(nullptr, 0);
+  return tailor::alloc::g_config;
+}
+
+long minor_faults() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_minflt;
+}
+
+// Blocks above LARGE_MAX have mappings of their own; a freed one stays mapped
+// in the huge cache, so the next block of a similar size gets its pages
+// without faulting them in again (huge_cache.h).
+TEST(Memory, FreedHugeBlockPagesAreReusedWithoutFaults) {
+  if (config().purge_delay_ms == 0 || config().huge_cache_bytes == 0)
+    GTEST_SKIP() << "huge cache off";
+  const std::size_t big = config().large_max + (4u << 20);
+  auto* a = static_cast<char*>(tailor_malloc(big));
+  ASSERT_NE(a, nullptr);
+  std::memset(a, 1, big);
+  tailor_free(a);
+  const long before = minor_faults();
+  auto* b = static_cast<char*>(tailor_malloc(big - (1u << 20)));  // a little smaller: reused as it is
+  ASSERT_NE(b, nullptr);
+  std::memset(b, 2, big - (1u << 20));
+  const long faults = minor_faults() - before;
+  EXPECT_LT(faults, 64) << "a fresh mapping would fault " << (big >> 12) << " pages";
+  tailor_free(b);
+  tailor_collect();
+}
+
+// What comes out of the huge cache is not zero: calloc must clear it.
+TEST(Memory, CallocOfReusedHugeBlockIsZero) {
+  const std::size_t big = config().large_max + (2u << 20);
+  auto* a = static_cast<unsigned char*>(tailor_malloc(big));
+  ASSERT_NE(a, nullptr);
+  std::memset(a, 0xab, big);
+  tailor_free(a);
+  auto* b = static_cast<unsigned char*>(tailor_calloc(1, big));
+  ASSERT_NE(b, nullptr);
+  for (std::size_t i = 0; i < big; i += 4093) ASSERT_EQ(b[i], 0) << "byte " << i;
+  ASSERT_EQ(b[big - 1], 0);
+  tailor_free(b);
+  tailor_collect();
+}
+
+// The cached huge mappings go back to the OS after the purge delay, like
+// free spans: RSS drops without tailor_collect.
+TEST(Memory, CachedHugeBlocksAreUnmappedAfterPurgeDelay) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "RSS under AddressSanitizer counts its shadow memory";
+#endif
+  if (config().purge_delay_ms < 0) GTEST_SKIP() << "TAILOR_PURGE_DELAY=-1";
+  tailor_collect();
+  const long before = rss_kb();
+  const std::size_t big = config().large_max + (8u << 20);
+  auto* a = static_cast<char*>(tailor_malloc(big));
+  ASSERT_NE(a, nullptr);
+  std::memset(a, 1, big);
+  tailor_free(a);
+  EXPECT_GT(rss_kb() - before, static_cast<long>(big / 2048)) << "the freed block stays resident in the cache";
+  std::this_thread::sleep_for(std::chrono::milliseconds(config().purge_delay_ms + 50));
+  tailor_free(tailor_malloc(300000));  // the next span operation checks the deadlines
+  EXPECT_LT(rss_kb() - before, 8 * 1024);
+}
+
+// Repeated large blocks of changing sizes in one heap reuse the spans freed
+// before them (coalesced), so their pages are not faulted in again: the
+// accounting of resident free memory counts only slices that were handed
+// out, not the untouched rest of a segment they merge with, and does not
+// purge everything early (HEAP_CACHE).
+TEST(Memory, LargeBlockChurnReusesResidentSpans) {
+  const std::size_t lo = 5u << 20, hi = config().large_max;
+  if (hi <= lo) GTEST_SKIP() << "LARGE_MAX below 5 MiB";
+  void* live[8] = {};
+  std::uint64_t x = 12345;
+  long faults = 0, touched = 0;
+  for (int step = 0; step < 200; ++step) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    const int k = static_cast<int>((x >> 33) % 8);
+    const std::size_t n = lo + (x >> 20) % (hi - lo);
+    tailor_free(live[k]);
+    const long before = minor_faults();
+    live[k] = tailor_malloc(n);
+    ASSERT_NE(live[k], nullptr);
+    std::memset(live[k], 3, n);
+    if (step >= 50) {  // after the warm-up, most pages come back resident
+      faults += minor_faults() - before;
+      touched += static_cast<long>(n >> 12);
+    }
+  }
+  for (void* p : live) tailor_free(p);
+  tailor_collect();
+  EXPECT_LT(faults, touched / 4) << faults << " faults for " << touched << " pages written";
 }
 
 }  // namespace
