@@ -30,7 +30,7 @@ PEERS = {
 BUNDLED = ["hypercube_net", "cfrac", "boolean_sets", "gc_trees", "boxed_spheres",
            "robot_kinematics", "list_kernel", "tree_kernel", "olden_treeadd", "olden_health"]
 ALLOC_BENCH = ["mt_random_small", "mt_producer_consumer", "mt_server", "mt_false_sharing",
-               "realloc_grow", "large_churn"]
+               "realloc_grow", "large_churn", "mt_larson", "random_replace", "huge_churn", "mt_burst_pass"]
 # Scalable: no shared data between threads but what the allocator adds.
 SCALABLE = {"mt_random_small": 10000000, "mt_false_sharing": 100000, "mt_server": 2000000}
 

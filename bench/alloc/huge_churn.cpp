@@ -10,8 +10,8 @@
 #include "mt_common.h"
 
 int main(int argc, char** argv) {
-  std::uint64_t live = 8, min = 5 << 20, max = 25 << 20;
-  ab::Args a = ab::parse(argc, argv, 1500, 1, "churn of multi-MiB buffers, each zeroed; --size: replacements",
+  std::uint64_t live = 4, min = 5 << 20, max = 25 << 20;
+  ab::Args a = ab::parse(argc, argv, 400, 1, "churn of multi-MiB buffers, each zeroed; --size: replacements",
                          {{"live", &live, "buffers alive at once"},
                           {"min", &min, "smallest buffer (bytes)"},
                           {"max", &max, "largest buffer (bytes)"}});

@@ -85,7 +85,7 @@ std::uint64_t run(std::uint64_t seed, const Shape& s) {
 
 int main(int argc, char** argv) {
   std::uint64_t rounds = 10, scale = 4, keep = 100, pass = 250;
-  ab::Args a = ab::parse(argc, argv, 1500, 4,
+  ab::Args a = ab::parse(argc, argv, 300, 4,
                          "bursts of allocations, some kept long, some passed between threads; --size: bursts per "
                          "thread and round",
                          {{"rounds", &rounds, "times a new set of threads starts"},

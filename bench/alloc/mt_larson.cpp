@@ -77,8 +77,8 @@ void* generation(void* arg) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::uint64_t blocks = 2000, generations = 100, min = 8, max = 1024;
-  ab::Args a = ab::parse(argc, argv, 20000, 2,
+  std::uint64_t blocks = 5000, generations = 100, min = 8, max = 1024;
+  ab::Args a = ab::parse(argc, argv, 4000, 4,
                          "larson-style server threads handing their arrays on; --size: replacements per thread",
                          {{"blocks", &blocks, "live blocks per slot"},
                           {"generations", &generations, "threads per slot, one after another"},

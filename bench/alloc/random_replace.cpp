@@ -57,7 +57,7 @@ std::uint64_t run(std::uint64_t id, const ab::Args& a, const Shape& shape, ab::S
 
 int main(int argc, char** argv) {
   std::uint64_t blocks = 100000, min = 16, max = 8192;
-  ab::Args a = ab::parse(argc, argv, 8000000, 1,
+  ab::Args a = ab::parse(argc, argv, 2000000, 1,
                          "random replacement of log-uniform blocks written in full; --size: replacements per thread",
                          {{"blocks", &blocks, "live blocks per thread"},
                           {"min", &min, "smallest block (bytes)"},
