@@ -2,6 +2,11 @@
 # subcommand, tailor-SUBCOMMAND(1), generated at build time from `--help` by
 # help2man (man_page.cmake), so they never drift from the program. Skipped,
 # with a message, where help2man is missing.
+if(TAILOR_SANITIZE)
+  # A sanitized tailor is not for installing, and its runtime may fail --help at exit (leaks).
+  message(STATUS "TAILOR_SANITIZE=${TAILOR_SANITIZE}: the man pages of tailor are not built")
+  return()
+endif()
 find_program(HELP2MAN help2man)
 if(NOT HELP2MAN)
   message(STATUS "help2man not found: the man pages of tailor are not built (apt-get install help2man)")
