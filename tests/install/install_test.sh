@@ -4,7 +4,7 @@
 # the build into a scratch prefix and checks that it is complete, that other
 # projects build on it (examples/ with find_package and with pkg-config;
 # tests/alloc/package with the older target names), that the installed
-# `tailor` runs record, stats, simulate, search and replay from a directory
+# `tailor` runs record, stats, simulate, search, replay and validate from a directory
 # outside the source tree, and that all of it still works after the prefix
 # is moved.
 # Usage: install_test.sh BUILD_DIR SOURCE_DIR
@@ -100,6 +100,8 @@ PY
   [ -s best.json ] || fail "tailor search wrote no spec"
   "$tailor" replay w.trace --alloc glibc,libtailor,best.json --runs 1 > replay.txt || fail "tailor replay"
   grep -q libtailor replay.txt || fail "tailor replay did not report libtailor"
+  "$tailor" validate w.trace --dmm kng,lea --runs 1 > validate.txt || fail "tailor validate: $(tail -3 validate.txt)"
+  grep -q "^memory within" validate.txt || fail "tailor validate printed no verdict"
   cd - > /dev/null
 }
 
