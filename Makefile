@@ -3,7 +3,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps configure build demo test test-sanitize test-tsan bench-record bench-simulate bench-alloc bench-locality clean
+.PHONY: all deps configure build package demo test test-sanitize test-tsan bench-record bench-simulate bench-alloc bench-locality clean
 
 all: build
 
@@ -17,6 +17,10 @@ configure: $(BUILD)/build.ninja
 
 build: deps configure
 	ninja -C $(BUILD) -j $(JOBS)
+
+# The Debian package: $(BUILD)/tailor_<version>_amd64.deb (packaging/debian.cmake).
+package: build
+	cd $(BUILD) && cpack -G DEB
 
 # The main job on a bundled workload: record it, then summarize the trace.
 demo: build

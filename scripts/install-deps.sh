@@ -8,8 +8,10 @@ packages=(
   g++ cmake ninja-build make pkg-config
   # libraries of the toolkit (never of the allocator core)
   libzstd-dev libxxhash-dev libcli11-dev nlohmann-json3-dev libfmt-dev libdw-dev
-  # tests
-  libgtest-dev
+  # tests (bash-completion: the completion test; dpkg-dev: dpkg-shlibdeps for `make package`)
+  libgtest-dev bash-completion dpkg-dev
+  # man pages, generated from --help at build time
+  help2man
   # programs the tests record (real programs under the recorder)
   python3 git
   # peers measured in benchmarks, and the tools that measure them

@@ -15,6 +15,7 @@
 #include <regex>
 
 #include "commands.h"
+#include "layout.h"
 #include "tailor/trace/reader.h"
 
 namespace fs = std::filesystem;
@@ -30,17 +31,6 @@ struct RecordOptions {
   bool verbose = false;
   std::vector<std::string> command;
 };
-
-fs::path find_recorder() {
-  if (const char* env = std::getenv("TAILOR_RECORD_LIB")) return env;
-  fs::path exe = fs::read_symlink("/proc/self/exe").parent_path();
-  for (const char* rel : {"../lib/libtailor-record.so", "../lib/tailor/libtailor-record.so", "libtailor-record.so"}) {
-    fs::path p = exe / rel;
-    if (fs::exists(p)) return fs::canonical(p);
-  }
-  throw std::runtime_error("cannot find libtailor-record.so next to " + exe.string() +
-                           " (set TAILOR_RECORD_LIB to its path)");
-}
 
 // FILE.<pid> and FILE.<pid>.<n>: the names other processes of the tree use.
 std::vector<fs::path> trace_files(const fs::path& output) {
@@ -109,7 +99,7 @@ void report(const std::vector<fs::path>& files, bool verbose) {
 
 int record(const RecordOptions& o) {
   if (o.command.empty()) throw std::runtime_error("record: no command given (usage: tailor record -o FILE -- CMD ARGS...)");
-  fs::path recorder = find_recorder();
+  fs::path recorder = fs::canonical(layout::find(layout::Item::kRecorder));
   fs::path output = fs::absolute(o.output);
   fs::path dir = output.parent_path();
   if (!fs::is_directory(dir))

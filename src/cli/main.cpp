@@ -7,11 +7,12 @@
 #include <exception>
 
 #include "commands.h"
+#include "tailor_version.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"tailor: record, analyze and tailor memory allocation"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "tailor " TAILOR_VERSION);
+  app.set_version_flag("--version", TAILOR_VERSION_LINE);
   app.footer("Run 'tailor SUBCOMMAND --help' for the options of each subcommand.");
 
   tailor::cli::Runner run;

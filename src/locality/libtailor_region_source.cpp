@@ -6,8 +6,14 @@
 // through weak references (resolved when the program links libtailor) or
 // dlsym (LD_PRELOAD), and trusted only if they come from the same object as
 // the process's free(): otherwise a plain free() of a locality block would
-// reach an allocator that does not know it.
+// reach an allocator that does not know it. A program that links libtailor
+// and still does not have it as its malloc (linked after the C library) is
+// told so in one line when it starts.
 #include <dlfcn.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
 
 #include "tailor/locality/libtailor_region_source.h"
 
@@ -53,5 +59,26 @@ const region_api* process_region_api() noexcept {
   static const region_api* const found = lookup(api);
   return found;
 }
+
+namespace {
+
+// libtailor linked (the weak references resolved) but another object's free
+// is the process's: hinted blocks then come from mmap, and a plain free of
+// one would reach that other allocator, which aborts or corrupts its heap.
+[[gnu::constructor]] void warn_if_libtailor_is_not_the_malloc() {
+  if (&tailor_region_obtain == nullptr || process_region_api() != nullptr) return;
+  Dl_info info{};
+  const char* other = dladdr(dlsym(RTLD_DEFAULT, "free"), &info) != 0 && info.dli_fname ? info.dli_fname : "?";
+  char line[512];
+  const int n = std::snprintf(line, sizeof line,
+                              "tailor_locality: libtailor is linked but free() comes from %s: release hinted blocks "
+                              "with tailor_free_near, not free, or link libtailor before the C library\n",
+                              other);
+  if (n <= 0) return;
+  const std::size_t length = std::min(static_cast<std::size_t>(n), sizeof line - 1);
+  (void)!write(STDERR_FILENO, line, length);
+}
+
+}  // namespace
 
 }  // namespace tailor::locality

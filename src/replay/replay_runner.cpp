@@ -16,6 +16,8 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "layout.h"
+
 extern char** environ;
 
 namespace fs = std::filesystem;
@@ -38,12 +40,6 @@ constexpr Peer kPeers[] = {
 };
 
 bool is_spec_file(const std::string& name) { return name.ends_with(".json") || name.find('/') != std::string::npos; }
-
-fs::path self_dir() {
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::path(".") : exe.parent_path();
-}
 
 std::string tail(const std::string& text, std::size_t max = 2000) {
   std::string t = text.size() > max ? "..." + text.substr(text.size() - max) : text;
@@ -89,18 +85,8 @@ plan::PlanHeader read_plan_header(const std::string& path) {
 
 Tools find_tools() {
   Tools t;
-  const fs::path dir = self_dir();
-  if (const char* env = std::getenv("TAILOR_REPLAY_DRIVER"); env && *env) {
-    t.driver = env;
-    if (!fs::exists(t.driver)) throw std::runtime_error("TAILOR_REPLAY_DRIVER=" + t.driver + ": no such file");
-  } else {
-    t.driver = (dir / "tailor-replay-driver").string();
-    if (!fs::exists(t.driver))
-      throw std::runtime_error("cannot find tailor-replay-driver next to " + dir.string() +
-                               " (build the tailor-replay-driver target, or set TAILOR_REPLAY_DRIVER to its path)");
-  }
-  const char* lib = std::getenv("TAILOR_LIB");
-  t.libtailor = lib && *lib ? std::string(lib) : (dir / "../lib/libtailor.so").lexically_normal().string();
+  t.driver = layout::find(layout::Item::kReplayDriver).string();
+  t.libtailor = layout::expected(layout::Item::kLibtailor).string();
   return t;
 }
 

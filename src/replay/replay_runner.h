@@ -17,9 +17,9 @@
 
 namespace tailor::replay {
 
-/// Where the driver and libtailor are: next to the running `tailor`
-/// (bin/tailor -> bin/tailor-replay-driver and lib/libtailor.so), unless
-/// TAILOR_REPLAY_DRIVER and TAILOR_LIB name them.
+/// Where the driver and libtailor are: relative to the running `tailor`
+/// (layout.h: PREFIX/libexec/tailor/tailor-replay-driver and
+/// PREFIX/lib/libtailor.so), unless TAILOR_REPLAY_DRIVER and TAILOR_LIB name them.
 struct Tools {
   std::string driver;
   std::string libtailor;  ///< checked only when an allocator needs it
