@@ -10,6 +10,9 @@ packages=(
   libzstd-dev libxxhash-dev libcli11-dev nlohmann-json3-dev libfmt-dev libdw-dev
   # tests
   libgtest-dev
+  # `tailor report`: Chart.js, inlined in every report at build time; the
+  # headless browser its tests open reports in
+  libjs-chart.js chromium
   # programs the tests record (real programs under the recorder)
   python3 git
   # peers measured in benchmarks, and the tools that measure them

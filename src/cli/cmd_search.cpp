@@ -66,16 +66,6 @@ std::vector<std::string> write_front(const std::string& dir, const std::vector<s
   return paths;
 }
 
-// The grammar shipped with tailor: share/search/dmm.bnf in the source tree
-// (next to build/bin) or share/tailor/search/dmm.bnf when installed.
-std::string default_grammar() {
-  const fs::path exe = fs::read_symlink("/proc/self/exe").parent_path();
-  for (const char* rel : {"../../share/search/dmm.bnf", "../share/tailor/search/dmm.bnf"})
-    if (fs::exists(exe / rel)) return fs::weakly_canonical(exe / rel).string();
-  throw std::runtime_error("cannot find the DMM grammar (share/search/dmm.bnf) near " + exe.string() +
-                           "; give one with --grammar");
-}
-
 std::string percent(double ratio) {  // improvement over Kingsley of a value normalized to it
   return std::isfinite(ratio) ? fmt::format("{:+.1f}%", 100.0 * (1.0 - ratio)) : std::string("-");
 }
@@ -239,6 +229,14 @@ int search_cmd(const SearchCmdOptions& o) {
 }
 
 }  // namespace
+
+std::string default_grammar() {
+  const fs::path exe = fs::read_symlink("/proc/self/exe").parent_path();
+  for (const char* rel : {"../../share/search/dmm.bnf", "../share/tailor/search/dmm.bnf"})
+    if (fs::exists(exe / rel)) return fs::weakly_canonical(exe / rel).string();
+  throw std::runtime_error("cannot find the DMM grammar (share/search/dmm.bnf) near " + exe.string() +
+                           "; give one with --grammar");
+}
 
 void add_search(CLI::App& app, Runner& run) {
   auto o = std::make_shared<SearchCmdOptions>();
