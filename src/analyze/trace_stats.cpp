@@ -94,6 +94,7 @@ class Accumulator {
 
   TraceStats finish() {
     s_.duration_ns = s_.events ? last_ns_ - first_ns_ : 0;
+    s_.first_event_ns = first_ns_;
     for (unsigned op = 1; op <= trace::kMaxOp; ++op)
       for (unsigned flags = 0; flags < 16; ++flags)
         if (std::uint64_t n = kinds_[op][flags]) {

@@ -81,6 +81,7 @@ struct TraceStats {
 
   std::uint64_t events = 0;
   std::uint64_t duration_ns = 0;
+  std::uint64_t first_event_ns = 0;  ///< time of the first event (CLOCK_MONOTONIC)
   std::map<std::string, std::uint64_t> calls;  ///< by kind as `tailor dump` names it
   std::uint64_t releases = 0;          ///< free / delete of a non-null pointer
   std::uint64_t null_releases = 0;     ///< free(NULL), delete nullptr

@@ -44,7 +44,7 @@ json in_use_section(const analyze::TraceStats& s) {
   for (const auto& p : s.in_use_series) points.push_back({seconds(p.time_ns), p.min, p.max});
   return {{"columns", {"time_s", "min_bytes", "max_bytes"}},
           {"points", points},
-          {"peak", {{"time_s", seconds(s.time_of_max_in_use_ns)}, {"bytes", s.max_in_use},
+          {"peak", {{"time_s", seconds(s.time_of_max_in_use_ns - s.first_event_ns)}, {"bytes", s.max_in_use},
                     {"event", s.event_of_max_in_use}}}};
 }
 

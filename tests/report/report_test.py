@@ -79,6 +79,9 @@ def threads():
     expect(len(pts) == 100, f"{len(pts)} points, asked for 100")
     expect(max(p[2] for p in pts) == d["in_use"]["peak"]["bytes"] == d["summary"]["max_in_use_bytes"],
            "the series' highest point is the peak")
+    peak = d["in_use"]["peak"]["time_s"]
+    expect(any(p[0] == peak and p[2] == d["in_use"]["peak"]["bytes"] for p in pts) or pts[0][0] <= peak <= pts[-1][0],
+           f"the peak's time {peak} lies on the series' time axis")
     expect(sum(d["lifetimes"]["events"]) == 900 and sum(d["lifetimes"]["ns"]) == 900, "lifetimes of 900 frees")
     expect(len(d["sites"]["rows"]) == 5 and sum(r["calls"] for r in d["sites"]["rows"]) == 1200, "call sites")
 
