@@ -12,6 +12,9 @@ packages=(
   libgtest-dev bash-completion dpkg-dev
   # man pages, generated from --help at build time
   help2man
+  # `tailor report`: Chart.js, inlined in every report at build time; the
+  # headless browser its tests open reports in
+  libjs-chart.js chromium
   # programs the tests record (real programs under the recorder)
   python3 git
   # peers measured in benchmarks, and the tools that measure them

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
@@ -51,12 +52,15 @@ Distribution summarize(std::vector<std::uint64_t>& v) {
 
 class Accumulator {
  public:
-  explicit Accumulator(const StatsOptions& o) : options_(o) { live_.reserve(1 << 16); }
+  Accumulator(const StatsOptions& o, std::uint64_t expected_events) : options_(o), expected_(expected_events) {
+    live_.reserve(1 << 16);
+  }
 
   void add(const Event& e) {
     ++s_.events;
     if (s_.events == 1) first_ns_ = e.time_ns;
     last_ns_ = e.time_ns;
+    if (options_.series_points) sample(e);
     if (e.op == Op::ThreadStart || e.op == Op::ThreadExit) {
       ThreadStats& t = thread(e);
       if (e.op == Op::ThreadStart) t.tid = e.size;
@@ -90,6 +94,7 @@ class Accumulator {
 
   TraceStats finish() {
     s_.duration_ns = s_.events ? last_ns_ - first_ns_ : 0;
+    s_.first_event_ns = first_ns_;
     for (unsigned op = 1; op <= trace::kMaxOp; ++op)
       for (unsigned flags = 0; flags < 16; ++flags)
         if (std::uint64_t n = kinds_[op][flags]) {
@@ -101,8 +106,11 @@ class Accumulator {
     s_.average_size = s_.objects ? static_cast<double>(s_.total_bytes) / static_cast<double>(s_.objects) : 0;
     s_.live_objects_at_end = live_.size();
     for (const auto& [addr, b] : live_) s_.live_bytes_at_end += b.size;
+    for (auto v : lifetime_events_) s_.lifetime_events_histogram.add(v);
+    for (auto v : lifetime_ns_) s_.lifetime_ns_histogram.add(v);
     s_.lifetime_events = summarize(lifetime_events_);
     s_.lifetime_ns = summarize(lifetime_ns_);
+    if (run_open_) close_run();
 
     s_.distinct_sizes = sizes_.size();
     std::vector<SizeShare> all;
@@ -126,7 +134,7 @@ class Accumulator {
     s_.distinct_callsites = sites_.size();
     std::vector<CallSiteStats> sites;
     sites.reserve(sites_.size());
-    for (const auto& [addr, a] : sites_) sites.push_back({addr, a.calls, a.bytes, a.peak_live, {}});
+    for (const auto& [addr, a] : sites_) sites.push_back({addr, a.calls, a.bytes, a.peak_live, {}, {}, {}});
     auto top = [&](auto key) {
       std::vector<CallSiteStats> v = sites;
       std::sort(v.begin(), v.end(), [&](const auto& a, const auto& b) {
@@ -143,6 +151,35 @@ class Accumulator {
   }
 
  private:
+  // The series: event i (from 1) belongs to run floor((i-1) * points / expected);
+  // events past the expected count (a reader that found more) go to the last run.
+  void sample(const Event& e) {
+    const std::uint64_t points = options_.series_points;
+    const std::uint64_t run =
+        expected_ ? std::min<std::uint64_t>(points - 1, (s_.events - 1) * points / expected_) : points - 1;
+    if (run_open_ && run != run_) close_run();
+    if (!run_open_) {
+      run_open_ = true;
+      run_ = run;
+      point_ = {0, 0, in_use_, in_use_};
+    }
+    last_time_ns_ = e.time_ns;
+    last_index_ = s_.events - 1;
+  }
+  // Called before the event's effect on in_use_ is known: the run's min and
+  // max are updated after every change (note_in_use), its time at closing.
+  void note_in_use() {
+    if (!run_open_) return;
+    point_.min = std::min(point_.min, in_use_);
+    point_.max = std::max(point_.max, in_use_);
+  }
+  void close_run() {
+    point_.time_ns = last_time_ns_ - first_ns_;
+    point_.event = last_index_;
+    s_.in_use_series.push_back(point_);
+    run_open_ = false;
+  }
+
   ThreadStats& thread(const Event& e) {
     auto [it, fresh] = threads_.try_emplace(e.thread);
     ThreadStats& t = it->second;
@@ -174,9 +211,11 @@ class Accumulator {
     }
     it->second = {bytes, s_.events, e.time_ns, e.callsite, e.thread};
     in_use_ += bytes;
+    note_in_use();
     if (in_use_ > s_.max_in_use) {
       s_.max_in_use = in_use_;
       s_.time_of_max_in_use_ns = e.time_ns;
+      s_.event_of_max_in_use = s_.events - 1;
     }
     s_.max_live_objects = std::max<std::uint64_t>(s_.max_live_objects, live_.size());
   }
@@ -190,8 +229,12 @@ class Accumulator {
     const LiveBlock& b = it->second;
     lifetime_events_.push_back(s_.events - b.event_index);
     lifetime_ns_.push_back(e.time_ns - b.time_ns);
-    if (b.thread != e.thread) ++s_.cross_thread_releases;
+    if (b.thread != e.thread) {
+      ++s_.cross_thread_releases;
+      ++s_.cross_thread_pairs[{b.thread, e.thread}];
+    }
     in_use_ -= b.size;
+    note_in_use();
     sites_[b.callsite].live -= b.size;
     live_.erase(it);
   }
@@ -233,6 +276,11 @@ class Accumulator {
   std::uint64_t kinds_[trace::kMaxOp + 1][16] = {};  // calls by op and flags
   std::uint64_t in_use_ = 0;
   std::uint64_t first_ns_ = 0, last_ns_ = 0;
+  std::uint64_t expected_;  // events the reader announced, for the series' runs
+  bool run_open_ = false;
+  std::uint64_t run_ = 0;
+  InUsePoint point_;
+  std::uint64_t last_time_ns_ = 0, last_index_ = 0;
 };
 
 nlohmann::json dist_json(const Distribution& d) {
@@ -254,10 +302,23 @@ nlohmann::json sizes_json(const std::vector<SizeShare>& v) {
   return a;
 }
 
+nlohmann::json histogram_json(const Log2Histogram& h) {
+  nlohmann::json a = nlohmann::json::array();
+  for (std::size_t k = 0; k < h.counts.size(); ++k)
+    a.push_back({{"upper_bound", std::uint64_t{1} << k}, {"count", h.counts[k]}});
+  return a;
+}
+
 }  // namespace
 
+void Log2Histogram::add(std::uint64_t value) {
+  const std::size_t k = value <= 1 ? 0 : static_cast<std::size_t>(std::bit_width(value - 1));
+  if (counts.size() <= k) counts.resize(k + 1);
+  ++counts[k];
+}
+
 TraceStats compute_stats(trace::Reader& reader, const StatsOptions& options) {
-  Accumulator acc(options);
+  Accumulator acc(options, reader.event_count());
   reader.rewind();
   Event e;
   while (reader.next(e)) acc.add(e);
@@ -268,7 +329,16 @@ TraceStats compute_stats(trace::Reader& reader, const StatsOptions& options) {
 void symbolize(TraceStats& stats, const std::vector<trace::Module>& modules) {
   Symbolizer sym(modules);
   for (auto* list : {&stats.top_sites_by_calls, &stats.top_sites_by_bytes})
-    for (auto& c : *list) c.symbol = c.address ? sym.resolve_return_address(c.address).to_string() : "(unknown)";
+    for (auto& c : *list) {
+      if (!c.address) {
+        c.symbol = "(unknown)";
+        continue;
+      }
+      const Symbol s = sym.resolve_return_address(c.address);
+      c.symbol = s.to_string();
+      c.function = s.function;
+      c.module = s.module.empty() ? std::string() : std::filesystem::path(s.module).filename().string();
+    }
 }
 
 nlohmann::json to_json(const TraceStats& s) {
@@ -276,6 +346,9 @@ nlohmann::json to_json(const TraceStats& s) {
   for (const auto& t : s.threads)
     threads.push_back({{"thread", t.thread}, {"tid", t.tid}, {"allocations", t.allocations}, {"bytes", t.bytes},
                        {"releases", t.releases}, {"first_ns", t.first_ns}, {"last_ns", t.last_ns}});
+  nlohmann::json cross = nlohmann::json::array();
+  for (const auto& [pair, n] : s.cross_thread_pairs)
+    cross.push_back({{"allocated_by", pair.first}, {"released_by", pair.second}, {"releases", n}});
   nlohmann::json alignments = nlohmann::json::object();
   for (const auto& [a, n] : s.alignments) alignments[std::to_string(a)] = n;
   return {
@@ -297,6 +370,7 @@ nlohmann::json to_json(const TraceStats& s) {
       {"unknown_releases", s.unknown_releases},
       {"reused_live", s.reused_live},
       {"cross_thread_releases", s.cross_thread_releases},
+      {"cross_thread_pairs", cross},
       {"realloc",
        {{"calls", s.realloc.calls}, {"in_place", s.realloc.in_place}, {"moved", s.realloc.moved},
         {"from_null", s.realloc.from_null}, {"to_zero", s.realloc.to_zero}, {"failed", s.realloc.failed}}},
@@ -307,6 +381,8 @@ nlohmann::json to_json(const TraceStats& s) {
       {"size_buckets", sizes_json(s.size_buckets)},
       {"lifetime_events", dist_json(s.lifetime_events)},
       {"lifetime_ns", dist_json(s.lifetime_ns)},
+      {"lifetime_events_histogram", histogram_json(s.lifetime_events_histogram)},
+      {"lifetime_ns_histogram", histogram_json(s.lifetime_ns_histogram)},
       {"distinct_callsites", s.distinct_callsites},
       {"top_sites_by_calls", sites_json(s.top_sites_by_calls)},
       {"top_sites_by_bytes", sites_json(s.top_sites_by_bytes)},

@@ -41,6 +41,25 @@ struct CallSiteStats {
   std::uint64_t bytes = 0;
   std::uint64_t peak_live_bytes = 0;
   std::string symbol;          ///< filled by symbolize()
+  std::string function;        ///< filled by symbolize(): demangled name, or empty if unknown
+  std::string module;          ///< filled by symbolize(): file name of the object, or empty if unknown
+};
+
+/// Counts in power-of-two buckets: bucket k holds values v with
+/// 2^(k-1) < v <= 2^k (bucket 0 holds 0 and 1).
+struct Log2Histogram {
+  std::vector<std::uint64_t> counts;
+  void add(std::uint64_t value);
+};
+
+/// Requested bytes in use over the trace, downsampled to at most
+/// StatsOptions::series_points points: the events are cut into that many
+/// equal runs, and each point is one run's lowest and highest value (so no
+/// spike is lost) at the time of the run's last event.
+struct InUsePoint {
+  std::uint64_t time_ns = 0;   ///< since the first event
+  std::uint64_t event = 0;     ///< index of the run's last event
+  std::uint64_t min = 0, max = 0;
 };
 
 struct ThreadStats {
@@ -62,6 +81,7 @@ struct TraceStats {
 
   std::uint64_t events = 0;
   std::uint64_t duration_ns = 0;
+  std::uint64_t first_event_ns = 0;  ///< time of the first event (CLOCK_MONOTONIC)
   std::map<std::string, std::uint64_t> calls;  ///< by kind as `tailor dump` names it
   std::uint64_t releases = 0;          ///< free / delete of a non-null pointer
   std::uint64_t null_releases = 0;     ///< free(NULL), delete nullptr
@@ -86,16 +106,26 @@ struct TraceStats {
 
   Distribution lifetime_events;  ///< of released objects: events between allocation and release
   Distribution lifetime_ns;
+  Log2Histogram lifetime_events_histogram;
+  Log2Histogram lifetime_ns_histogram;
+
+  std::vector<InUsePoint> in_use_series;  ///< empty unless StatsOptions::series_points
+  std::uint64_t event_of_max_in_use = 0;  ///< index of the event that first reached max_in_use
 
   std::uint64_t distinct_callsites = 0;
   std::vector<CallSiteStats> top_sites_by_calls;
   std::vector<CallSiteStats> top_sites_by_bytes;
 
   std::vector<ThreadStats> threads;
+  /// Releases by a thread other than the allocating one: (allocating thread,
+  /// releasing thread) -> releases, by the recorder's thread indices.
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> cross_thread_pairs;
 };
 
 struct StatsOptions {
   std::size_t top = 10;
+  /// Points of in_use_series (0: no series).
+  std::size_t series_points = 0;
 };
 
 TraceStats compute_stats(trace::Reader& reader, const StatsOptions& options = {});

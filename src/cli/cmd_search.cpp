@@ -67,9 +67,6 @@ std::vector<std::string> write_front(const std::string& dir, const std::vector<s
   return paths;
 }
 
-// The grammar shipped with tailor: DATADIR/search/dmm.bnf (layout.h).
-std::string default_grammar() { return layout::data_file("search/dmm.bnf").string(); }
-
 std::string percent(double ratio) {  // improvement over Kingsley of a value normalized to it
   return std::isfinite(ratio) ? fmt::format("{:+.1f}%", 100.0 * (1.0 - ratio)) : std::string("-");
 }
@@ -233,6 +230,9 @@ int search_cmd(const SearchCmdOptions& o) {
 }
 
 }  // namespace
+
+// The grammar shipped with tailor: DATADIR/search/dmm.bnf (layout.h).
+std::string default_grammar() { return layout::data_file("search/dmm.bnf").string(); }
 
 void add_search(CLI::App& app, Runner& run) {
   auto o = std::make_shared<SearchCmdOptions>();

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <string>
 
 namespace tailor::cli {
 
@@ -19,5 +20,10 @@ void add_search(CLI::App& app, Runner& run);
 void add_config(CLI::App& app, Runner& run);
 void add_validate(CLI::App& app, Runner& run);
 void add_replay(CLI::App& app, Runner& run);
+void add_report(CLI::App& app, Runner& run);
+
+/// The DMM grammar shipped with tailor (share/search/dmm.bnf next to the
+/// binary's tree, or installed); throws if there is none.
+std::string default_grammar();
 
 }  // namespace tailor::cli

@@ -109,4 +109,10 @@ bool DmmMemory::holds(Address address, std::uint64_t bytes) const noexcept {
   return address >> 40 != 0 && i < parts_.size() && parts_[i]->holds(address, bytes);
 }
 
+std::vector<Region> DmmMemory::held_regions() const {
+  std::vector<Region> all;  // part i lives at (i + 1) << 40: the parts' lists concatenate in order
+  for (const auto& part : parts_) all.insert(all.end(), part->regions().begin(), part->regions().end());
+  return all;
+}
+
 }  // namespace tailor::simulate

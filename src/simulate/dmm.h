@@ -44,6 +44,7 @@ class DmmMemory final : public MemoryAccount {
   std::uint64_t writes() const noexcept override;
   std::uint64_t system_requests() const noexcept override;
   bool holds(Address address, std::uint64_t bytes) const noexcept override;
+  std::vector<Region> held_regions() const override;
 
  private:
   friend class Dmm;

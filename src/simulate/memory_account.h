@@ -7,10 +7,17 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "dmm_names.h"
 
 namespace tailor::simulate {
+
+/// A region obtained from the system: [start, start + bytes).
+struct Region {
+  Address start = 0;
+  std::uint64_t bytes = 0;
+};
 
 class MemoryAccount {
  public:
@@ -21,6 +28,9 @@ class MemoryAccount {
   virtual std::uint64_t system_requests() const noexcept = 0;
   /// True if [address, address + bytes) lies inside one held region.
   virtual bool holds(Address address, std::uint64_t bytes) const noexcept = 0;
+  /// The regions held now, in increasing address order (for heap snapshots:
+  /// a copy, not for the simulation loop).
+  virtual std::vector<Region> held_regions() const = 0;
 
  protected:
   ~MemoryAccount() = default;

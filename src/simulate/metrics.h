@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "heap_snapshot.h"
+
 namespace tailor::simulate {
 
 /// One point of the time series, taken after operation `operation`.
@@ -37,6 +39,7 @@ struct Metrics {
   std::uint64_t max_in_use = 0;        ///< of the trace (requested bytes), for reference
   double seconds = 0;                  ///< wall time of the simulation loop
   std::vector<Sample> series;
+  std::vector<HeapSnapshot> snapshots;  ///< at SimulateOptions::snapshots_at, in operation order
 };
 
 }  // namespace tailor::simulate

@@ -29,12 +29,6 @@ struct HeapArena {
   static void release(void* p, std::size_t bytes) { ::operator delete(p, bytes); }
 };
 
-/// A region obtained from the system: [start, start + bytes).
-struct Region {
-  Address start = 0;
-  std::uint64_t bytes = 0;
-};
-
 class SimulatedMemory final : public MemoryAccount {
  public:
   using Arena = HeapArena;
@@ -81,6 +75,7 @@ class SimulatedMemory final : public MemoryAccount {
   Address base() const noexcept { return base_; }
   /// Regions currently held, in increasing address order.
   const std::vector<Region>& regions() const noexcept { return regions_; }
+  std::vector<Region> held_regions() const override { return regions_; }
   /// True if [address, address + bytes) lies inside one held region.
   bool holds(Address address, std::uint64_t bytes) const noexcept override;
 

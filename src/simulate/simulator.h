@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "checker.h"
 #include "dmm_spec.h"
 #include "energy.h"
+#include "heap_snapshot.h"
 #include "metrics.h"
 #include "replay_trace.h"
 #include "simulated_memory.h"
@@ -31,6 +33,9 @@ struct SimulateOptions {
   static constexpr std::uint64_t kDefaultSamples = 1000;
   /// Run the Checker after every operation (slower; throws CheckError).
   bool check = false;
+  /// Operations after which to take a heap snapshot (heap_snapshot.h) into
+  /// Metrics::snapshots; not with `check`.
+  std::vector<std::uint64_t> snapshots_at;
   /// Called with (operations done, total) every kProgressEvery operations.
   std::function<void(std::uint64_t, std::uint64_t)> progress;
   static constexpr std::uint64_t kProgressEvery = std::uint64_t{1} << 22;
@@ -140,11 +145,19 @@ Metrics run(A& allocator, const Mem& memory, const ReplayTrace& trace, const Sim
 /// class: no virtual call per operation).
 template <Allocator A, std::derived_from<MemoryAccount> Mem>
 Metrics run(A& allocator, const Mem& memory, const ReplayTrace& trace, const SimulateOptions& options = {}) {
+  if (options.check && !options.snapshots_at.empty())
+    throw std::invalid_argument("a checked simulation takes no heap snapshots");
   if (options.check) {
     std::uint64_t min_alignment = A::kMinAlignment;
     if constexpr (requires { allocator.min_alignment(); }) min_alignment = allocator.min_alignment();
     Checker checker(trace, memory, min_alignment);
     return detail::run(allocator, memory, trace, options, checker);
+  }
+  if (!options.snapshots_at.empty()) {
+    SnapshotTaker taker(trace, memory, options.snapshots_at);
+    Metrics m = detail::run(allocator, memory, trace, options, taker);
+    m.snapshots = std::move(taker).snapshots();
+    return m;
   }
   detail::NoCheck none;
   return detail::run(allocator, memory, trace, options, none);

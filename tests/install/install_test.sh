@@ -4,7 +4,7 @@
 # the build into a scratch prefix and checks that it is complete, that other
 # projects build on it (examples/ with find_package and with pkg-config;
 # tests/alloc/package with the older target names), that the installed
-# `tailor` runs record, stats, simulate, search, replay and validate from a directory
+# `tailor` runs record, stats, simulate, search, replay, validate and report from a directory
 # outside the source tree, and that all of it still works after the prefix
 # is moved.
 # Usage: install_test.sh BUILD_DIR SOURCE_DIR
@@ -39,7 +39,7 @@ for lib in tailor tailor_locality tailor_trace; do
   [ "$soname" = "lib$lib.so.0" ] || fail "lib$lib.so has SONAME '$soname', not lib$lib.so.0"
 done
 if command -v help2man > /dev/null; then
-  for page in tailor tailor-record tailor-stats tailor-simulate tailor-search tailor-replay tailor-validate; do
+  for page in tailor tailor-record tailor-stats tailor-simulate tailor-search tailor-replay tailor-validate tailor-report; do
     head -3 "$prefix/share/man/man1/$page.1" | grep -q "^\.TH ${page^^} " || fail "man page $page.1 missing or untitled"
   done
 fi
@@ -102,6 +102,8 @@ PY
   grep -q libtailor replay.txt || fail "tailor replay did not report libtailor"
   "$tailor" validate w.trace --dmm kng,lea --runs 1 > validate.txt || fail "tailor validate: $(tail -3 validate.txt)"
   grep -q "^memory within" validate.txt || fail "tailor validate printed no verdict"
+  "$tailor" report w.trace --dmm kng -o w.html > report.txt || fail "tailor report: $(tail -3 report.txt)"
+  grep -q "<canvas" w.html || fail "tailor report wrote no chart"
   cd - > /dev/null
 }
 

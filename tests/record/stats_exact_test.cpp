@@ -481,6 +481,11 @@ json expected_synthetic() {
   auto site = [](std::uint64_t address, std::uint64_t calls, std::uint64_t bytes, std::uint64_t peak_live) {
     return json{{"address", address}, {"calls", calls}, {"bytes", bytes}, {"peak_live_bytes", peak_live}, {"symbol", ""}};
   };
+  auto hist = [](std::vector<std::uint64_t> counts) {
+    json a = json::array();
+    for (std::size_t k = 0; k < counts.size(); ++k) a.push_back({{"upper_bound", std::uint64_t{1} << k}, {"count", counts[k]}});
+    return a;
+  };
   auto share = [](std::uint64_t size, std::uint64_t count, std::uint64_t bytes) {
     return json{{"size", size}, {"count", count}, {"bytes", bytes}};
   };
@@ -506,6 +511,9 @@ json expected_synthetic() {
       {"unknown_releases", 1},
       {"reused_live", 1},
       {"cross_thread_releases", 3},  // #6 #10 #24
+      // #6 and #10 free thread 0's blocks on thread 1; #24 frees thread 1's on thread 0.
+      {"cross_thread_pairs", json::array({{{"allocated_by", 0}, {"released_by", 1}, {"releases", 2}},
+                                          {{"allocated_by", 1}, {"released_by", 0}, {"releases", 1}}})},
       {"realloc", {{"calls", 5}, {"in_place", 1}, {"moved", 1}, {"from_null", 1}, {"to_zero", 1}, {"failed", 1}}},
       {"aligned_calls", 6},
       {"alignments", {{"32", 1}, {"64", 1}, {"128", 1}, {"256", 1}, {"4096", 2}}},
@@ -521,6 +529,10 @@ json expected_synthetic() {
       // Percentile q is the element at floor(q * (n - 1)) of the sorted list.
       {"lifetime_events", dist(7, 25.0 / 7.0, 1, 3, 3, 3, 13)},
       {"lifetime_ns", dist(7, 2500.0 / 7.0, 100, 300, 300, 300, 1300)},
+      // Power-of-two buckets (2^(k-1), 2^k]: events 1 x3 in k=0, 3 x3 in k=2, 13 in k=4;
+      // ns 100 x3 in k=7, 300 x3 in k=9, 1300 in k=11.
+      {"lifetime_events_histogram", hist({3, 0, 3, 0, 1})},
+      {"lifetime_ns_histogram", hist({0, 0, 0, 0, 0, 0, 0, 3, 0, 3, 0, 1})},
       {"distinct_callsites", 10},
       {"top_sites_by_calls",
        json::array({site(0x540, 3, 750, 500), site(0x500, 2, 200, 100), site(0x510, 1, 300, 300),

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+// The data of one report page, gathered from the analyzers, the simulator
+// and the search into one JSON document that the page's script draws
+// (assets/report.js reads exactly these fields). Everything here is already
+// downsampled: the page's size and drawing time depend on the numbers of
+// points chosen here, not on the trace's length (docs/report.md).
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "heap_map.h"
+#include "metrics.h"
+#include "report_search.h"
+#include "replay_trace.h"
+#include "tailor/trace/reader.h"
+#include "trace_stats.h"
+
+namespace tailor::report {
+
+struct ReportInputs {
+  const trace::Reader& reader;
+  const analyze::TraceStats& stats;  ///< with in_use_series and symbolized call sites
+  /// Simulated DMMs (empty without --dmm), each with a heap snapshot at every moment.
+  std::vector<simulate::Metrics> dmms;
+  std::optional<simulate::ReplaySummary> replay;  ///< of the simulated trace, when DMMs were simulated
+  std::vector<Moment> moments;
+  std::optional<SearchOutcome> search;
+};
+
+nlohmann::json report_data(const ReportInputs& in);
+
+}  // namespace tailor::report

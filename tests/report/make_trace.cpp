@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+// Writes small traces of known content through the public Writer API, for
+// the report tests (tests/report/report_test.py): no program runs under
+// LD_PRELOAD, so they also run in the sanitizer builds.
+// Usage: make_trace OUT one|threads
+//   one      a single malloc(24)
+//   threads  three threads; each allocates 400 blocks (sizes 16..4096 by a
+//            fixed rule) from 5 call sites; the main thread frees its own,
+//            threads 1 and 2 free each other's (800 cross-thread frees);
+//            small chunks, so that a cut copy keeps part of the events
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "tailor/trace/writer.h"
+
+namespace tr = tailor::trace;
+
+namespace {
+
+tr::Event event(std::uint64_t time, tr::Op op, std::uint64_t size, std::uint64_t address, std::uint64_t callsite) {
+  tr::Event e;
+  e.time_ns = time;
+  e.op = op;
+  e.size = size;
+  e.address = address;
+  e.callsite = callsite;
+  return e;
+}
+
+bool write_threads(tr::Writer& w) {
+  constexpr std::uint64_t kBlocks = 400;
+  std::vector<tr::Event> per_thread[3];
+  for (std::uint32_t t = 0; t < 3; ++t) {
+    const std::uint64_t base = 0x10000000ull * (t + 1);
+    for (std::uint64_t i = 0; i < kBlocks; ++i) {
+      const std::uint64_t size = 16ull << ((i * 7 + t) % 9);  // 16 .. 4096
+      per_thread[t].push_back(event(1000 + i * 30 + t, i % 3 ? tr::Op::Malloc : tr::Op::New, size,
+                                    base + i * 8192, 0x401000 + (i % 5) * 0x40));
+    }
+  }
+  // Frees: thread 0 its own blocks, thread 1 thread 2's and thread 2 thread 1's.
+  const std::uint32_t freer_of[3] = {0, 2, 1};
+  std::vector<tr::Event> frees[3];
+  for (std::uint32_t t = 0; t < 3; ++t)
+    for (std::uint64_t i = 0; i < kBlocks; ++i)
+      if (i % 4 != 3)  // a quarter stays live to the end
+        frees[freer_of[t]].push_back(
+            event(1000 + kBlocks * 30 + i * 30 + t, tr::Op::Free, 0, 0x10000000ull * (t + 1) + i * 8192, 0));
+  for (std::uint32_t t = 0; t < 3; ++t) {
+    std::vector<tr::Event> all = per_thread[t];
+    all.insert(all.end(), frees[t].begin(), frees[t].end());
+    for (std::size_t at = 0; at < all.size(); at += 50)
+      if (!w.write_events(t, all.data() + at, std::min<std::size_t>(50, all.size() - at))) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 3 || (std::strcmp(argv[2], "one") != 0 && std::strcmp(argv[2], "threads") != 0)) {
+    std::fprintf(stderr, "usage: make_trace OUT one|threads\n");
+    return 2;
+  }
+  const int fd = ::open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) {
+    std::perror(argv[1]);
+    return 1;
+  }
+  tr::Writer w;
+  if (!w.init(64, 1)) return 1;
+  w.attach(fd);
+  tr::HeaderFields h;
+  h.page_size = 4096;
+  h.pid = 4242;
+  h.ppid = 1;
+  h.start_monotonic_ns = 1000;
+  h.executable = "/usr/bin/example";
+  h.command_line = std::string_view("example\0--test", 14);
+  bool ok = w.write_header(h);
+  std::uint64_t events = 1;
+  if (std::strcmp(argv[2], "one") == 0) {
+    const tr::Event e = event(1000, tr::Op::Malloc, 24, 0x5000, 0x401000);
+    ok = ok && w.write_events(0, &e, 1);
+  } else {
+    ok = ok && write_threads(w);
+    events = 3 * 400 + 3 * 300;
+  }
+  tr::EndRecord end;
+  end.events = events;
+  end.time_ns = 1'000'000;
+  ok = ok && w.write_end(end);
+  if (!ok) std::fprintf(stderr, "make_trace: write failed (error %d)\n", w.last_error());
+  ::close(fd);
+  return ok ? 0 : 1;
+}
