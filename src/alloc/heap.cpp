@@ -430,10 +430,21 @@ void free_remote(Segment* seg, void* p) noexcept {
   auto* b = static_cast<Block*>(p);
   Heap* me = tl_heap;
   if (me != &g_empty_heap) {
-    // The owner's page stays in use while the block lives on here: its class
-    // and kind are stable, so reading them races with nothing.
-    const Page* pg = page_of(seg, p);
-    if (pg->kind == PageKind::kClass && stash_push(me, pg->size_class, b)) return;
+    if (me->stash_pause != 0) {
+      --me->stash_pause;
+    } else {
+      // The owner's page stays in use while the block lives on here: its
+      // class and kind are stable, so reading them races with nothing.
+      const Page* pg = page_of(seg, p);
+      if (pg->kind == PageKind::kClass && stash_push(me, pg->size_class, b)) {
+        me->stash_misses = 0;
+        return;
+      }
+      if (++me->stash_misses >= kStashMisses) {
+        me->stash_misses = 0;
+        me->stash_pause = kStashPause;
+      }
+    }
   }
   if (me == &g_empty_heap || g_config.remote_batch <= 1) {
     push_remote(owner, b, b);

@@ -30,6 +30,8 @@ extern Page g_empty_page;
 // up to kDirectMax bytes, whose index is below this.
 constexpr std::uint32_t kStashClasses = 64;
 constexpr std::uint32_t kStashMax = 32;  // foreign blocks per class at most
+constexpr std::uint32_t kStashMisses = 64;
+constexpr std::uint32_t kStashPause = 4096;
 
 struct alignas(64) Heap {
   Page* direct[kDirectSlots];  // sizes 0..1024 -> current page of their class (or its stash)
@@ -51,6 +53,13 @@ struct alignas(64) Heap {
   // counts `used` up, a stashed block counts it down; so it holds
   // -used blocks. The owner's page still counts the block as in use.
   Page stash[kStashClasses] = {};
+  // A thread that frees other threads' blocks but allocates few of its own
+  // (a consumer) fills its stashes and then would only read the owners'
+  // page descriptors for nothing, on lines the owners are writing: after
+  // kStashMisses frees in a row that could not be stashed, the next
+  // kStashPause foreign frees go straight back to their owners.
+  std::uint32_t stash_misses = 0;
+  std::uint32_t stash_pause = 0;
   alignas(64) std::atomic<Block*> remote{nullptr};  // blocks freed by other threads
 
   constexpr Heap() : direct{} {
