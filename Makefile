@@ -42,7 +42,7 @@ test-sanitize: deps
 test-tsan: deps
 	cmake -S . -B $(BUILD)-thread -G Ninja -DTAILOR_SANITIZE=thread -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
 	ninja -C $(BUILD)-thread -j $(JOBS) test_alloc_core
-	TAILOR_CONFIG=/dev/null $(BUILD)-thread/bin/test_alloc_core --gtest_filter='Stress.*:CoreApi.*:SizeClass.*:Config.*:Region.*'
+	TAILOR_CONFIG=/dev/null $(BUILD)-thread/bin/test_alloc_core --gtest_filter='Stress.*:CoreApi.*:SizeClass.*:Config.*:Region.*:ThreadReuse.*'
 	# The DMM front end (TAILOR_DMM, docs/deploy.md): one DMM for all threads behind its lock. Per-thread
 	# heaps' own property (no cache line shared between threads) is not a single heap's.
 	for dmm in kng lea $(CURDIR)/share/dmm/seed002-table4.json; do \

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: MIT
+// What libtailor does with memory that crosses threads (docs/allocator.md,
+// "Other threads' frees" and "Threads, fork, start-up"): a thread that frees
+// another thread's block of a line-sized class reuses it for its own next
+// malloc of that class (the stash), never a block of a class that could
+// share a cache line; the owner gets stashed blocks back when the stashing
+// thread exits; and a thread that adopts an ended thread's heap finds its
+// free pages still resident, without faulting them in again.
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "tailor/tailor.h"
+
+namespace {
+
+std::vector<void*> allocate(std::size_t n, std::size_t size) {
+  std::vector<void*> v(n);
+  for (auto& p : v) {
+    p = tailor_malloc(size);
+    EXPECT_NE(p, nullptr);
+    std::memset(p, 0x5a, size);
+  }
+  return v;
+}
+
+bool contains(const std::vector<void*>& v, void* p) { return std::find(v.begin(), v.end(), p) != v.end(); }
+
+// Runs `with_blocks` on a second thread while the thread that allocated
+// `blocks` is still alive (an ended thread's heap would be adopted by the
+// next new thread, and its blocks would not be foreign any more).
+template <class F>
+void while_owner_lives(std::size_t n, std::size_t size, F with_blocks) {
+  std::atomic<int> stage{0};
+  std::vector<void*> owned;
+  std::thread owner([&] {
+    owned = allocate(n, size);
+    stage = 1;
+    while (stage.load() != 2) std::this_thread::yield();
+  });
+  while (stage.load() != 1) std::this_thread::yield();
+  std::thread other([&] { with_blocks(owned); });
+  other.join();
+  stage = 2;
+  owner.join();
+}
+
+TEST(ThreadReuse, FreeingThreadReusesLineSizedForeignBlocksMostRecentFirst) {
+  while_owner_lives(8, 256, [](const std::vector<void*>& owned) {  // 256: a multiple of the line
+    tailor_free(tailor_malloc(256));  // this thread's heap exists before the foreign frees
+    for (void* p : owned) tailor_free(p);
+    for (int i = 7; i >= 0; --i) {
+      void* q = tailor_malloc(256);
+      EXPECT_EQ(q, owned[static_cast<std::size_t>(i)]) << "the block freed last comes back first";
+    }
+    for (void* p : owned) tailor_free(p);  // still the owner's blocks: into this thread's stash again
+  });
+}
+
+TEST(ThreadReuse, ClassesThatMayShareALineGoBackToTheirOwner) {
+  while_owner_lives(64, 48, [](const std::vector<void*>& owned) {  // 48-byte blocks straddle lines
+    tailor_free(tailor_malloc(48));
+    for (void* p : owned) tailor_free(p);
+    std::vector<void*> mine = allocate(64, 48);
+    for (void* q : mine) EXPECT_FALSE(contains(owned, q)) << "a 48-byte block of another heap was reused";
+    for (void* q : mine) tailor_free(q);
+  });
+}
+
+TEST(ThreadReuse, StashedBlocksGoBackToTheOwnerWhenTheStashingThreadEnds) {
+  // The owner keeps running, so its heap is not adopted by the freer. A
+  // stashed block still counts as in use in the owner's pages until the
+  // stash hands it back and the owner drains its remote list.
+  auto used = [] {
+    tailor_stats s;
+    tailor_get_stats(&s);
+    return s.thread_used_bytes;
+  };
+  std::vector<void*> owned = allocate(16, 512);
+  const std::uint64_t with = used();
+  std::thread freer([&] {
+    tailor_free(tailor_malloc(512));
+    for (void* p : owned) tailor_free(p);  // all stashed (at most 32 per class)
+  });
+  freer.join();
+  tailor_collect();  // drains the remote list
+  EXPECT_EQ(with - used(), 16u * 512) << "the ended thread's stash did not come back to the owner";
+}
+
+long minor_faults() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_minflt;
+}
+
+TEST(ThreadReuse, AdoptedHeapKeepsRecentFreePagesResident) {
+  // 4 MiB of small blocks, freed before the thread ends: their pages go back
+  // to the heap's free spans, which stay resident (at most 8 MiB) for the
+  // thread that adopts the heap.
+  auto churn = [] {
+    std::vector<void*> v = allocate(4096, 1000);
+    for (void* p : v) tailor_free(p);
+  };
+  std::thread(churn).join();
+  long faults = 0;
+  std::thread([&] {
+    const long before = minor_faults();
+    std::vector<void*> v = allocate(4096, 1000);
+    faults = minor_faults() - before;
+    for (void* p : v) tailor_free(p);
+  }).join();
+  EXPECT_LT(faults, 200) << "4 MiB faulted in afresh would be about 1000 faults";
+}
+
+}  // namespace
