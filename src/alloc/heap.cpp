@@ -197,7 +197,7 @@ void flush_batch(Heap* h) {
 
 bool stashable(std::uint32_t c) {
   const std::uint32_t size = g_classes.cls[c].size;
-  return c < kStashClasses && size <= kDirectMax && size % 64 == 0;
+  return c < kStashClasses && size <= kStashMaxSize && size % 64 == 0;
 }
 
 bool is_stash(const Heap* h, const Page* pg) { return pg >= h->stash && pg < h->stash + kStashClasses; }
@@ -207,11 +207,13 @@ bool is_stash(const Heap* h, const Page* pg) { return pg >= h->stash && pg < h->
 bool stash_push(Heap* h, std::uint32_t c, Block* b) {
   if (!stashable(c)) return false;
   Page& s = h->stash[c];
-  if (0u - s.used >= kStashMax) return false;
+  const std::uint32_t size = g_classes.cls[c].size;
+  const std::uint32_t cap = kStashBytes / size < kStashMax ? kStashBytes / size : kStashMax;
+  if (0u - s.used >= cap) return false;
   b->next = s.free;
   s.free = b;
   s.used--;
-  set_direct(h, c, &s);
+  if (size <= kDirectMax) set_direct(h, c, &s);  // larger classes: heap_malloc_generic pops it
   return true;
 }
 
@@ -227,7 +229,7 @@ void stash_flush(Heap* h) {
     }
     s.free = nullptr;
     s.used = 0;
-    if (h->direct[g_classes.cls[c].size >> 3] == &s) update_direct(h, c);
+    if (g_classes.cls[c].size <= kDirectMax && h->direct[g_classes.cls[c].size >> 3] == &s) update_direct(h, c);
   }
 }
 
@@ -352,7 +354,15 @@ void* heap_malloc_generic(Heap* h, std::size_t size) noexcept {
   prepare_slow_path(h);
   if (size <= g_config.middle_max) {
     const std::uint32_t c = class_of(size);
-    if (size <= kDirectMax && is_stash(h, h->direct[(size + 7) >> 3])) update_direct(h, c);  // stash ran dry
+    if (size <= kDirectMax) {
+      if (is_stash(h, h->direct[(size + 7) >> 3])) update_direct(h, c);  // its stash ran dry
+    } else if (c < kStashClasses && h->stash[c].free != nullptr) {  // no direct pointer: pop it here
+      Page& st = h->stash[c];
+      Block* b = st.free;
+      st.free = b->next;
+      st.used++;
+      return b;
+    }
     return malloc_from_class(h, c);
   }
   if (size <= g_config.large_max) return large_alloc(h, size, 0);

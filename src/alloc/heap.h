@@ -26,10 +26,13 @@ struct PageQueue {
 
 extern Page g_empty_page;
 
-// Classes that may hold foreign blocks for reuse (see Heap::stash): those of
-// up to kDirectMax bytes, whose index is below this.
+// Classes that may hold foreign blocks for reuse (see Heap::stash): those
+// whose index is below kStashClasses and size at most kStashMaxSize, with at
+// most kStashMax blocks and kStashBytes bytes each.
 constexpr std::uint32_t kStashClasses = 64;
-constexpr std::uint32_t kStashMax = 32;  // foreign blocks per class at most
+constexpr std::uint32_t kStashMaxSize = 8192;
+constexpr std::uint32_t kStashMax = 32;
+constexpr std::uint32_t kStashBytes = 64 * 1024;
 constexpr std::uint32_t kStashMisses = 64;
 constexpr std::uint32_t kStashPause = 4096;
 
@@ -49,9 +52,10 @@ struct alignas(64) Heap {
   // still in this core's cache), as glibc's tcache and tcmalloc's thread
   // caches do. Only classes whose size is a multiple of the cache line, so a
   // reused block shares no line with its owner's blocks. A stash is a page
-  // of no segment: direct[] points at it, the fast path pops its `free` and
-  // counts `used` up, a stashed block counts it down; so it holds
-  // -used blocks. The owner's page still counts the block as in use.
+  // of no segment: for sizes up to kDirectMax direct[] points at it and the
+  // fast path pops its `free` and counts `used` up (larger sizes pop it in
+  // heap_malloc_generic); a stashed block counts it down, so it holds -used
+  // blocks. The owner's page still counts the block as in use.
   Page stash[kStashClasses] = {};
   // A thread that frees other threads' blocks but allocates few of its own
   // (a consumer) fills its stashes and then would only read the owners'
