@@ -287,6 +287,7 @@ void thread_done(void* value) {
   auto* h = static_cast<Heap*>(value);
   if (h == nullptr || h == &g_empty_heap) return;
   stash_flush(h);
+  h->stash_misses = h->stash_pause = 0;  // the adopter is a thread of its own
   free_empty_pages(h);
   pool_purge(h->pool, h->pool.dirty_bytes > kAbandonedResident);
   if (tl_heap == h) tl_heap = &g_empty_heap;

@@ -122,6 +122,9 @@ long minor_faults() {
 // in the huge cache, so the next block of a similar size gets its pages
 // without faulting them in again (huge_cache.h).
 TEST(Memory, FreedHugeBlockPagesAreReusedWithoutFaults) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "page faults under a sanitizer count its shadow memory";
+#endif
   if (config().purge_delay_ms == 0 || config().huge_cache_bytes == 0)
     GTEST_SKIP() << "huge cache off";
   const std::size_t big = config().large_max + (4u << 20);
@@ -180,6 +183,9 @@ TEST(Memory, CachedHugeBlocksAreUnmappedAfterPurgeDelay) {
 // out, not the untouched rest of a segment they merge with, and does not
 // purge everything early (HEAP_CACHE).
 TEST(Memory, LargeBlockChurnReusesResidentSpans) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "page faults under a sanitizer count its shadow memory";
+#endif
   const std::size_t lo = 5u << 20, hi = config().large_max;
   if (hi <= lo) GTEST_SKIP() << "LARGE_MAX below 5 MiB";
   void* live[8] = {};
