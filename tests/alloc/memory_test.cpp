@@ -5,7 +5,6 @@
 // lives in reserved-but-untouched address space, and freed large and huge
 // blocks are reused without faulting their pages in again.
 #include <gtest/gtest.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -14,19 +13,14 @@
 #include <thread>
 #include <vector>
 
+#include "common/process_memory.h"
 #include "config.h"
 #include "tailor/tailor.h"
 
 namespace {
 
-long rss_kb() {
-  long pages = 0, resident = 0;
-  FILE* f = std::fopen("/proc/self/statm", "r");
-  if (f == nullptr) return -1;
-  if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = -1;
-  std::fclose(f);
-  return resident * (sysconf(_SC_PAGESIZE) / 1024);
-}
+using tailor::test::minor_faults;
+using tailor::test::rss_kb;
 
 // 256 MiB in blocks of every range (small, middle, large), all touched.
 std::vector<void*> burst() {
@@ -105,18 +99,12 @@ TEST(Memory, FootprintBeyondPhysicalMemory) {
   EXPECT_LE(s2.bytes_mapped, s0.bytes_mapped + (std::size_t{64} << 20));
 }
 
-
 // libtailor's configuration, read at its first call (as the first malloc would).
 const tailor::alloc::Config& config() {
   tailor_config(nullptr, 0);
   return tailor::alloc::g_config;
 }
 
-long minor_faults() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_minflt;
-}
 
 // Blocks above LARGE_MAX have mappings of their own; a freed one stays mapped
 // in the huge cache, so the next block of a similar size gets its pages

@@ -7,7 +7,6 @@
 // thread exits; and a thread that adopts an ended thread's heap finds its
 // free pages still resident, without faulting them in again.
 #include <gtest/gtest.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <atomic>
@@ -16,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/process_memory.h"
 #include "tailor/tailor.h"
 
 namespace {
@@ -94,11 +94,7 @@ TEST(ThreadReuse, StashedBlocksGoBackToTheOwnerWhenTheStashingThreadEnds) {
   EXPECT_EQ(with - used(), 16u * 512) << "the ended thread's stash did not come back to the owner";
 }
 
-long minor_faults() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_minflt;
-}
+using tailor::test::minor_faults;
 
 TEST(ThreadReuse, AdoptedHeapKeepsRecentFreePagesResident) {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
