@@ -40,7 +40,7 @@ const Spec kSpecs[] = {
      "segment_size", 128 * kMiB, 1 * kMiB, 256 * kMiB, true, true},
     {{"TAILOR_PURGE_DELAY", "ms", "how long a free span stays resident before it goes back to the OS; 0 at once, -1 never"},
      "purge_delay", 200, -1, 3600 * 1000, false, false},
-    {{"TAILOR_HEAP_CACHE", "bytes", "resident free bytes a thread keeps at most; beyond, it purges at once"},
+    {{"TAILOR_HEAP_CACHE", "bytes", "resident free bytes a thread keeps at most; beyond, the oldest are purged down to half"},
      "heap_cache", 256 * kMiB, 0, 1024 * kGiB, false, true},
     {{"TAILOR_REMOTE_BATCH", "count", "frees of another thread's blocks gathered before one atomic hand-back (1: none)"},
      "remote_batch", 16, 1, 1024, false, false},

@@ -139,6 +139,38 @@ void take_free_span(SegmentPool& pool, Segment* seg, Page* s, std::uint32_t idx,
 
 void span_release(SegmentPool& pool, Page* page, std::uint32_t dirty) noexcept;
 
+// Calls f(span) for every free span of the pool with resident pages.
+template <class F>
+void for_each_dirty_span(SegmentPool& pool, F f) {
+  for (Segment* seg = pool.segments; seg != nullptr; seg = seg->next)
+    for (std::uint32_t i = seg->header_slices; i < seg->slice_count;) {
+      Page* p = seg->pages() + i;
+      i += p->slice_count;
+      if (p->kind == PageKind::kFree && p->dirty_slices != 0) f(p);
+    }
+}
+
+// More than HEAP_CACHE resident in free spans: purges the spans freed
+// longest ago until half of it is left. (Purging all of them made a program
+// that turns over a few hundred MiB of large blocks fault them all in again
+// every time it crossed the line.) At most three walks: the older half of
+// the deadlines, then the rest.
+void pool_trim(SegmentPool& pool) {
+  const std::size_t goal = g_config.heap_cache_bytes / 2;
+  for (int round = 0; round < 3 && pool.dirty_bytes > goal; ++round) {
+    std::uint64_t lo = UINT64_MAX, hi = 0;
+    for_each_dirty_span(pool, [&](Page* p) {
+      lo = p->purge_at < lo ? p->purge_at : lo;
+      hi = p->purge_at > hi ? p->purge_at : hi;
+    });
+    if (lo > hi) return;
+    const std::uint64_t cut = round == 2 ? hi : lo + (hi - lo) / 2;
+    for_each_dirty_span(pool, [&](Page* p) {
+      if (pool.dirty_bytes > goal && p->purge_at <= cut) purge_span(pool, p);
+    });
+  }
+}
+
 void maybe_purge(SegmentPool& pool) {
   if (pool.next_purge != 0 && os::now_ms() >= pool.next_purge) pool_purge(pool, false);
   huge_cache_expire(false);
@@ -259,10 +291,11 @@ void span_release(SegmentPool& pool, Page* page, std::uint32_t dirty) noexcept {
   Page* span = set_free_span(seg, idx, n, zero, dirty, at);
   bin_insert(pool, span);
   if (dirty == 0) return;
-  if (delay == 0 || pool.dirty_bytes > g_config.heap_cache_bytes) {
+  if (delay == 0) {
     pool_purge(pool, true);
     return;
   }
+  if (pool.dirty_bytes > g_config.heap_cache_bytes) pool_trim(pool);
   if (delay > 0 && (pool.next_purge == 0 || at < pool.next_purge)) pool.next_purge = at;
   if (pool.next_purge != 0 && now >= pool.next_purge) pool_purge(pool, false);
 }
