@@ -83,14 +83,6 @@ void list_push_front(PageQueue& q, Page* pg) {
   q.first = pg;
 }
 
-void list_push_back(PageQueue& q, Page* pg) {
-  pg->next = nullptr;
-  pg->prev = q.last;
-  if (q.last) q.last->next = pg;
-  else q.first = pg;
-  q.last = pg;
-}
-
 void extend(Page* pg) {
   const SizeClass& sc = g_classes.cls[pg->size_class];
   std::uint32_t n = pg->reserved - pg->capacity;
@@ -118,9 +110,13 @@ Page* page_new(Heap* h, std::uint32_t c) {
   return pg;
 }
 
+// A page with no free block leaves its queue and is on no list: nothing ever
+// walks full pages, and free finds them through their address (page_of).
+// Linking them cost two cold descriptors per full page, written at every
+// round trip between full and not full (random replacement in many pages
+// makes one such round trip per malloc).
 void move_to_full(Heap* h, Page* pg) {
   list_remove(h->queues[pg->size_class], pg);
-  list_push_back(h->full, pg);
   pg->in_full = 1;
 }
 
@@ -412,7 +408,6 @@ void page_free_slow(Heap* h, Page* pg) noexcept {
     // before the allocation front moves on, which keeps live blocks dense
     // (olden_health, walking long lists, ran 2x faster than with the page
     // at the back).
-    list_remove(h->full, pg);
     pg->in_full = 0;
     list_push_front(q, pg);
     update_direct(h, c);

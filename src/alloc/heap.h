@@ -39,7 +39,6 @@ constexpr std::uint32_t kStashPause = 4096;
 struct alignas(64) Heap {
   Page* direct[kDirectSlots];  // sizes 0..1024 -> current page of their class (or its stash)
   PageQueue queues[kMaxClasses] = {};
-  PageQueue full = {};         // pages with no free block
   SegmentPool pool = {};
   // Frees of other heaps' blocks, gathered for one hand-back.
   Heap* batch_heap = nullptr;
