@@ -44,12 +44,12 @@ struct Page {
   std::uint32_t used;     // live blocks, including those in transit back from other threads
   std::uint32_t capacity; // blocks carved so far
   std::uint32_t reserved; // blocks that fit
-  std::uint8_t in_full;   // on the heap's full list
+  std::uint8_t in_full;   // no free block: out of its class queue (on no list)
   PageKind kind;
   std::uint16_t size_class;
   std::size_t block_size;
   std::uint8_t* start;    // first block
-  Page* next;             // class queue, full list or span bin
+  Page* next;             // class queue or span bin
   Page* prev;
   std::uint32_t slice_count;
   std::uint32_t slice_offset;
