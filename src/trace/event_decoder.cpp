@@ -67,12 +67,15 @@ bool decode(const std::uint8_t* data, std::size_t size, std::size_t n, std::uint
     prev_address = e.address;
     prev_callsite = e.callsite;
   }
-  const io::Cursor* col[kColumns] = {nullptr, &time, &sizes, &address, &auxes, &sites};
+  // Checked by value: cursors whose address is taken would live in memory through the loop.
+  const bool ok[kColumns] = {true, time.ok(), sizes.ok(), address.ok(), auxes.ok(), sites.ok()};
+  const std::size_t left[kColumns] = {0, time.remaining(), sizes.remaining(), address.remaining(), auxes.remaining(),
+                                      sites.remaining()};
   for (unsigned c = 1; c < kColumns; ++c) {
-    if (!col[c]->ok() || col[c]->remaining() != 0) {
+    if (!ok[c] || left[c] != 0) {
       static const char* const names[kColumns] = {"kind", "time", "size", "address", "aux", "callsite"};
-      why = std::string(names[c]) + " column is " + (col[c]->ok() ? "longer" : "shorter") + " than " +
-            std::to_string(n) + " events";
+      why = std::string(names[c]) + " column is " + (ok[c] ? "longer" : "shorter") + " than " + std::to_string(n) +
+            " events";
       return false;
     }
   }
