@@ -65,7 +65,7 @@ constexpr std::array<char, 512> kHexPairs = [] {
 // format string per field.
 class Line {
  public:
-  static constexpr std::size_t kMaxLine = 512;  // kind name (< 64) and eight 64-bit numbers with their labels
+  static constexpr std::size_t kMaxLine = 512;  // kind name (< 64), eight 64-bit numbers with their labels, 16 bytes of slack
 
   explicit Line(char* at) : p_(at) {}
   char* end() const { return p_; }
@@ -94,9 +94,12 @@ class Line {
     *p_++ = '0';
     *p_++ = 'x';
     const auto digits = static_cast<std::size_t>(v == 0 ? 1 : (64 - __builtin_clzll(v) + 3) / 4);
-    char all[16];  // all sixteen digits, two per table lookup, then the significant ones copied
+    // All sixteen digits, two per table lookup; then sixteen bytes copied from
+    // the first significant one (a fixed-size copy: the line has room), of
+    // which the significant ones are kept.
+    char all[32] = {};
     for (int i = 7; i >= 0; --i, v >>= 8) std::memcpy(all + 2 * i, &kHexPairs[2 * (v & 0xff)], 2);
-    std::memcpy(p_, all + 16 - digits, digits);
+    std::memcpy(p_, all + 16 - digits, 16);
     p_ += digits;
   }
 
