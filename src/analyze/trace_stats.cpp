@@ -9,6 +9,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "address_map.h"
 #include "symbolizer.h"
 
 namespace tailor::analyze {
@@ -56,7 +57,7 @@ Distribution summarize(std::vector<std::uint64_t>& v) {
 
 class Accumulator {
  public:
-  explicit Accumulator(const StatsOptions& o) : options_(o) { live_.reserve(1 << 16); }
+  explicit Accumulator(const StatsOptions& o) : options_(o) {}
 
   void add(const Event& e) {
     ++s_.events;
@@ -105,7 +106,7 @@ class Accumulator {
         }
     s_.average_size = s_.objects ? static_cast<double>(s_.total_bytes) / static_cast<double>(s_.objects) : 0;
     s_.live_objects_at_end = live_.size();
-    for (const auto& [addr, b] : live_) s_.live_bytes_at_end += b.size;
+    live_.for_each([this](std::uint64_t, const LiveBlock& b) { s_.live_bytes_at_end += b.size; });
     {  // the two selections over one value per object, on two cores
       std::thread other([this] { s_.lifetime_ns = summarize(lifetime_ns_); });
       s_.lifetime_events = summarize(lifetime_events_);
@@ -178,14 +179,14 @@ class Accumulator {
     site.bytes += bytes;
     site.live += bytes;
     site.peak_live = std::max(site.peak_live, site.live);
-    auto [it, fresh] = live_.try_emplace(e.address);
+    auto [block, fresh] = live_.try_emplace(e.address);
     if (!fresh) {
       // The trace missed this block's release; forget the old one.
       ++s_.reused_live;
-      in_use_ -= it->second.size;
-      it->second.site->live -= it->second.size;
+      in_use_ -= block->size;
+      block->site->live -= block->size;
     }
-    it->second = {bytes, s_.events, e.time_ns, &site, e.thread};
+    *block = {bytes, s_.events, e.time_ns, &site, e.thread};
     in_use_ += bytes;
     if (in_use_ > s_.max_in_use) {
       s_.max_in_use = in_use_;
@@ -195,18 +196,18 @@ class Accumulator {
   }
 
   void release(const Event& e, std::uint64_t address) {
-    auto it = live_.find(address);
-    if (it == live_.end()) {
+    const LiveBlock* found = live_.find(address);
+    if (!found) {
       ++s_.unknown_releases;
       return;
     }
-    const LiveBlock& b = it->second;
+    const LiveBlock& b = *found;
     lifetime_events_.push_back(s_.events - b.event_index);
     lifetime_ns_.push_back(e.time_ns - b.time_ns);
     if (b.thread != e.thread) ++s_.cross_thread_releases;
     in_use_ -= b.size;
     b.site->live -= b.size;
-    live_.erase(it);
+    live_.erase(address);
   }
 
   void realloc(const Event& e, ThreadStats& t) {
@@ -238,7 +239,7 @@ class Accumulator {
 
   StatsOptions options_;
   TraceStats s_;
-  std::unordered_map<std::uint64_t, LiveBlock> live_;
+  AddressMap<LiveBlock> live_;
   std::unordered_map<std::uint64_t, std::uint64_t> sizes_;
   std::unordered_map<std::uint64_t, SiteAccumulator> sites_;
   std::map<std::uint32_t, ThreadStats> threads_;
