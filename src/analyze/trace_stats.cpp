@@ -7,8 +7,10 @@
 #include <bit>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <thread>
 #include <unordered_map>
 
+#include "address_map.h"
 #include "symbolizer.h"
 
 namespace tailor::analyze {
@@ -18,16 +20,16 @@ namespace {
 using trace::Event;
 using trace::Op;
 
+struct SiteAccumulator {
+  std::uint64_t calls = 0, bytes = 0, live = 0, peak_live = 0;
+};
+
 struct LiveBlock {
   std::uint64_t size;
   std::uint64_t event_index;
   std::uint64_t time_ns;
-  std::uint64_t callsite;
+  SiteAccumulator* site;  // in sites_, whose nodes never move: a release needs no second lookup
   std::uint32_t thread;
-};
-
-struct SiteAccumulator {
-  std::uint64_t calls = 0, bytes = 0, live = 0, peak_live = 0;
 };
 
 Distribution summarize(std::vector<std::uint64_t>& v) {
@@ -37,13 +39,17 @@ Distribution summarize(std::vector<std::uint64_t>& v) {
   long double sum = 0;
   for (auto x : v) sum += static_cast<long double>(x);
   d.mean = static_cast<double>(sum / static_cast<long double>(v.size()));
-  auto at = [&v](double q) {
+  // Increasing quantiles, each selected among the values above the last one.
+  std::size_t from = 0;
+  auto at = [&v, &from](double q) {
     auto k = static_cast<std::size_t>(q * static_cast<double>(v.size() - 1));
-    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+    std::nth_element(v.begin() + static_cast<std::ptrdiff_t>(from), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+    from = k;
     return v[k];
   };
-  d.min = *std::min_element(v.begin(), v.end());
-  d.max = *std::max_element(v.begin(), v.end());
+  const auto [min, max] = std::minmax_element(v.begin(), v.end());
+  d.min = *min;
+  d.max = *max;
   d.p50 = at(0.50);
   d.p90 = at(0.90);
   d.p99 = at(0.99);
@@ -52,9 +58,7 @@ Distribution summarize(std::vector<std::uint64_t>& v) {
 
 class Accumulator {
  public:
-  Accumulator(const StatsOptions& o, std::uint64_t expected_events) : options_(o), expected_(expected_events) {
-    live_.reserve(1 << 16);
-  }
+  Accumulator(const StatsOptions& o, std::uint64_t expected_events) : options_(o), expected_(expected_events) {}
 
   void add(const Event& e) {
     ++s_.events;
@@ -105,11 +109,14 @@ class Accumulator {
         }
     s_.average_size = s_.objects ? static_cast<double>(s_.total_bytes) / static_cast<double>(s_.objects) : 0;
     s_.live_objects_at_end = live_.size();
-    for (const auto& [addr, b] : live_) s_.live_bytes_at_end += b.size;
+    live_.for_each([this](std::uint64_t, const LiveBlock& b) { s_.live_bytes_at_end += b.size; });
     for (auto v : lifetime_events_) s_.lifetime_events_histogram.add(v);
     for (auto v : lifetime_ns_) s_.lifetime_ns_histogram.add(v);
-    s_.lifetime_events = summarize(lifetime_events_);
-    s_.lifetime_ns = summarize(lifetime_ns_);
+    {  // the two selections over one value per object, on two cores
+      std::thread other([this] { s_.lifetime_ns = summarize(lifetime_ns_); });
+      s_.lifetime_events = summarize(lifetime_events_);
+      other.join();
+    }
     if (run_open_) close_run();
 
     s_.distinct_sizes = sizes_.size();
@@ -181,6 +188,10 @@ class Accumulator {
   }
 
   ThreadStats& thread(const Event& e) {
+    if (last_thread_ && last_thread_->thread == e.thread) {  // the common case: runs of one thread's events
+      last_thread_->last_ns = e.time_ns;
+      return *last_thread_;
+    }
     auto [it, fresh] = threads_.try_emplace(e.thread);
     ThreadStats& t = it->second;
     if (fresh) {
@@ -188,6 +199,7 @@ class Accumulator {
       t.first_ns = e.time_ns;
     }
     t.last_ns = e.time_ns;
+    last_thread_ = &t;  // map nodes never move
     return t;
   }
 
@@ -202,14 +214,14 @@ class Accumulator {
     site.bytes += bytes;
     site.live += bytes;
     site.peak_live = std::max(site.peak_live, site.live);
-    auto [it, fresh] = live_.try_emplace(e.address);
+    auto [block, fresh] = live_.try_emplace(e.address);
     if (!fresh) {
       // The trace missed this block's release; forget the old one.
       ++s_.reused_live;
-      in_use_ -= it->second.size;
-      sites_[it->second.callsite].live -= it->second.size;
+      in_use_ -= block->size;
+      block->site->live -= block->size;
     }
-    it->second = {bytes, s_.events, e.time_ns, e.callsite, e.thread};
+    *block = {bytes, s_.events, e.time_ns, &site, e.thread};
     in_use_ += bytes;
     note_in_use();
     if (in_use_ > s_.max_in_use) {
@@ -221,12 +233,12 @@ class Accumulator {
   }
 
   void release(const Event& e, std::uint64_t address) {
-    auto it = live_.find(address);
-    if (it == live_.end()) {
+    const LiveBlock* found = live_.find(address);
+    if (!found) {
       ++s_.unknown_releases;
       return;
     }
-    const LiveBlock& b = it->second;
+    const LiveBlock& b = *found;
     lifetime_events_.push_back(s_.events - b.event_index);
     lifetime_ns_.push_back(e.time_ns - b.time_ns);
     if (b.thread != e.thread) {
@@ -235,8 +247,8 @@ class Accumulator {
     }
     in_use_ -= b.size;
     note_in_use();
-    sites_[b.callsite].live -= b.size;
-    live_.erase(it);
+    b.site->live -= b.size;
+    live_.erase(address);
   }
 
   void realloc(const Event& e, ThreadStats& t) {
@@ -268,10 +280,11 @@ class Accumulator {
 
   StatsOptions options_;
   TraceStats s_;
-  std::unordered_map<std::uint64_t, LiveBlock> live_;
+  AddressMap<LiveBlock> live_;
   std::unordered_map<std::uint64_t, std::uint64_t> sizes_;
   std::unordered_map<std::uint64_t, SiteAccumulator> sites_;
   std::map<std::uint32_t, ThreadStats> threads_;
+  ThreadStats* last_thread_ = nullptr;
   std::vector<std::uint64_t> lifetime_events_, lifetime_ns_;
   std::uint64_t kinds_[trace::kMaxOp + 1][16] = {};  // calls by op and flags
   std::uint64_t in_use_ = 0;

@@ -50,6 +50,15 @@ class Cursor {
   std::uint64_t u64() noexcept { return fixed<std::uint64_t>(); }
 
   std::uint64_t varint() noexcept {
+    if (remaining() >= kMaxVarint) {  // the common case: no bound to check per byte
+      std::uint64_t v = 0;
+      for (unsigned shift = 0; shift < 64; shift += 7) {
+        std::uint8_t b = *p_++;
+        v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+        if (!(b & 0x80)) return v;
+      }
+      return fail();  // more than ten bytes: not a varint we wrote
+    }
     std::uint64_t v = 0;
     for (unsigned shift = 0; shift < 64; shift += 7) {
       if (p_ == end_) return fail();

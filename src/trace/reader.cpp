@@ -2,25 +2,28 @@
 // Trace reader. Opening maps the file, checks the header, and walks the chunk
 // headers once, verifying both checksums of every chunk, so that damage is
 // reported at open with its byte offset rather than half-way through an
-// analysis. Events are then merged across threads lazily: a chunk is
-// decompressed only when the merge reaches its first timestamp.
+// analysis. Events are then merged across threads lazily: the merge takes a
+// chunk when it reaches the chunk's first timestamp, from decoding threads
+// that work ahead of it (chunk_pipeline.h), so that reading runs at the
+// speed of all cores and memory holds a window of chunks, not the trace.
 #include "tailor/trace/reader.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zstd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <queue>
 #include <map>
+#include <queue>
 #include <set>
+#include <thread>
 
 #include "byte_io.h"
-#include "event_codec.h"
+#include "chunk.h"
+#include "chunk_pipeline.h"
 #include "format.h"
 #include "hash.h"
 
@@ -31,31 +34,34 @@ Error::Error(const std::string& file, std::uint64_t offset, const std::string& w
 
 namespace {
 
-struct ChunkRef {
-  std::uint64_t offset = 0;  // of the chunk header
-  std::uint64_t sequence = 0;
-  format::ChunkHeader h;
-};
-
 // One thread's events: its chunks in file order (the order it wrote them,
 // which is its call order), one decoded at a time.
 struct Stream {
   std::vector<std::size_t> chunks;  // indices into event_chunks
   std::size_t next = 0;             // next chunk to decode
-  std::vector<Event> events;        // the decoded chunk
-  std::size_t index = 0;            // next event in it; == size when not decoded
+  std::vector<Event> events;        // the decoded chunk in events[0..count)
+  std::size_t count = 0;
+  std::size_t index = 0;            // next event in it; == count when not decoded
   std::uint64_t sequence = 0;       // file position of the current chunk, for ties
 
-  bool decoded() const noexcept { return index < events.size(); }
+  bool decoded() const noexcept { return index < count; }
 };
 
-// Merge key: the next event's time, or an undecoded chunk's first time.
-struct StreamLater {
-  bool operator()(const std::pair<std::uint64_t, Stream*>& a, const std::pair<std::uint64_t, Stream*>& b) const noexcept {
-    if (a.first != b.first) return a.first > b.first;
-    return a.second->sequence > b.second->sequence;
-  }
+// Merge key: the next event's time, or an undecoded chunk's first time; ties
+// go to the earlier chunk in the file.
+struct Key {
+  std::uint64_t time;
+  std::uint64_t sequence;
+  Stream* stream;
 };
+constexpr bool later(const Key& a, const Key& b) noexcept {
+  return a.time != b.time ? a.time > b.time : a.sequence > b.sequence;
+}
+struct KeyLater {
+  bool operator()(const Key& a, const Key& b) const noexcept { return later(a, b); }
+};
+
+unsigned default_decode_threads() noexcept { return std::max(1u, std::thread::hardware_concurrency()); }
 
 }  // namespace
 
@@ -72,10 +78,14 @@ struct Reader::Impl {
   std::uint64_t events = 0;
   std::uint32_t threads = 0;
 
-  // Merge state.
+  // Merge state. The stream that gave the last event stays out of the heap
+  // while its next event is still the earliest (a single-threaded trace never
+  // touches the heap): the same order as pushing and popping it each time.
   std::vector<Stream> streams;
-  std::priority_queue<std::pair<std::uint64_t, Stream*>, std::vector<std::pair<std::uint64_t, Stream*>>, StreamLater> heap;
-  std::vector<std::uint8_t> scratch;
+  std::priority_queue<Key, std::vector<Key>, KeyLater> heap;
+  Stream* current = nullptr;
+  unsigned decode_threads = default_decode_threads();
+  std::unique_ptr<ChunkPipeline> pipeline;  // made at the first event read
 
   [[noreturn]] void fail(std::uint64_t offset, const std::string& what) const { throw Error(path, offset, what); }
 
@@ -102,6 +112,7 @@ struct Reader::Impl {
   }
 
   ~Impl() {
+    pipeline.reset();  // its threads read the mapping
     if (data) munmap(const_cast<std::uint8_t*>(data), size);
   }
 
@@ -259,58 +270,71 @@ struct Reader::Impl {
     end = e;
   }
 
-  void decode(const ChunkRef& ref, std::vector<Event>& out) {
-    const std::uint8_t* payload = data + ref.offset + format::kChunkHeaderSize;
-    const std::uint8_t* raw = payload;
-    if (ref.h.codec == format::Codec::Zstd) {
-      scratch.resize(ref.h.raw_size);
-      std::size_t n = ZSTD_decompress(scratch.data(), scratch.size(), payload, ref.h.stored_size);
-      if (ZSTD_isError(n)) fail(ref.offset, std::string("cannot decompress chunk: ") + ZSTD_getErrorName(n));
-      if (n != ref.h.raw_size) fail(ref.offset, "chunk decompresses to " + std::to_string(n) + " bytes, header says " +
-                                                    std::to_string(ref.h.raw_size));
-      raw = scratch.data();
-    } else if (ref.h.raw_size != ref.h.stored_size) {
-      fail(ref.offset, "raw chunk with different raw and stored sizes");
-    }
-    std::string why;
-    if (!codec::decode(raw, ref.h.raw_size, ref.h.count, ref.h.thread, ref.h.first_time_ns, out, why))
-      fail(ref.offset, "bad event chunk: " + why);
+  static Key key(Stream& st) noexcept {
+    return {st.decoded() ? st.events[st.index].time_ns : 0, st.sequence, &st};
   }
 
-  // Queues a stream's next chunk, undecoded, keyed by the chunk's first time.
-  void queue_next_chunk(Stream& st) {
-    st.events.clear();
+  // Points a stream at its next chunk, undecoded; false if it has none left.
+  bool next_chunk(Stream& st) {
+    st.count = 0;
     st.index = 0;
-    if (st.next == st.chunks.size()) return;
-    const ChunkRef& ref = event_chunks[st.chunks[st.next]];
-    st.sequence = ref.sequence;
-    heap.emplace(ref.h.first_time_ns, &st);
+    if (st.next == st.chunks.size()) return false;
+    st.sequence = event_chunks[st.chunks[st.next]].sequence;
+    return true;
   }
+  Key chunk_key(Stream& st) const noexcept { return {event_chunks[st.chunks[st.next]].h.first_time_ns, st.sequence, &st}; }
 
   void reset_merge() {
     heap = {};
+    current = nullptr;
+    if (pipeline) pipeline->reset();
     for (Stream& st : streams) {
       st.next = 0;
-      queue_next_chunk(st);
+      if (next_chunk(st)) heap.push(chunk_key(st));
     }
   }
 
   // Threads are merged by time; each thread's own events keep their order.
   bool next(Event& e) {
-    while (!heap.empty()) {
-      Stream* st = heap.top().second;
-      heap.pop();
-      if (!st->decoded()) {
-        decode(event_chunks[st->chunks[st->next++]], st->events);
-        heap.emplace(st->events[0].time_ns, st);
+    for (;;) {
+      if (!current) {
+        if (heap.empty()) return false;
+        current = heap.top().stream;
+        heap.pop();
+      }
+      Stream& st = *current;
+      if (!st.decoded()) {
+        if (!pipeline)  // one chunk has nothing to decode ahead of
+          pipeline = std::make_unique<ChunkPipeline>(path, data, event_chunks,
+                                                     event_chunks.size() > 1 ? decode_threads - 1 : 0);
+        const std::size_t chunk = st.chunks[st.next++];
+        try {
+          pipeline->take(chunk, st.events);
+        } catch (...) {
+          current = nullptr;  // the damaged thread's stream ends here
+          throw;
+        }
+        st.count = event_chunks[chunk].h.count;
+        yield_if_later(key(st));
         continue;
       }
-      e = st->events[st->index++];
-      if (st->decoded()) heap.emplace(st->events[st->index].time_ns, st);
-      else queue_next_chunk(*st);
+      e = st.events[st.index++];
+      if (st.decoded())
+        yield_if_later(key(st));
+      else if (next_chunk(st))
+        yield_if_later(chunk_key(st));
+      else
+        current = nullptr;
       return true;
     }
-    return false;
+  }
+
+  // The current stream goes back into the heap if another one is now earlier.
+  void yield_if_later(const Key& k) {
+    if (!heap.empty() && later(k, heap.top())) {
+      heap.push(k);
+      current = nullptr;
+    }
   }
 };
 
@@ -335,6 +359,12 @@ std::uint64_t Reader::file_size() const noexcept { return impl_->size; }
 
 bool Reader::next(Event& event) { return impl_->next(event); }
 void Reader::rewind() { impl_->reset_merge(); }
+
+void Reader::set_decode_threads(unsigned threads) {
+  impl_->decode_threads = threads == 0 ? default_decode_threads() : threads;
+  impl_->pipeline.reset();
+  impl_->reset_merge();
+}
 
 std::vector<Event> Reader::read_all() {
   rewind();

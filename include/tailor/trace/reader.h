@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Reads a trace file: validates the header and every chunk's checksums when it
-// opens, then hands out events merged across threads in time order. A file
+// opens, then hands out events merged across threads in time order, decoding
+// chunks on all cores. A file
 // whose writer was killed is readable up to its last whole chunk, and `cut()`
 // says where it stops; a damaged or foreign file raises Error with the byte
 // offset of the damage.
@@ -55,6 +56,11 @@ class Reader {
   bool next(Event& event);
   /// Starts the event sequence again.
   void rewind();
+  /// Threads that decode chunks, the caller's included (0: one per core, the
+  /// default; 1: the caller decodes each chunk when the merge reaches it).
+  /// The events, their order and any Error are the same for every count.
+  /// Rewinds.
+  void set_decode_threads(unsigned threads);
   /// Every event, in the order next() gives them.
   std::vector<Event> read_all();
 

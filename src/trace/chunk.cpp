@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: MIT
+// Decoding one Events chunk (chunk.h).
+#include "chunk.h"
+
+#include <zstd.h>
+
+#include "event_codec.h"
+#include "tailor/trace/reader.h"
+
+namespace tailor::trace {
+
+void decode_chunk(const std::string& path, const std::uint8_t* data, const ChunkRef& ref,
+                  std::vector<std::uint8_t>& scratch, std::vector<Event>& events) {
+  const std::uint8_t* payload = data + ref.offset + format::kChunkHeaderSize;
+  const std::uint8_t* raw = payload;
+  if (ref.h.codec == format::Codec::Zstd) {
+    if (scratch.size() < ref.h.raw_size) scratch.resize(ref.h.raw_size);
+    std::size_t n = ZSTD_decompress(scratch.data(), ref.h.raw_size, payload, ref.h.stored_size);
+    if (ZSTD_isError(n))
+      throw Error(path, ref.offset, std::string("cannot decompress chunk: ") + ZSTD_getErrorName(n));
+    if (n != ref.h.raw_size)
+      throw Error(path, ref.offset,
+                  "chunk decompresses to " + std::to_string(n) + " bytes, header says " + std::to_string(ref.h.raw_size));
+    raw = scratch.data();
+  } else if (ref.h.raw_size != ref.h.stored_size) {
+    throw Error(path, ref.offset, "raw chunk with different raw and stored sizes");
+  }
+  if (events.size() < ref.h.count) events.resize(ref.h.count);
+  std::string why;
+  if (!codec::decode(raw, ref.h.raw_size, ref.h.count, ref.h.thread, ref.h.first_time_ns, events.data(), why))
+    throw Error(path, ref.offset, "bad event chunk: " + why);
+}
+
+}  // namespace tailor::trace

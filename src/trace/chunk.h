@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: MIT
+// An Events chunk as the reader indexed it, and its decoding: the one step
+// that turns a chunk's checked bytes into events, shared by the reader's
+// calling thread and its decoding threads (chunk_pipeline.h). Kept apart from
+// reader.cpp so that both can call it and neither owns it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "format.h"
+#include "tailor/trace/event.h"
+
+namespace tailor::trace {
+
+struct ChunkRef {
+  std::uint64_t offset = 0;    ///< of the chunk header in the file
+  std::uint64_t sequence = 0;  ///< the chunk's position among all chunks of the file
+  format::ChunkHeader h;
+};
+
+/// Decompresses and decodes the Events chunk `ref` of the file mapped at
+/// `data` into events[0..ref.h.count) (events grows if it must; once a buffer
+/// has held a chunk this size, no allocation happens). `scratch` holds the
+/// decompressed bytes. Throws Error naming `path` and the chunk's offset.
+/// Thread-safe for distinct scratch and events buffers.
+void decode_chunk(const std::string& path, const std::uint8_t* data, const ChunkRef& ref,
+                  std::vector<std::uint8_t>& scratch, std::vector<Event>& events);
+
+}  // namespace tailor::trace

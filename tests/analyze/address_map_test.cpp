@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: MIT
+// AddressMap (src/analyze/address_map.h) against std::unordered_map under
+// random insertions and removals of block-like addresses, through growth,
+// long probe runs and wrap-around.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <unordered_map>
+#include <vector>
+
+#include "address_map.h"
+
+namespace {
+
+using tailor::analyze::AddressMap;
+
+void expect_same(AddressMap<std::uint64_t>& map, const std::unordered_map<std::uint64_t, std::uint64_t>& want) {
+  ASSERT_EQ(map.size(), want.size());
+  for (const auto& [address, value] : want) {
+    const std::uint64_t* got = map.find(address);
+    ASSERT_NE(got, nullptr) << address;
+    EXPECT_EQ(*got, value) << address;
+  }
+  std::size_t visited = 0;
+  map.for_each([&](std::uint64_t address, const std::uint64_t& value) {
+    ++visited;
+    auto it = want.find(address);
+    ASSERT_NE(it, want.end()) << address;
+    EXPECT_EQ(it->second, value);
+  });
+  EXPECT_EQ(visited, want.size());
+}
+
+TEST(AddressMap, AgreesWithUnorderedMapUnderChurn) {
+  for (std::uint64_t pool : {100ull, 5000ull, 300000ull}) {  // few and many live blocks (growth past 2^16 slots)
+    SCOPED_TRACE(pool);
+    std::mt19937_64 rng(pool);
+    AddressMap<std::uint64_t> map;
+    std::unordered_map<std::uint64_t, std::uint64_t> want;
+    for (int step = 0; step < 600000; ++step) {
+      const std::uint64_t address = 0x7f0000000000ull + 16 * (1 + rng() % pool);
+      if (rng() % 2) {
+        auto [value, fresh] = map.try_emplace(address);
+        EXPECT_EQ(fresh, !want.contains(address));
+        if (fresh) {
+          EXPECT_EQ(*value, 0u);
+        }
+        *value = rng();
+        want[address] = *value;
+      } else if (want.contains(address)) {
+        map.erase(address);
+        want.erase(address);
+      } else {
+        EXPECT_EQ(map.find(address), nullptr);
+      }
+    }
+    expect_same(map, want);
+  }
+}
+
+TEST(AddressMap, DenseTableAndRemovalInsideRuns) {
+  // 32000 addresses in the first 65536 slots, just under the growth
+  // threshold: long probe runs, some wrapping past the last slot, then every
+  // third address removed from inside them and the rest still found.
+  AddressMap<std::uint64_t> map;
+  std::unordered_map<std::uint64_t, std::uint64_t> want;
+  std::mt19937_64 rng(42);
+  std::vector<std::uint64_t> addresses;
+  while (addresses.size() < 32000) {
+    const std::uint64_t a = 1 + (rng() & 0xffffffffff0ull);
+    if (want.emplace(a, a / 3).second) addresses.push_back(a);
+  }
+  for (std::uint64_t a : addresses) *map.try_emplace(a).first = a / 3;
+  for (std::size_t i = 0; i < addresses.size(); i += 3) {
+    map.erase(addresses[i]);
+    want.erase(addresses[i]);
+  }
+  expect_same(map, want);
+  EXPECT_THROW(map.try_emplace(0), std::invalid_argument);
+}
+
+}  // namespace
