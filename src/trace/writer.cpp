@@ -110,10 +110,10 @@ bool Writer::write_header(const HeaderFields& h) noexcept {
   p = io::put_u64(p, h.start_realtime_ns);
   p = io::put_u64(p, h.start_monotonic_ns);
   p = io::put_u32(p, static_cast<std::uint32_t>(h.executable.size()));
-  std::memcpy(p, h.executable.data(), h.executable.size());
+  if (!h.executable.empty()) std::memcpy(p, h.executable.data(), h.executable.size());  // an empty view may be null
   p += h.executable.size();
   p = io::put_u32(p, static_cast<std::uint32_t>(h.command_line.size()));
-  std::memcpy(p, h.command_line.data(), h.command_line.size());
+  if (!h.command_line.empty()) std::memcpy(p, h.command_line.data(), h.command_line.size());
   p += h.command_line.size();
   p = io::put_u64(p, hash64(body_begin, body));
   return write_all(chunk_, static_cast<std::size_t>(p - chunk_));
@@ -187,10 +187,10 @@ bool Writer::write_modules(const ModuleFields* modules, std::size_t n) noexcept 
     p = io::put_u64(p, m.end);
     p = io::put_u64(p, m.time_ns);
     p = io::put_u32(p, static_cast<std::uint32_t>(m.path.size()));
-    std::memcpy(p, m.path.data(), m.path.size());
+    if (!m.path.empty()) std::memcpy(p, m.path.data(), m.path.size());
     p += m.path.size();
     p = io::put_u32(p, static_cast<std::uint32_t>(m.build_id.size()));
-    std::memcpy(p, m.build_id.data(), m.build_id.size());
+    if (!m.build_id.empty()) std::memcpy(p, m.build_id.data(), m.build_id.size());
     p += m.build_id.size();
     if (m.time_ns < first) first = m.time_ns;
     if (m.time_ns > last) last = m.time_ns;
