@@ -71,7 +71,6 @@ void list_remove(PageQueue& q, Page* pg) {
   if (pg->prev) pg->prev->next = pg->next;
   else q.first = pg->next;
   if (pg->next) pg->next->prev = pg->prev;
-  else q.last = pg->prev;
   pg->next = pg->prev = nullptr;
 }
 
@@ -79,7 +78,6 @@ void list_push_front(PageQueue& q, Page* pg) {
   pg->prev = nullptr;
   pg->next = q.first;
   if (q.first) q.first->prev = pg;
-  else q.last = pg;
   q.first = pg;
 }
 

@@ -21,7 +21,6 @@ namespace tailor::alloc {
 
 struct PageQueue {
   Page* first;
-  Page* last;
 };
 
 extern Page g_empty_page;
