@@ -33,12 +33,6 @@ void lower_due(std::uint64_t at) {
   }
 }
 
-void unmap(Segment* seg, std::size_t size) {
-  g_os_counters.segments.fetch_sub(1, std::memory_order_relaxed);
-  g_os_counters.bytes_mapped.fetch_sub(size, std::memory_order_relaxed);
-  os::release(seg, size);
-}
-
 // Puts an owned entry into an empty slot; false if every slot is taken.
 bool fill_slot(std::uintptr_t v) {
   for (auto& slot : g_slot) {
@@ -83,7 +77,7 @@ Segment* huge_cache_take(std::size_t total) noexcept {
     } else if (size < total) {  // too small: grow it, moving its pages if it must
       void* q = os::remap(seg, size, total, g_config.segment_size);
       if (q == nullptr) {
-        unmap(seg, size);
+        huge_unmap(seg, size);
         return nullptr;
       }
       seg = static_cast<Segment*>(q);
@@ -135,7 +129,7 @@ void huge_cache_expire(bool all) noexcept {
     const std::uint64_t until = seg->idle_until;  // read while the entry is ours
     if (all || until <= now || !fill_slot(v)) {
       g_bytes.fetch_sub(size, std::memory_order_relaxed);
-      unmap(seg, size);
+      huge_unmap(seg, size);
     } else if (until < next) {
       next = until;
     }

@@ -435,10 +435,13 @@ void* huge_alloc(std::size_t size, std::size_t align) noexcept {
 
 void huge_free(Segment* seg) noexcept {
   g_os_counters.huge_blocks.fetch_sub(1, std::memory_order_relaxed);
-  if (huge_cache_put(seg)) return;
+  if (!huge_cache_put(seg)) huge_unmap(seg, seg->size);
+}
+
+void huge_unmap(Segment* seg, std::size_t size) noexcept {
   g_os_counters.segments.fetch_sub(1, std::memory_order_relaxed);
-  g_os_counters.bytes_mapped.fetch_sub(seg->size, std::memory_order_relaxed);
-  os::release(seg, seg->size);
+  g_os_counters.bytes_mapped.fetch_sub(size, std::memory_order_relaxed);
+  os::release(seg, size);
 }
 
 std::size_t huge_usable(Segment* seg, const void* p) noexcept {

@@ -132,6 +132,8 @@ void pool_stats(const SegmentPool& pool, std::uint64_t& used, std::uint64_t& fre
 // Huge blocks, one per mapping. `zero` tells the caller the memory is fresh.
 void* huge_alloc(std::size_t size, std::size_t align) noexcept;
 void huge_free(Segment* seg) noexcept;
+// Unmaps a huge mapping of `size` bytes and uncounts it (huge_free, the cache).
+void huge_unmap(Segment* seg, std::size_t size) noexcept;
 std::size_t huge_usable(Segment* seg, const void* p) noexcept;
 // Resizes a huge block without copying (mremap); nullptr if it cannot.
 void* huge_realloc(Segment* seg, void* p, std::size_t size) noexcept;
