@@ -102,7 +102,8 @@ TAILOR_API void tailor_dmm_reset_peak(void);
 typedef enum tailor_config_source {
   TAILOR_SOURCE_DEFAULT = 0,
   TAILOR_SOURCE_ENV = 1,
-  TAILOR_SOURCE_FILE = 2
+  TAILOR_SOURCE_FILE = 2,    /* the config file's global lines */
+  TAILOR_SOURCE_PROGRAM = 3  /* the config file's section for this program */
 } tailor_config_source;
 typedef struct tailor_config_entry {
   const char* name;         /* environment variable, e.g. "TAILOR_PAGE_SIZE" */
@@ -115,6 +116,12 @@ typedef struct tailor_config_entry {
 TAILOR_API size_t tailor_config(tailor_config_entry* out, size_t n);
 /* The config file that was read, or NULL if none. */
 TAILOR_API const char* tailor_config_file(void);
+/* The key of the config file's [program KEY] section that applies to this
+   program (its executable's path or file name), or NULL if none does. */
+TAILOR_API const char* tailor_config_section(void);
+/* The DMM serving malloc as configured (TAILOR_DMM or the file's `dmm`),
+   or NULL if none; *source (if not NULL) says where it came from. */
+TAILOR_API const char* tailor_config_dmm(tailor_config_source* source);
 
 #ifdef __cplusplus
 }

@@ -182,4 +182,15 @@ const char* tailor_config_file(void) {
   return config_file_path();
 }
 
+const char* tailor_config_section(void) {
+  process_init();
+  return g_config.section[0] ? g_config.section : nullptr;
+}
+
+const char* tailor_config_dmm(tailor_config_source* source) {
+  process_init();
+  if (source != nullptr) *source = static_cast<tailor_config_source>(g_config.dmm_source);
+  return g_config.dmm[0] ? g_config.dmm : nullptr;
+}
+
 }  // extern "C"

@@ -49,9 +49,7 @@ const Spec kSpecs[] = {
 };
 static_assert(sizeof(kSpecs) / sizeof(kSpecs[0]) == static_cast<int>(Param::kCount));
 
-char g_file_buf[16384];
-char g_file_path[512];
-bool g_file_read = false;
+ConfigFile g_file;
 
 int idx(Param p) { return static_cast<int>(p); }
 
@@ -67,54 +65,224 @@ void format_number(std::int64_t v, char* out) {
   out[k] = '\0';
 }
 
-void reject(Param p, const char* value, const char* why, std::int64_t def) {
+// Where a value was read, for messages: the environment, or a file's line.
+struct Origin {
+  const char* file = nullptr;  // null: the environment
+  int line = 0;
+};
+
+void write_line_number(int line) {
+  char num[24];
+  format_number(line, num);
+  os::write_stderr(num);
+}
+
+void reject(Param p, const Origin& at, const char* value, const char* why, std::int64_t def) {
   char num[24];
   format_number(def, num);
-  os::write_stderr("tailor: ", kSpecs[idx(p)].info.env, "=", value);
+  if (at.file != nullptr) {
+    os::write_stderr("tailor: ", at.file, ":");
+    write_line_number(at.line);
+    os::write_stderr(": ", kSpecs[idx(p)].key, " = ", value);
+  } else {
+    os::write_stderr("tailor: ", kSpecs[idx(p)].info.env, "=", value);
+  }
   os::write_stderr(" rejected: ", why, "; using the default ", num);
   os::write_stderr("\n");
 }
 
-void reject_value(Param p, std::int64_t v, const char* why, std::int64_t def) {
+void reject_value(Param p, const Origin& at, std::int64_t v, const char* why, std::int64_t def) {
   char num[24];
   format_number(v, num);
-  reject(p, num, why, def);
+  reject(p, at, num, why, def);
 }
 
 bool is_pow2(std::int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
-// Finds `key` (file name or env name) in the file text; copies the value into
-// out. Lines: `name = value`, `#` starts a comment.
-bool file_lookup(const char* text, const Spec& s, char* out, std::size_t cap) {
-  if (text == nullptr) return false;
-  bool found = false;
-  const char* line = text;
-  while (*line) {
+// The config file, line by line. Lines before the first section header are
+// global; `[program KEY]` starts the section of the programs KEY selects
+// (config_section_match). `name = value` lines, `#` comments.
+struct Line {
+  const char* begin;
+  const char* end;  // excluding the newline
+  int number;
+};
+
+const char* skip_blanks(const char* a, const char* end) {
+  while (a < end && (*a == ' ' || *a == '\t' || *a == '\r')) ++a;
+  return a;
+}
+
+template <typename F>
+void for_each_line(const char* text, F&& f) {
+  int number = 0;
+  for (const char* line = text; *line;) {
     const char* end = std::strchr(line, '\n');
     if (end == nullptr) end = line + std::strlen(line);
-    const char* a = line;
-    while (a < end && (*a == ' ' || *a == '\t')) ++a;
-    const char* name = a;
-    while (a < end && *a != '=' && *a != ' ' && *a != '\t' && *a != '#') ++a;
-    std::size_t nlen = static_cast<std::size_t>(a - name);
-    while (a < end && (*a == ' ' || *a == '\t')) ++a;
-    bool match = (nlen == std::strlen(s.key) && std::strncmp(name, s.key, nlen) == 0) ||
-                 (nlen == std::strlen(s.info.env) && std::strncmp(name, s.info.env, nlen) == 0);
-    if (match && a < end && *a == '=') {
-      ++a;
-      while (a < end && (*a == ' ' || *a == '\t')) ++a;
-      const char* v = a;
-      while (a < end && *a != '#' && *a != '\r') ++a;
-      while (a > v && (a[-1] == ' ' || a[-1] == '\t')) --a;
-      std::size_t vlen = static_cast<std::size_t>(a - v);
-      if (vlen >= cap) vlen = cap - 1;
-      std::memcpy(out, v, vlen);
-      out[vlen] = '\0';
-      found = true;  // the last occurrence wins
-    }
+    f(Line{line, end, ++number});
     line = *end ? end + 1 : end;
   }
+}
+
+// A line without its comment and surrounding blanks: [a, b).
+void trim(const Line& l, const char*& a, const char*& b) {
+  a = skip_blanks(l.begin, l.end);
+  b = a;
+  while (b < l.end && *b != '#') ++b;
+  while (b > a && (b[-1] == ' ' || b[-1] == '\t' || b[-1] == '\r')) --b;
+}
+
+// `[program KEY]`: sets key and returns true. Other headers: returns true
+// with key_len 0 (an unknown section, reported by the caller).
+bool parse_header(const char* a, const char* b, const char*& key, std::size_t& key_len) {
+  if (a == b || *a != '[') return false;
+  key = nullptr;
+  key_len = 0;
+  if (b[-1] != ']') return true;
+  const char* p = skip_blanks(a + 1, b - 1);
+  constexpr char kWord[] = "program";
+  if (static_cast<std::size_t>(b - 1 - p) > sizeof kWord - 1 && std::strncmp(p, kWord, sizeof kWord - 1) == 0 &&
+      (p[sizeof kWord - 1] == ' ' || p[sizeof kWord - 1] == '\t')) {
+    const char* k = skip_blanks(p + sizeof kWord - 1, b - 1);
+    const char* e = b - 1;
+    while (e > k && (e[-1] == ' ' || e[-1] == '\t')) --e;
+    if (e > k && *k == '"' && e[-1] == '"' && e - k >= 2) { ++k; --e; }
+    key = k;
+    key_len = static_cast<std::size_t>(e - k);
+  }
+  return true;
+}
+
+// The file's name of a setting: a parameter's key or env name, or the DMM.
+bool name_is(const char* name, std::size_t len, const char* want) {
+  return len == std::strlen(want) && std::strncmp(name, want, len) == 0;
+}
+bool known_name(const char* name, std::size_t len) {
+  if (name_is(name, len, "dmm") || name_is(name, len, "TAILOR_DMM")) return true;
+  for (const Spec& s : kSpecs)
+    if (name_is(name, len, s.key) || name_is(name, len, s.info.env)) return true;
+  return false;
+}
+
+// Splits `name = value`; false if the line is not of that form.
+bool split_setting(const char* a, const char* b, const char*& name, std::size_t& nlen, const char*& value,
+                   std::size_t& vlen) {
+  name = a;
+  while (a < b && *a != '=' && *a != ' ' && *a != '\t') ++a;
+  nlen = static_cast<std::size_t>(a - name);
+  a = skip_blanks(a, b);
+  if (nlen == 0 || a == b || *a != '=') return false;
+  value = skip_blanks(a + 1, b);
+  vlen = static_cast<std::size_t>(b - value);
+  return true;
+}
+
+// The ranges of the file that apply to a program: the global lines, and the
+// body of the section selected for it (the most specific match, a path
+// before a name; the last of equals).
+struct FilePlan {
+  const char* global_end = nullptr;  // global lines: [text, global_end)
+  const char* section_begin = nullptr;
+  const char* section_end = nullptr;
+};
+
+void report_line(const char* file, int line, const char* what, const char* a, const char* b) {
+  char text[160];
+  std::size_t n = static_cast<std::size_t>(b - a);
+  if (n >= sizeof text) n = sizeof text - 1;
+  std::memcpy(text, a, n);
+  text[n] = '\0';
+  os::write_stderr("tailor: ", file ? file : "config file", ":");
+  write_line_number(line);
+  os::write_stderr(": ", what, " '", text);
+  os::write_stderr("'; ignored\n");
+}
+
+FilePlan plan_file(const char* text, const char* exe_path, const char* file, Config& c) {
+  FilePlan plan;
+  c.section[0] = '\0';
+  if (text == nullptr) return plan;
+  plan.global_end = text + std::strlen(text);
+  int best = 0;
+  bool in_selected = false, in_section = false;
+  for_each_line(text, [&](const Line& l) {
+    const char *a, *b;
+    trim(l, a, b);
+    if (a == b) return;
+    const char* key;
+    std::size_t key_len;
+    if (parse_header(a, b, key, key_len)) {
+      if (!in_section) plan.global_end = l.begin;
+      in_section = true;
+      if (in_selected) plan.section_end = l.begin;
+      in_selected = false;
+      if (key == nullptr || key_len == 0) {
+        report_line(file, l.number, "unknown section (known: [program PATH-OR-NAME])", a, b);
+        return;
+      }
+      const int m = config_section_match(key, key_len, exe_path);
+      if (m > 0 && m >= best) {
+        best = m;
+        in_selected = true;
+        plan.section_begin = l.end;
+        plan.section_end = text + std::strlen(text);
+        std::size_t n = key_len < kConfigPathMax - 1 ? key_len : kConfigPathMax - 1;
+        std::memcpy(c.section, key, n);
+        c.section[n] = '\0';
+      }
+      return;
+    }
+    const char *name, *value;
+    std::size_t nlen, vlen;
+    if (!split_setting(a, b, name, nlen, value, vlen))
+      report_line(file, l.number, "not a setting (name = value)", a, b);
+    else if (!known_name(name, nlen))
+      report_line(file, l.number, "unknown parameter", name, name + nlen);
+  });
+  return plan;
+}
+
+// The value of `key` (or `env`) in [begin, end) of the file: the last
+// occurrence wins. Copies it into out and sets the line number.
+bool file_lookup(const char* begin, const char* end, const char* key, const char* env, char* out, std::size_t cap,
+                 int& line_number, const char* text) {
+  if (begin == nullptr || begin >= end) return false;
+  bool found = false;
+  // Line numbers count from the file's start.
+  int number = 1;
+  for (const char* p = text; p < begin; ++p) number += *p == '\n';
+  for (const char* line = begin; line < end;) {
+    const char* eol = static_cast<const char*>(std::memchr(line, '\n', static_cast<std::size_t>(end - line)));
+    if (eol == nullptr) eol = end;
+    const char *a, *b;
+    trim(Line{line, eol, number}, a, b);
+    const char *name, *value;
+    std::size_t nlen, vlen;
+    if (split_setting(a, b, name, nlen, value, vlen) && (name_is(name, nlen, key) || name_is(name, nlen, env))) {
+      if (vlen >= cap) vlen = cap - 1;
+      std::memcpy(out, value, vlen);
+      out[vlen] = '\0';
+      line_number = number;
+      found = true;
+    }
+    line = eol < end ? eol + 1 : end;
+    ++number;
+  }
   return found;
+}
+
+// A value from the program's section, else the global lines.
+bool lookup(const FilePlan& plan, const char* text, const char* key, const char* env, char* out, std::size_t cap,
+            Source& src, int& line) {
+  if (file_lookup(plan.section_begin, plan.section_end, key, env, out, cap, line, text)) {
+    src = Source::kProgram;
+    return true;
+  }
+  if (file_lookup(text, plan.global_end, key, env, out, cap, line, text)) {
+    src = Source::kFile;
+    return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -152,9 +320,21 @@ bool parse_number(const char* s, bool allow_suffix, std::int64_t& out) noexcept 
   return true;
 }
 
-void config_parse(Config& c, EnvLookup env_lookup, const char* file_text) noexcept {
+int config_section_match(const char* key, std::size_t key_len, const char* exe_path) noexcept {
+  if (exe_path == nullptr || *exe_path == '\0' || key_len == 0) return 0;
+  if (std::memchr(key, '/', key_len) != nullptr)
+    return std::strlen(exe_path) == key_len && std::strncmp(exe_path, key, key_len) == 0 ? 2 : 0;
+  const char* slash = std::strrchr(exe_path, '/');
+  const char* name = slash ? slash + 1 : exe_path;
+  return std::strlen(name) == key_len && std::strncmp(name, key, key_len) == 0 ? 1 : 0;
+}
+
+void config_parse(Config& c, EnvLookup env_lookup, const char* file_text, const char* exe_path,
+                  const char* file_path) noexcept {
   constexpr int n = static_cast<int>(Param::kCount);
+  const FilePlan plan = plan_file(file_text, exe_path, file_path, c);
   bool user[n];
+  Origin origin[n];
   for (int i = 0; i < n; ++i) {
     const Spec& s = kSpecs[i];
     c.value[i] = s.def;
@@ -163,28 +343,46 @@ void config_parse(Config& c, EnvLookup env_lookup, const char* file_text) noexce
     char filebuf[64];
     const char* text = env_lookup ? env_lookup(s.info.env) : nullptr;
     Source src = Source::kEnv;
-    if (text == nullptr && file_lookup(file_text, s, filebuf, sizeof filebuf)) {
+    origin[i] = Origin{};
+    if (text == nullptr && lookup(plan, file_text, s.key, s.info.env, filebuf, sizeof filebuf, src, origin[i].line)) {
       text = filebuf;
-      src = Source::kFile;
+      origin[i].file = file_path ? file_path : "config file";
     }
     if (text == nullptr) continue;
     std::int64_t v = 0;
     if (!parse_number(text, s.sized, v)) {
-      reject(static_cast<Param>(i), text, s.sized ? "not a size (digits, optional K/M/G)" : "not an integer", s.def);
+      reject(static_cast<Param>(i), origin[i], text, s.sized ? "not a size (digits, optional K/M/G)" : "not an integer",
+             s.def);
     } else if (v < s.min || v > s.max) {
-      reject(static_cast<Param>(i), text, "out of range", s.def);
+      reject(static_cast<Param>(i), origin[i], text, "out of range", s.def);
     } else if (s.pow2 && !is_pow2(v)) {
-      reject(static_cast<Param>(i), text, "not a power of two", s.def);
+      reject(static_cast<Param>(i), origin[i], text, "not a power of two", s.def);
     } else {
       c.value[i] = v;
       c.source[i] = src;
       user[i] = true;
     }
   }
+  // The DMM (dmm_front.h): TAILOR_DMM, else the file's `dmm`.
+  c.dmm[0] = '\0';
+  c.dmm_source = Source::kDefault;
+  if (const char* d = env_lookup ? env_lookup("TAILOR_DMM") : nullptr; d != nullptr && *d != '\0') {
+    if (std::strlen(d) < sizeof c.dmm) {
+      std::strcpy(c.dmm, d);
+      c.dmm_source = Source::kEnv;
+    }
+  } else {
+    int line = 0;
+    Source src = Source::kFile;
+    if (lookup(plan, file_text, "dmm", "TAILOR_DMM", c.dmm, sizeof c.dmm, src, line) && c.dmm[0] != '\0')
+      c.dmm_source = src;
+    else
+      c.dmm[0] = '\0';
+  }
   auto& val = c.value;
   auto fallback = [&](Param p, std::int64_t def, const char* why) {
     int i = idx(p);
-    if (user[i]) reject_value(p, val[i], why, def);
+    if (user[i]) reject_value(p, origin[i], val[i], why, def);
     val[i] = def;
     c.source[i] = Source::kDefault;
     user[i] = false;
@@ -222,28 +420,49 @@ void config_parse(Config& c, EnvLookup env_lookup, const char* file_text) noexce
   c.class_bits = static_cast<std::uint32_t>(__builtin_ctzll(static_cast<unsigned long long>(val[idx(Param::kClassSpacing)])));
 }
 
-void config_init() noexcept {
-  const char* path = os::getenv("TAILOR_CONFIG");
-  if (path != nullptr && *path != '\0') {
-    if (std::strlen(path) < sizeof g_file_path) std::strcpy(g_file_path, path);
-    if (os::read_file(g_file_path, g_file_buf, sizeof g_file_buf) < 0) {
-      os::write_stderr("tailor: TAILOR_CONFIG=", path, " rejected: cannot read the file; using no config file\n");
-      g_file_path[0] = '\0';
-    } else {
-      g_file_read = true;
+void config_file_load(ConfigFile& f, EnvLookup env_lookup) noexcept {
+  f.read = false;
+  f.path[0] = '\0';
+  f.text[0] = '\0';
+  const char* path = env_lookup ? env_lookup("TAILOR_CONFIG") : nullptr;
+  const bool asked = path != nullptr && *path != '\0';
+  if (asked) {
+    if (std::strlen(path) >= sizeof f.path) {
+      os::write_stderr("tailor: TAILOR_CONFIG=", path, " rejected: path too long; using no config file\n");
+      return;
     }
-  } else if (const char* home = os::getenv("HOME"); home != nullptr) {
+    std::strcpy(f.path, path);
+  } else if (const char* home = env_lookup ? env_lookup("HOME") : nullptr; home != nullptr) {
     const char* rel = "/.config/tailor/tailor.conf";
-    if (std::strlen(home) + std::strlen(rel) < sizeof g_file_path) {
-      std::strcpy(g_file_path, home);
-      std::strcat(g_file_path, rel);
-      g_file_read = os::read_file(g_file_path, g_file_buf, sizeof g_file_buf) >= 0;
-      if (!g_file_read) g_file_path[0] = '\0';
-    }
+    if (std::strlen(home) + std::strlen(rel) >= sizeof f.path) return;
+    std::strcpy(f.path, home);
+    std::strcat(f.path, rel);
+  } else {
+    return;
   }
-  config_parse(g_config, &os::getenv, g_file_read ? g_file_buf : nullptr);
+  const long len = os::read_file(f.path, f.text, sizeof f.text);
+  if (len < 0) {
+    if (asked) os::write_stderr("tailor: TAILOR_CONFIG=", path, " rejected: cannot read the file; using no config file\n");
+    f.path[0] = '\0';
+    return;
+  }
+  if (static_cast<std::size_t>(len) + 1 >= sizeof f.text) {
+    // Cut at the last whole line, so that no setting is read half.
+    char* last = std::strrchr(f.text, '\n');
+    if (last != nullptr) last[1] = '\0';
+    os::write_stderr("tailor: ", f.path, ": longer than 64 KiB; the rest is ignored\n");
+  }
+  f.read = true;
 }
 
-const char* config_file_path() noexcept { return g_file_read ? g_file_path : nullptr; }
+void config_init() noexcept {
+  config_file_load(g_file, &os::getenv);
+  char exe[kConfigPathMax];
+  const bool have_exe = os::executable_path(exe, sizeof exe);
+  config_parse(g_config, &os::getenv, g_file.read ? g_file.text : nullptr, have_exe ? exe : nullptr,
+               g_file.read ? g_file.path : nullptr);
+}
+
+const char* config_file_path() noexcept { return g_file.read ? g_file.path : nullptr; }
 
 }  // namespace tailor::alloc

@@ -24,7 +24,12 @@ enum class Param : int {
   kCount
 };
 
-enum class Source : std::uint8_t { kDefault = 0, kEnv = 1, kFile = 2 };
+// Where a value came from: the default, the environment, the config file's
+// global lines, or the file's section for this program ([program KEY]).
+enum class Source : std::uint8_t { kDefault = 0, kEnv = 1, kFile = 2, kProgram = 3 };
+
+constexpr std::size_t kConfigFileMax = 64 * 1024;  // bytes of a config file read
+constexpr std::size_t kConfigPathMax = 512;
 
 struct Config {
   std::int64_t value[static_cast<int>(Param::kCount)];
@@ -38,6 +43,18 @@ struct Config {
   std::size_t huge_cache_bytes;
   std::uint32_t remote_batch;
   std::uint32_t class_bits;  // log2(class spacing)
+  // TAILOR_DMM or the file's `dmm =` (dmm_front.h); empty: none.
+  char dmm[kConfigPathMax];
+  Source dmm_source;
+  // The key of the [program KEY] section in force, empty if none matched.
+  char section[kConfigPathMax];
+};
+
+// A config file as read: the path (for messages) and its text.
+struct ConfigFile {
+  char path[kConfigPathMax];
+  char text[kConfigFileMax];
+  bool read;
 };
 
 extern Config g_config;
@@ -55,9 +72,24 @@ const ParamInfo& param_info(Param p) noexcept;
 void config_init() noexcept;
 
 // Testable core of config_init: parse `env_lookup` values and the text of a
-// config file (may be null) into `out`. Exposed for the unit tests.
+// config file (may be null) into `out`, for the program whose executable is
+// `exe_path` (may be null: no section applies). `file_path` names the file
+// in messages. Lines of the file that are not understood are reported on
+// stderr with the file and line. Exposed for the unit tests and `tailor
+// config --for`.
 using EnvLookup = const char* (*)(const char* name);
-void config_parse(Config& out, EnvLookup env_lookup, const char* file_text) noexcept;
+void config_parse(Config& out, EnvLookup env_lookup, const char* file_text, const char* exe_path = nullptr,
+                  const char* file_path = nullptr) noexcept;
+
+// Finds and reads the file libtailor reads: TAILOR_CONFIG, else
+// $HOME/.config/tailor/tailor.conf if it exists. Reports a TAILOR_CONFIG
+// that cannot be read, and a file longer than kConfigFileMax.
+void config_file_load(ConfigFile& f, EnvLookup env_lookup) noexcept;
+
+// Whether a section key selects the executable `exe_path`: a key holding a
+// '/' is compared with the whole path, any other with its file name.
+// Returns 2 for a path match, 1 for a name match, 0 for none.
+int config_section_match(const char* key, std::size_t key_len, const char* exe_path) noexcept;
 
 // Parses a size ("64K", "4m", "1G", "4096") or a plain integer. Returns false
 // on junk or overflow.

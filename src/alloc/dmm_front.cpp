@@ -262,8 +262,9 @@ void OsArena::release(void*, std::size_t) noexcept {}
 std::size_t OsArena::used() noexcept { return g_arena_used; }
 
 void dmm_init() noexcept {
-  const char* setting = os::getenv("TAILOR_DMM");
-  if (setting == nullptr || setting[0] == '\0') return;
+  // TAILOR_DMM, else the config file's `dmm` (config.h).
+  const char* setting = g_config.dmm;
+  if (setting[0] == '\0') return;
   const std::size_t n = std::strlen(setting);
   const bool file = std::strchr(setting, '/') != nullptr || (n > 5 && std::strcmp(setting + n - 5, ".json") == 0);
   bool ok;

@@ -120,4 +120,13 @@ long read_file(const char* path, char* buf, std::size_t cap) noexcept {
   return static_cast<long>(len);
 }
 
+bool executable_path(char* buf, std::size_t cap) noexcept {
+  int saved = errno;
+  ssize_t n = readlink("/proc/self/exe", buf, cap);
+  errno = saved;
+  if (n <= 0 || static_cast<std::size_t>(n) >= cap) return false;
+  buf[n] = '\0';
+  return true;
+}
+
 }  // namespace tailor::alloc::os

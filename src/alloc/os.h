@@ -48,4 +48,8 @@ const char* getenv(const char* name) noexcept;
 // open/read/close. Returns the byte count, or -1 if the file cannot be read.
 long read_file(const char* path, char* buf, std::size_t cap) noexcept;
 
+// The path of the running executable (/proc/self/exe, symlinks resolved),
+// NUL-terminated. False if it cannot be read or does not fit.
+bool executable_path(char* buf, std::size_t cap) noexcept;
+
 }  // namespace tailor::alloc::os

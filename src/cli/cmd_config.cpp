@@ -1,25 +1,36 @@
 // SPDX-License-Identifier: MIT
-// `tailor config`: the configuration libtailor would use in a program started
-// from this environment: each TAILOR_* parameter, its value and where the
-// value came from (default, environment or config file). It runs libtailor's
-// own parser (tailor_alloc_core), so bad values are reported exactly as a
-// program under LD_PRELOAD would report them.
+// `tailor config [--for CMD] [--json]`: the configuration libtailor would use
+// in a program started from this environment: each TAILOR_* parameter, its
+// value and where it came from (default, environment, the config file's
+// global lines, or its [program ...] section for CMD), and the DMM if one is
+// set. It runs libtailor's own parser (tailor_alloc_core) on the file
+// libtailor would read, so bad values are reported exactly as a program under
+// LD_PRELOAD would report them.
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <vector>
 
 #include "commands.h"
-#include "tailor/tailor.h"
+#include "config.h"
 
 namespace tailor::cli {
 
 namespace {
 
-const char* source_name(tailor_config_source s) {
+namespace fs = std::filesystem;
+namespace al = tailor::alloc;
+
+const char* source_name(al::Source s) {
   switch (s) {
-    case TAILOR_SOURCE_ENV: return "env";
-    case TAILOR_SOURCE_FILE: return "file";
+    case al::Source::kEnv: return "env";
+    case al::Source::kFile: return "file";
+    case al::Source::kProgram: return "program";
     default: return "default";
   }
 }
@@ -32,34 +43,89 @@ std::string human(std::int64_t v, const char* unit) {
   return fmt::format("{}", v);
 }
 
-int run_config(bool json) {
-  std::vector<tailor_config_entry> entries(tailor_config(nullptr, 0));
-  tailor_config(entries.data(), entries.size());
-  const char* file = tailor_config_file();
-  if (json) {
+const char* env_lookup(const char* name) { return std::getenv(name); }
+
+struct ConfigCmdOptions {
+  std::string program;  // --for
+  bool json = false;
+};
+
+int run_config(const ConfigCmdOptions& o) {
+  std::string exe;
+  if (!o.program.empty()) exe = resolve_executable(o.program);
+  auto file = std::make_unique<al::ConfigFile>();
+  al::config_file_load(*file, &env_lookup);
+  al::Config c{};
+  al::config_parse(c, &env_lookup, file->read ? file->text : nullptr, exe.empty() ? nullptr : exe.c_str(),
+                   file->read ? file->path : nullptr);
+  const int n = static_cast<int>(al::Param::kCount);
+  if (o.json) {
     nlohmann::json out;
-    out["config_file"] = file ? nlohmann::json(file) : nlohmann::json(nullptr);
-    for (const auto& e : entries)
-      out["parameters"].push_back({{"name", e.name}, {"value", e.value}, {"unit", e.unit},
-                                   {"source", source_name(e.source)}, {"description", e.description}});
+    out["config_file"] = file->read ? nlohmann::json(file->path) : nlohmann::json(nullptr);
+    if (!exe.empty()) out["program"] = exe;
+    out["section"] = c.section[0] ? nlohmann::json(c.section) : nlohmann::json(nullptr);
+    out["dmm"] = c.dmm[0] ? nlohmann::json({{"value", c.dmm}, {"source", source_name(c.dmm_source)}})
+                          : nlohmann::json(nullptr);
+    for (int i = 0; i < n; ++i) {
+      const al::ParamInfo& info = al::param_info(static_cast<al::Param>(i));
+      out["parameters"].push_back({{"name", info.env}, {"value", c.value[i]}, {"unit", info.unit},
+                                   {"source", source_name(c.source[i])}, {"description", info.description}});
+    }
     fmt::print("{}\n", out.dump(2));
     return 0;
   }
-  fmt::print("config file: {}\n\n", file ? file : "(none; set TAILOR_CONFIG or create ~/.config/tailor/tailor.conf)");
+  fmt::print("config file: {}\n",
+             file->read ? file->path : "(none; set TAILOR_CONFIG or create ~/.config/tailor/tailor.conf)");
+  if (!exe.empty())
+    fmt::print("program:     {}\nsection:     {}\n", exe,
+               c.section[0] ? fmt::format("[program {}]", c.section) : std::string("(none for this program)"));
+  fmt::print("dmm:         {}\n\n",
+             c.dmm[0] ? fmt::format("{} ({})", c.dmm, source_name(c.dmm_source)) : std::string("(none: libtailor's heaps)"));
   fmt::print("{:<22} {:>10}  {:<6} {:<8} {}\n", "parameter", "value", "unit", "source", "meaning");
-  for (const auto& e : entries)
-    fmt::print("{:<22} {:>10}  {:<6} {:<8} {}\n", e.name, human(e.value, e.unit), e.unit, source_name(e.source),
-               e.description);
+  for (int i = 0; i < n; ++i) {
+    const al::ParamInfo& info = al::param_info(static_cast<al::Param>(i));
+    fmt::print("{:<22} {:>10}  {:<6} {:<8} {}\n", info.env, human(c.value[i], info.unit), info.unit,
+               source_name(c.source[i]), info.description);
+  }
   return 0;
 }
 
 }  // namespace
 
+std::string resolve_executable(const std::string& program) {
+  auto canonical = [&](const fs::path& p) -> std::string {
+    std::error_code ec;
+    if (!fs::is_regular_file(p, ec) || access(p.c_str(), X_OK) != 0) return {};
+    const fs::path c = fs::canonical(p, ec);
+    return ec ? std::string() : c.string();
+  };
+  if (program.find('/') != std::string::npos) {
+    std::string r = canonical(program);
+    if (r.empty()) throw std::runtime_error(program + ": no such executable file");
+    return r;
+  }
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  for (std::size_t start = 0; start <= dirs.size();) {
+    std::size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    const std::string dir = end > start ? dirs.substr(start, end - start) : ".";
+    if (std::string r = canonical(fs::path(dir) / program); !r.empty()) return r;
+    start = end + 1;
+  }
+  throw std::runtime_error(program + ": not found in PATH");
+}
+
 void add_config(CLI::App& app, Runner& run) {
-  auto* cmd = app.add_subcommand("config", "Print libtailor's active configuration (TAILOR_* and config file)");
-  auto json = std::make_shared<bool>(false);
-  cmd->add_flag("--json", *json, "Print JSON instead of a table");
-  cmd->callback([&run, json] { run = [json] { return run_config(*json); }; });
+  auto o = std::make_shared<ConfigCmdOptions>();
+  auto* cmd = app.add_subcommand(
+      "config", "Print libtailor's configuration (TAILOR_* and the config file), for any program or one program");
+  cmd->add_option("--for", o->program,
+                  "The program whose configuration to show (a path, or a name looked up in PATH): its [program ...] "
+                  "section of the config file applies")
+      ->option_text("CMD");
+  cmd->add_flag("--json", o->json, "Print JSON instead of a table");
+  cmd->callback([&run, o] { run = [o] { return run_config(*o); }; });
 }
 
 }  // namespace tailor::cli

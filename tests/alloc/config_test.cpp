@@ -106,5 +106,88 @@ TEST(Config, CrossChecks) {
   EXPECT_EQ(c.small_max, 1024u);
 }
 
+// Per-program sections: the most specific match applies (a path before a
+// name, the last of equals), over the global lines; other programs'
+// sections are ignored; the environment still wins.
+TEST(Config, ProgramSectionsSelectTheRightEntry) {
+  g_env = {{"TAILOR_REMOTE_BATCH", "7"}};
+  const char* file =
+      "page_size = 32K\n"
+      "purge_delay = 500\n"
+      "[program other]\n"
+      "page_size = 16K\n"
+      "[program wl_cfrac]\n"
+      "page_size = 128K\n"
+      "remote_batch = 99\n"
+      "dmm = /tmp/by-name.json\n"
+      "[program /opt/bench/wl_cfrac]\n"
+      "class_spacing = 8   # by path: wins over the name\n"
+      "dmm = /tmp/by-path.json\n"
+      "[program wl_tree]\n"
+      "class_spacing = 1\n";
+  Config c{};
+  config_parse(c, &fake_env, file, "/opt/bench/wl_cfrac", "t.conf");
+  EXPECT_STREQ(c.section, "/opt/bench/wl_cfrac");
+  EXPECT_EQ(v(c, Param::kClassSpacing), 8);
+  EXPECT_EQ(src(c, Param::kClassSpacing), Source::kProgram);
+  EXPECT_EQ(v(c, Param::kPageSize), 32 * 1024);  // the name's section is not merged in
+  EXPECT_EQ(src(c, Param::kPageSize), Source::kFile);
+  EXPECT_EQ(v(c, Param::kPurgeDelay), 500);
+  EXPECT_EQ(v(c, Param::kRemoteBatch), 7);
+  EXPECT_EQ(src(c, Param::kRemoteBatch), Source::kEnv);
+  EXPECT_STREQ(c.dmm, "/tmp/by-path.json");
+  EXPECT_EQ(c.dmm_source, Source::kProgram);
+
+  Config by_name{};
+  config_parse(by_name, &fake_env, file, "/home/u/wl_cfrac", "t.conf");
+  EXPECT_STREQ(by_name.section, "wl_cfrac");
+  EXPECT_EQ(v(by_name, Param::kPageSize), 128 * 1024);
+  EXPECT_EQ(src(by_name, Param::kPageSize), Source::kProgram);
+  EXPECT_EQ(v(by_name, Param::kClassSpacing), 4);
+  EXPECT_STREQ(by_name.dmm, "/tmp/by-name.json");
+
+  Config none{};
+  config_parse(none, &fake_env, file, "/usr/bin/ls", "t.conf");
+  EXPECT_STREQ(none.section, "");
+  EXPECT_EQ(v(none, Param::kPageSize), 32 * 1024);
+  EXPECT_EQ(v(none, Param::kClassSpacing), 4);
+  EXPECT_STREQ(none.dmm, "");
+
+  g_env = {{"TAILOR_DMM", "kng"}};
+  Config env_dmm{};
+  config_parse(env_dmm, &fake_env, file, "/opt/bench/wl_cfrac", "t.conf");
+  EXPECT_STREQ(env_dmm.dmm, "kng");
+  EXPECT_EQ(env_dmm.dmm_source, Source::kEnv);
+}
+
+TEST(Config, SectionMatchByPathOrName) {
+  EXPECT_EQ(config_section_match("ls", 2, "/usr/bin/ls"), 1);
+  EXPECT_EQ(config_section_match("/usr/bin/ls", 11, "/usr/bin/ls"), 2);
+  EXPECT_EQ(config_section_match("/bin/ls", 7, "/usr/bin/ls"), 0);
+  EXPECT_EQ(config_section_match("l", 1, "/usr/bin/ls"), 0);
+  EXPECT_EQ(config_section_match("ls", 2, nullptr), 0);
+}
+
+TEST(Config, BadFileLinesNamedWithFileAndLine) {
+  g_env.clear();
+  const char* file =
+      "page_size = 32K\n"
+      "pagesize = 64K\n"
+      "just words\n"
+      "[section]\n"
+      "[program wl]\n"
+      "segment_size = 3M\n";
+  Config c{};
+  testing::internal::CaptureStderr();
+  config_parse(c, &fake_env, file, "/x/wl", "my.conf");
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("tailor: my.conf:2: unknown parameter 'pagesize'; ignored"), std::string::npos) << err;
+  EXPECT_NE(err.find("tailor: my.conf:3: not a setting (name = value) 'just words'"), std::string::npos) << err;
+  EXPECT_NE(err.find("tailor: my.conf:4: unknown section"), std::string::npos) << err;
+  EXPECT_NE(err.find("tailor: my.conf:6: segment_size = 3M rejected: not a power of two"), std::string::npos) << err;
+  EXPECT_EQ(v(c, Param::kPageSize), 32 * 1024);
+  EXPECT_EQ(v(c, Param::kSegmentSize), 128 << 20);
+}
+
 }  // namespace
 }  // namespace tailor::alloc
