@@ -30,6 +30,8 @@ Entry entry(Item item) {
       return {"TAILOR_REPLAY_DRIVER", TAILOR_REL_LIBEXECDIR "/tailor-replay-driver", "tailor-replay-driver"};
     case Item::kLibtailor:
       return {"TAILOR_LIB", TAILOR_REL_LIBDIR "/libtailor.so", "libtailor.so"};
+    case Item::kRunHelper:
+      return {"TAILOR_RUN_HELPER", TAILOR_REL_LIBEXECDIR "/tailor-run", "tailor-run"};
   }
   throw std::logic_error("layout: unknown item");
 }

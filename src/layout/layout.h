@@ -18,6 +18,7 @@ enum class Item {
   kRecorder,      ///< PREFIX/lib/tailor/libtailor-record.so; TAILOR_RECORD_LIB
   kReplayDriver,  ///< PREFIX/libexec/tailor/tailor-replay-driver; TAILOR_REPLAY_DRIVER
   kLibtailor,     ///< PREFIX/lib/libtailor.so; TAILOR_LIB
+  kRunHelper,     ///< PREFIX/libexec/tailor/tailor-run; TAILOR_RUN_HELPER
 };
 
 /// The directory of the running executable (/proc/self/exe).

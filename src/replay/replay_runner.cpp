@@ -137,12 +137,22 @@ nlohmann::json run_driver(const Tools& tools, const Allocator& a, const std::str
   // Everything the child needs is built before fork: it only calls
   // async-signal-safe functions.
   std::vector<std::string> env;
+  auto replaced = [&a](std::string_view v) {
+    if (v.starts_with("LD_PRELOAD=") || v.starts_with("TAILOR_DMM=")) return true;
+    for (const auto& e : a.env) {
+      const std::string_view name = std::string_view(e).substr(0, e.find('='));
+      if (v.size() > name.size() && v.substr(0, name.size()) == name && v[name.size()] == '=') return true;
+    }
+    return false;
+  };
   for (char** e = environ; *e; ++e) {
     const std::string_view v(*e);
-    if (!v.starts_with("LD_PRELOAD=") && !v.starts_with("TAILOR_DMM=")) env.emplace_back(v);
+    if (!replaced(v)) env.emplace_back(v);
   }
   if (!a.preload.empty()) env.push_back("LD_PRELOAD=" + a.preload);
   if (!a.dmm.empty()) env.push_back("TAILOR_DMM=" + a.dmm);
+  for (const auto& e : a.env)
+    if (e.find('=') != std::string::npos) env.push_back(e);
   std::vector<char*> envp;
   for (auto& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);

@@ -33,6 +33,10 @@ struct Allocator {
   std::string preload;  ///< LD_PRELOAD, empty for glibc
   std::string dmm;      ///< TAILOR_DMM (a DMM name or a spec's absolute path), empty if none
   std::string expect;   ///< the allocator the driver must find itself on
+  /// More variables for the driver, NAME=VALUE (e.g. TAILOR_CONFIG=FILE for
+  /// a tuned libtailor), each replacing an inherited variable of that name;
+  /// a NAME alone removes that variable.
+  std::vector<std::string> env;
 };
 
 /// The allocators known by name (DMMs and spec files aside).

@@ -181,6 +181,7 @@ class Engine {
         pop = std::move(next);
       }
       report(gen, start);
+      if (o_.stop && o_.stop()) break;
     }
     SearchResult r;
     r.best = best_;

@@ -34,6 +34,9 @@ struct SearchOptions {
   bool pareto = false;
   /// After each generation: (generation, best fitness so far, evaluations per second).
   std::function<void(unsigned, double, double)> progress;
+  /// Asked after each generation: true ends the evolution there, with the
+  /// best so far (a caller's time budget).
+  std::function<bool()> stop;
   /// When set (the evaluator ranks on a sample of the trace), a DMM whose
   /// ranked fitness beats the best's is measured by the validator (on the
   /// whole trace) before it can become the best, and carries that measure

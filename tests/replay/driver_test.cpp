@@ -204,7 +204,7 @@ TEST(Driver, APreloadThatDoesNotTakeIsAnError) {
   tailor::test::TempDir dir;
   rp::PlanSummary s;
   const std::string path = ring_plan(dir, 10, s);
-  rp::Allocator a{"fake", dir.file("libnothing.so"), "", "jemalloc"};
+  rp::Allocator a{"fake", dir.file("libnothing.so"), "", "jemalloc", {}};
   try {
     rp::run_driver(tools(), a, path);
     ADD_FAILURE() << "no error";

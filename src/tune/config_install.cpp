@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+#include "config_install.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace tailor::tune {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string trim(const std::string& s) {
+  const auto a = s.find_first_not_of(" \t\r");
+  if (a == std::string::npos) return {};
+  const auto b = s.find_last_not_of(" \t\r");
+  return s.substr(a, b - a + 1);
+}
+
+// The key of a `[program KEY]` line (as libtailor reads it), or nullopt-like
+// empty with is_header telling whether the line starts any section.
+std::string section_key(const std::string& line, bool& is_header) {
+  std::string t = trim(line.substr(0, line.find('#')));
+  is_header = !t.empty() && t.front() == '[';
+  if (!is_header || t.back() != ']') return {};
+  t = trim(t.substr(1, t.size() - 2));
+  if (t.rfind("program", 0) != 0 || t.size() < 8 || (t[7] != ' ' && t[7] != '\t')) return {};
+  t = trim(t.substr(8));
+  if (t.size() >= 2 && t.front() == '"' && t.back() == '"') t = t.substr(1, t.size() - 2);
+  return t;
+}
+
+}  // namespace
+
+std::string user_config_path() {
+  const char* home = std::getenv("HOME");
+  if (home == nullptr || *home == '\0') throw std::runtime_error("--install: HOME is not set");
+  return std::string(home) + "/.config/tailor/tailor.conf";
+}
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  const fs::path p = fs::absolute(path);
+  std::error_code ec;
+  fs::create_directories(p.parent_path(), ec);
+  if (ec) throw std::runtime_error(p.parent_path().string() + ": cannot create the directory: " + ec.message());
+  const std::string tmp = p.string() + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream out(tmp);
+    out << text;
+    out.flush();
+    if (!out) throw std::runtime_error(tmp + ": cannot write");
+  }
+  fs::rename(tmp, p, ec);
+  if (ec) {
+    fs::remove(tmp);
+    throw std::runtime_error(p.string() + ": cannot replace: " + ec.message());
+  }
+}
+
+std::string replace_section(const std::string& file, const std::string& key, const std::string& section) {
+  std::istringstream in(file);
+  std::string out, line;
+  bool skipping = false;
+  while (std::getline(in, line)) {
+    bool header = false;
+    const std::string k = section_key(line, header);
+    if (header) skipping = k == key;
+    if (!skipping) out += line + "\n";
+  }
+  while (out.size() >= 2 && out.ends_with("\n\n")) out.pop_back();
+  if (!out.empty()) out += "\n";
+  return out + section;
+}
+
+void install_section(const std::string& path, const std::string& key, const std::string& section) {
+  std::string old;
+  if (fs::exists(path)) {
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error(path + ": cannot read");
+    std::ostringstream s;
+    s << in.rdbuf();
+    old = s.str();
+  }
+  write_file_atomically(path, replace_section(old, key, section));
+}
+
+}  // namespace tailor::tune

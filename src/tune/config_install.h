@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: MIT
+// Writing a tuned configuration where libtailor reads it: a file of its own
+// (TAILOR_CONFIG=FILE), or a [program KEY] section of the user's config file
+// (~/.config/tailor/tailor.conf), replacing that program's earlier section
+// and keeping every other line. Files are replaced atomically (write to a
+// temporary file, rename), so a program starting meanwhile reads the old
+// file or the new one, never half of one.
+#pragma once
+
+#include <string>
+
+namespace tailor::tune {
+
+/// The user's config file: $HOME/.config/tailor/tailor.conf (what libtailor
+/// reads when TAILOR_CONFIG is not set). Throws if HOME is not set.
+std::string user_config_path();
+
+/// Writes `text` to `path` atomically, creating its directory.
+void write_file_atomically(const std::string& path, const std::string& text);
+
+/// `file`'s text with the sections `[program KEY]` removed (each up to the
+/// next section header) and `section` (a whole section, header included)
+/// appended. Lines outside those sections are kept as they are.
+std::string replace_section(const std::string& file, const std::string& key, const std::string& section);
+
+/// Reads `path` (missing: empty), replaces KEY's section, writes it back.
+void install_section(const std::string& path, const std::string& key, const std::string& section);
+
+}  // namespace tailor::tune

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: MIT
+#include "objective.h"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace tailor::tune {
+
+Objective parse_objective(const std::string& name) {
+  if (name == "time") return Objective::kTime;
+  if (name == "memory") return Objective::kMemory;
+  if (name == "balanced") return Objective::kBalanced;
+  throw std::invalid_argument("--objective: '" + name + "' is not one of time, memory, balanced");
+}
+
+const char* to_string(Objective o) {
+  switch (o) {
+    case Objective::kTime: return "time";
+    case Objective::kMemory: return "memory";
+    default: return "balanced";
+  }
+}
+
+double score(Objective o, const Ratios& r) {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  switch (o) {
+    case Objective::kTime: return r.memory > kOtherLimit ? inf : r.time;
+    case Objective::kMemory: return r.time > kOtherLimit ? inf : r.memory;
+    default: return std::sqrt(r.time * r.memory);
+  }
+}
+
+}  // namespace tailor::tune

@@ -1,0 +1,617 @@
+// SPDX-License-Identifier: MIT
+// The phases of `tailor tune` (tuner.h). Every comparison is made within
+// interleaved rounds against a reference run in the same rounds, as ratios,
+// and the median of the per-round ratios is what ranks: a shared machine's
+// drift hits both sides of a ratio alike.
+#include "tuner.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "config_install.h"
+#include "evolution.h"
+#include "layout.h"
+#include "program_run.h"
+#include "replay_plan.h"
+#include "replay_runner.h"
+#include "replay_sample.h"
+#include "simulator.h"
+#include "tailor/trace/reader.h"
+
+namespace tailor::tune {
+
+namespace fs = std::filesystem;
+namespace sim = tailor::simulate;
+namespace srch = tailor::search;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// Variables that would change what a measured run gets: the tuned
+// configurations are set through TAILOR_CONFIG alone.
+const char* const kTunables[] = {"TAILOR_CLASS_SPACING", "TAILOR_SMALL_MAX",   "TAILOR_MIDDLE_MAX", "TAILOR_LARGE_MAX",
+                                 "TAILOR_PAGE_SIZE",     "TAILOR_SEGMENT_SIZE", "TAILOR_PURGE_DELAY", "TAILOR_HEAP_CACHE",
+                                 "TAILOR_REMOTE_BATCH",  "TAILOR_HUGE_CACHE",  "TAILOR_DMM",        "TAILOR_DMM_SIZES",
+                                 "TAILOR_CONFIG"};
+
+double median(std::vector<double> v) {
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// The smallest heap a ratio is taken of: below, a few pages of difference
+// would read as large ratios.
+constexpr double kHeapFloor = 256.0 * 1024;
+
+class Tuner {
+ public:
+  Tuner(const TuneOptions& o, const std::function<void(const Progress&)>& progress)
+      : o_(o), progress_(progress), start_(Clock::now()), deadline_(start_ + seconds(o.budget_seconds)) {}
+
+  TuneResult run() {
+    for (const char* v : kTunables)
+      if (const char* set = std::getenv(v); set != nullptr && *set != '\0')
+        r_.notes.push_back(std::string(v) + "=" + set + " is set here: ignored by every measured run");
+    prepare_work_dir();
+    tools_ = replay::find_tools();
+    helper_ = layout::find(layout::Item::kRunHelper).string();
+    if (!fs::exists(tools_.libtailor))
+      throw std::runtime_error("libtailor.so not found at " + tools_.libtailor + " (build it, or set TAILOR_LIB)");
+    r_.executable = resolve(o_.command.front());
+    record();
+    build_plan();
+    default_config_ = write_config("default", Settings{});
+    default_ = libtailor_with(default_config_);
+    glibc_ = replay::resolve_allocator("glibc", tools_, {});
+    for (const auto& c : o_.candidates) add_given(c);
+
+    if (o_.search) {
+      estimate_costs();
+      const double window = seconds_until(deadline_) - reserve_;
+      if (window < 5) {
+        r_.notes.push_back("the budget leaves no time to search after recording and the real runs it needs; "
+                           "give a larger --budget");
+      } else {
+        const auto tunables_end = Clock::now() + seconds(window * (traits_.threads > 1 ? 0.75 : 0.6));
+        search_tunables(tunables_end);
+        search_dmms(deadline_ - seconds(reserve_));
+      }
+    }
+    replay_finalists();
+    real_runs();
+    pick_winner();
+    r_.seconds = seconds_since(start_);
+    return std::move(r_);
+  }
+
+  ~Tuner() {
+    if (remove_work_dir_) {
+      std::error_code ec;
+      fs::remove_all(work_, ec);
+    }
+  }
+
+ private:
+  static Clock::duration seconds(double s) {
+    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::max(0.0, s)));
+  }
+  static double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+  static double seconds_until(Clock::time_point t) { return std::chrono::duration<double>(t - Clock::now()).count(); }
+
+  void report(const std::string& phase, const std::string& detail) {
+    if (progress_) progress_(Progress{phase, detail, r_.replays, std::max(0.0, seconds_until(deadline_))});
+  }
+
+  static std::string resolve(const std::string& program) {
+    auto canonical = [](const fs::path& p) -> std::string {
+      std::error_code ec;
+      if (!fs::is_regular_file(p, ec) || access(p.c_str(), X_OK) != 0) return {};
+      const fs::path c = fs::canonical(p, ec);
+      return ec ? std::string() : c.string();
+    };
+    if (program.find('/') != std::string::npos) {
+      std::string r = canonical(program);
+      if (r.empty()) throw TuneError(program + ": no such executable file");
+      return r;
+    }
+    const char* path = std::getenv("PATH");
+    std::istringstream dirs(path ? path : "/usr/local/bin:/usr/bin:/bin");
+    for (std::string dir; std::getline(dirs, dir, ':');)
+      if (std::string r = canonical(fs::path(dir.empty() ? "." : dir) / program); !r.empty()) return r;
+    throw TuneError(program + ": not found in PATH");
+  }
+
+  void prepare_work_dir() {
+    if (!o_.work_dir.empty()) {
+      work_ = fs::absolute(o_.work_dir);
+      std::error_code ec;
+      fs::create_directories(work_, ec);
+      if (ec) throw std::runtime_error(work_.string() + ": cannot create the work directory: " + ec.message());
+      return;
+    }
+    std::string pattern = (fs::temp_directory_path() / "tailor-tune-XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr)
+      throw std::runtime_error("cannot create a temporary directory like " + pattern);
+    work_ = pattern;
+    remove_work_dir_ = true;
+  }
+
+  // Phase 1: the program under the recorder, its output passing through.
+  void record() {
+    report("record", o_.command.front());
+    const fs::path recorder = fs::canonical(layout::find(layout::Item::kRecorder));
+    trace_ = (work_ / "program.trace").string();
+    RunSpec spec;
+    spec.argv = o_.command;
+    spec.unset.assign(std::begin(kTunables), std::end(kTunables));
+    spec.set = {"LD_PRELOAD=" + recorder.string(), "TAILOR_RECORD_OUTPUT=" + trace_};
+    spec.pid_variable = "TAILOR_RECORD_ROOT_PID";
+    const RunResult run = run_program(spec);
+    r_.record_seconds = run.seconds;
+    if (run.status != 0)
+      throw TuneError(o_.command.front() + " " + describe_status(run) +
+                      " while it was recorded; nothing tuned, no config written (tune a run that succeeds)");
+    if (!fs::exists(trace_))
+      throw TuneError(o_.command.front() + " left no trace (did it run? a static binary cannot be recorded)");
+  }
+
+  void build_plan() {
+    report("plan", "reading the trace");
+    trace::Reader reader(trace_);
+    r_.events = reader.event_count();
+    replay::Plan plan = replay::build_plan(reader);
+    r_.calls = plan.summary.calls[0];
+    r_.threads = static_cast<unsigned>(plan.threads.size());
+    if (r_.calls == 0)
+      throw TuneError(o_.command.front() +
+                      " made no allocation call the recorder saw; there is nothing to tune, no config written");
+    traits_.threads = r_.threads;
+    traits_.cross_thread_frees = plan.summary.cross_thread > 0;
+    plan_ = (work_ / "program.plan").string();
+    replay::write_plan(plan, plan_);
+    if (!o_.search) return;
+    trace::Reader again(trace_);
+    whole_ = sim::load_replay(again);
+    for (const auto& op : whole_.operations) {
+      if (op.kind != sim::Operation::kAllocate) continue;
+      traits_.large_blocks |= op.bytes > 128 * 1024;
+      traits_.huge_blocks |= op.bytes > 32 * 1024 * 1024;
+    }
+  }
+
+  // The cost of one replay and of one real run, measured once each, and the
+  // time the phases after the search need (reserve_): the finalists' replay
+  // and the real runs, each at the rounds it aims for.
+  void estimate_costs() {
+    report("calibrate", "replaying on default libtailor and glibc, one real run");
+    const auto t0 = Clock::now();
+    const double loop = replay::run_driver(tools_, default_, plan_).at("seconds").get<double>();
+    replay::run_driver(tools_, glibc_, plan_);
+    r_.replays += 2;
+    replay_cost_ = seconds_since(t0) / 2;
+    // Short loops are noisy: enough rounds that each side measures about
+    // a quarter of a second (3 to 9 in the search, 5 to 15 for finalists).
+    search_rounds_ = static_cast<unsigned>(std::clamp(std::ceil(0.25 / std::max(loop, 1e-4)), 3.0, 9.0));
+    final_rounds_ = static_cast<unsigned>(std::clamp(std::ceil(0.5 / std::max(loop, 1e-4)), 5.0, 15.0));
+    real_cost_ = run_program(real_spec(default_config_, true)).seconds;
+    reserve_ = final_reserve(kMaxSearchFinalists + o_.candidates.size()) +
+               real_reserve(std::min<std::size_t>(2, kMaxSearchFinalists) + o_.candidates.size());
+  }
+
+  // Time for the finalists' replay: final_rounds_ rounds of default
+  // libtailor, glibc and each finalist.
+  double final_reserve(std::size_t finalists) const {
+    return static_cast<double>(final_rounds_) * static_cast<double>(2 + finalists) * replay_cost_;
+  }
+  // Time for the real runs: --runs rounds of default libtailor, glibc (taken
+  // as twice as slow) and each verified finalist.
+  double real_reserve(std::size_t verified) const {
+    return static_cast<double>(std::max(1u, o_.runs)) * static_cast<double>(3 + verified) * real_cost_ * 1.1;
+  }
+
+  RunSpec real_spec(const std::string& config, bool libtailor) const {
+    RunSpec s;
+    s.argv = o_.command;
+    s.quiet = true;
+    s.helper = helper_;
+    s.unset.assign(std::begin(kTunables), std::end(kTunables));
+    if (libtailor) s.set = {"LD_PRELOAD=" + tools_.libtailor, "TAILOR_CONFIG=" + config};
+    else s.unset.push_back("LD_PRELOAD");
+    return s;
+  }
+
+  replay::Allocator libtailor_with(const std::string& config) const {
+    replay::Allocator a = replay::resolve_allocator("libtailor", tools_, {});
+    a.env = {"TAILOR_CONFIG=" + config};
+    for (const char* v : kTunables)
+      if (std::string_view(v) != "TAILOR_CONFIG") a.env.push_back(v);  // removed
+    return a;
+  }
+
+  std::string write_config(const std::string& name, const Settings& s) {
+    const std::string path = (work_ / (name + ".conf")).string();
+    write_file_atomically(path, config_text(s, "tailor tune candidate " + name));
+    return path;
+  }
+
+  void add_given(const std::string& file) {
+    if (!fs::is_regular_file(file)) throw TuneError("--candidate " + file + ": no such file");
+    Finalist f;
+    f.label = fs::path(file).filename().string();
+    f.settings.given = fs::absolute(file).string();
+    f.origin = "given";
+    f.config = fs::absolute(file).string();
+    given_.push_back(std::move(f));
+  }
+
+  // Replays every allocator in `alts` and `ref` in `rounds` interleaved
+  // rounds; returns each alt's median per-round ratios to ref (time of the
+  // loop; peak heap = VmHWM - VmRSS before the loop, at least kHeapFloor).
+  std::vector<Ratios> compare(const replay::Allocator& ref, const std::vector<replay::Allocator>& alts, unsigned rounds,
+                              std::vector<Row>* rows = nullptr, const std::vector<std::string>* labels = nullptr) {
+    std::vector<std::vector<double>> t(alts.size()), m(alts.size());
+    std::vector<std::vector<double>> raw_t(alts.size() + 1), raw_m(alts.size() + 1);
+    for (unsigned round = 0; round < rounds; ++round) {
+      auto measure = [&](const replay::Allocator& a) {
+        const nlohmann::json j = replay::run_driver(tools_, a, plan_);
+        ++r_.replays;
+        const double peak = j.at("peak_rss_bytes").get<double>() - j.at("rss_before_bytes").get<double>();
+        return std::pair{j.at("seconds").get<double>(), std::max(0.0, peak)};
+      };
+      const auto [rt, rm] = measure(ref);
+      raw_t[0].push_back(rt);
+      raw_m[0].push_back(rm);
+      for (std::size_t i = 0; i < alts.size(); ++i) {
+        const auto [at, am] = measure(alts[i]);
+        t[i].push_back(at / rt);
+        m[i].push_back(std::max(kHeapFloor, am) / std::max(kHeapFloor, rm));
+        raw_t[i + 1].push_back(at);
+        raw_m[i + 1].push_back(am);
+      }
+    }
+    std::vector<Ratios> out;
+    for (std::size_t i = 0; i < alts.size(); ++i) out.push_back(Ratios{median(t[i]), median(m[i])});
+    if (rows != nullptr)
+      for (std::size_t i = 0; i <= alts.size(); ++i) {
+        Row row;
+        row.label = (*labels)[i];
+        row.seconds = median(raw_t[i]);
+        row.seconds_min = *std::min_element(raw_t[i].begin(), raw_t[i].end());
+        row.seconds_max = *std::max_element(raw_t[i].begin(), raw_t[i].end());
+        row.peak = median(raw_m[i]);
+        row.vs_default = i == 0 ? Ratios{} : out[i - 1];
+        rows->push_back(row);
+      }
+    return out;
+  }
+
+  static bool valid(const Settings& s) {
+    auto bytes = [&](const char* key, double def) {
+      auto it = s.values.find(key);
+      if (it == s.values.end()) return def;
+      const std::string& v = it->second;
+      double x = std::stod(v);
+      switch (v.back()) {
+        case 'K': x *= 1024; break;
+        case 'M': x *= 1024 * 1024; break;
+        case 'G': x *= 1024.0 * 1024 * 1024; break;
+        default: break;
+      }
+      return x;
+    };
+    const double page = bytes("page_size", 64 * 1024);
+    const double small = bytes("small_max", std::min(1024.0, page / 8));
+    const double middle = bytes("middle_max", 128 * 1024);
+    return small <= page / 8 && small <= middle;
+  }
+
+  // Phase 2: coordinate descent over the tunables from libtailor's defaults.
+  // Each dimension's values are replayed against the incumbent in the same
+  // rounds; the best becomes the incumbent if it gains at least 1%.
+  void search_tunables(Clock::time_point end) {
+    Settings incumbent;
+    Ratios inc_vs_default;  // the incumbent against default libtailor, chained from the comparisons
+    const auto dims = tunable_space(o_.objective, traits_);
+    for (const Dimension& d : dims) {
+      if (Clock::now() >= end) {
+        r_.notes.push_back("the tunables search stopped at the budget before " + d.name);
+        break;
+      }
+      std::vector<Settings> alts;
+      const auto cur = incumbent.values.find(d.name);
+      const std::string current = cur == incumbent.values.end() ? d.values.front() : cur->second;
+      for (const auto& v : d.values) {
+        if (v == current) continue;
+        Settings s = incumbent;
+        if (v == d.values.front()) s.values.erase(d.name);
+        else s.values[d.name] = v;
+        if (valid(s)) alts.push_back(std::move(s));
+      }
+      if (alts.empty()) continue;
+      // The rounds the loop's length asks for, fewer (at least 2) if the
+      // time left for the search is short.
+      const double per_round = replay_cost_ * static_cast<double>(alts.size() + 1);
+      unsigned rounds = search_rounds_;
+      while (rounds > 2 && per_round * rounds > seconds_until(end) / 2) --rounds;
+      if (per_round * rounds > seconds_until(end) + replay_cost_) {
+        r_.notes.push_back("the tunables search stopped at the budget before " + d.name);
+        break;
+      }
+      report("tunables", d.name + ": " + std::to_string(alts.size()) + " values against " + describe(incumbent));
+      std::vector<replay::Allocator> as;
+      for (std::size_t i = 0; i < alts.size(); ++i)
+        as.push_back(libtailor_with(write_config("t" + std::to_string(r_.tunables_tried + i), alts[i])));
+      const std::vector<Ratios> ratios = compare(libtailor_with(write_config("incumbent", incumbent)), as, rounds);
+      r_.tunables_tried += static_cast<unsigned>(alts.size());
+      std::size_t best = alts.size();
+      double best_score = score(o_.objective, inc_vs_default);
+      for (std::size_t i = 0; i < alts.size(); ++i) {
+        const Ratios chained{ratios[i].time * inc_vs_default.time, ratios[i].memory * inc_vs_default.memory};
+        const double sc = score(o_.objective, chained);
+        if (sc < best_score * 0.99) {
+          best_score = sc;
+          best = i;
+        }
+      }
+      if (best < alts.size()) {
+        inc_vs_default = {ratios[best].time * inc_vs_default.time, ratios[best].memory * inc_vs_default.memory};
+        incumbent = alts[best];
+      }
+    }
+    if (!incumbent.values.empty()) {
+      Finalist f;
+      f.label = "tuned";
+      f.origin = "tunables";
+      f.settings = incumbent;
+      f.config = write_config("tuned", incumbent);
+      search_finalists_.push_back(std::move(f));
+    }
+  }
+
+  // Phase 3: the DMM search, on the simulator, until `end`; the best few of
+  // the final Pareto front (by the objective's weights) become finalists.
+  void search_dmms(Clock::time_point end) {
+    if (seconds_until(end) < 3) {
+      r_.notes.push_back("no time left for the DMM search");
+      return;
+    }
+    const sim::ReplayTrace& whole = whole_;
+    const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+    const std::uint32_t one_in = sim::sampling_rate(whole, 300000);
+    std::optional<sim::ReplayTrace> sampled;
+    if (one_in > 1) sampled = sim::sample_objects(whole, one_in);
+    srch::Weights w;
+    switch (o_.objective) {
+      case Objective::kTime: w = {1, 0.1, 0}; break;
+      case Objective::kMemory: w = {0.1, 1, 0}; break;
+      default: w = {1, 1, 0}; break;
+    }
+    srch::Evaluator ranked(sampled ? *sampled : whole, w, threads);
+    std::optional<srch::Evaluator> validator;
+    if (sampled) validator.emplace(whole, w, threads);
+    const srch::Grammar grammar = srch::Grammar::load(layout::data_file("search/dmm.bnf").string());
+    srch::SearchOptions so;
+    so.seed = o_.seed;
+    so.population = 30;
+    so.generations = 200;
+    so.pareto = true;
+    if (sampled) so.validator = &*validator;
+    so.stop = [&] { return Clock::now() >= end; };
+    so.progress = [&](unsigned gen, double best, double) {
+      r_.generations = gen;
+      report("dmm search", "generation " + std::to_string(gen) + ", best fitness " + std::to_string(best).substr(0, 6) +
+                               " (normalized to Kingsley)");
+    };
+    const std::vector<std::uint64_t>& sizes = (sampled ? *validator : ranked).trace_sizes();
+    const srch::SearchResult res = srch::evolve(grammar, sizes, ranked, so);
+    std::vector<const srch::Individual*> picks;
+    if (res.best.eval.valid) picks.push_back(&res.best);
+    for (const auto& ind : res.front)
+      if (picks.size() < kMaxSearchFinalists - 1 && ind.spec && std::none_of(picks.begin(), picks.end(), [&](const srch::Individual* p) {
+            return *p->spec == *ind.spec;
+          }))
+        picks.push_back(&ind);
+    for (std::size_t i = 0; i < picks.size(); ++i) {
+      sim::DmmSpec spec = *picks[i]->spec;
+      spec.name = "dmm-" + std::to_string(i + 1);
+      if (spec.uses_exact_classes()) spec.exact_sizes = sizes;
+      const std::string path = (work_ / (spec.name + ".json")).string();
+      write_file_atomically(path, sim::to_json(spec).dump(2) + "\n");
+      Finalist f;
+      f.label = spec.name;
+      f.origin = "dmm";
+      f.settings.dmm = path;
+      f.config = write_config(spec.name, f.settings);
+      search_finalists_.push_back(std::move(f));
+    }
+  }
+
+  // Phase 4: the finalists and glibc against default libtailor, 5 rounds
+  // (fewer if the budget is short). Search finalists that do not beat
+  // default libtailor on the replay go no further; given ones always do.
+  void replay_finalists() {
+    std::vector<Finalist> all = search_finalists_;
+    all.insert(all.end(), given_.begin(), given_.end());
+    std::vector<replay::Allocator> alts = {glibc_};
+    std::vector<std::string> labels = {"libtailor (default)", "glibc"};
+    for (const auto& f : all) {
+      alts.push_back(libtailor_with(f.config));
+      labels.push_back(f.label);
+    }
+    const double per_round = std::max(replay_cost_, 0.01) * static_cast<double>(alts.size() + 1);
+    const double keep = real_reserve(std::min<std::size_t>(2, search_finalists_.size()) + given_.size());
+    unsigned rounds = final_rounds_;
+    while (rounds > 1 && per_round * rounds > seconds_until(deadline_) - keep) --rounds;
+    report("finalists", std::to_string(all.size()) + " configurations and glibc against default libtailor, " +
+                            std::to_string(rounds) + " rounds");
+    r_.replay_rounds = rounds;
+    const std::vector<Ratios> ratios = compare(default_, alts, rounds, &r_.replay_rows, &labels);
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      all[i].replay = ratios[i + 1];
+      const bool beats = score(o_.objective, ratios[i + 1]) < 1.0;
+      if (all[i].origin != "given" && !beats) {
+        all[i].why_not = "no better than default libtailor on the replay";
+      }
+      r_.finalists.push_back(all[i]);
+    }
+  }
+
+  // Phase 5: the program itself, output discarded, in interleaved rounds.
+  void real_runs() {
+    std::vector<std::size_t> verify;
+    for (std::size_t i = 0; i < r_.finalists.size(); ++i)
+      if (r_.finalists[i].why_not.empty()) verify.push_back(i);
+    // Search finalists: the best on the replay for the objective, one per
+    // origin; given candidates: all.
+    std::map<std::string, std::size_t> best_of;
+    std::vector<std::size_t> picked;
+    for (std::size_t i : verify) {
+      const Finalist& f = r_.finalists[i];
+      if (f.origin == "given") {
+        picked.push_back(i);
+        continue;
+      }
+      auto it = best_of.find(f.origin);
+      if (it == best_of.end() || score(o_.objective, *f.replay) < score(o_.objective, *r_.finalists[it->second].replay))
+        best_of[f.origin] = i;
+    }
+    for (std::size_t i : verify)
+      if (r_.finalists[i].origin != "given" && best_of[r_.finalists[i].origin] != i)
+        r_.finalists[i].why_not = "another " + r_.finalists[i].origin + " finalist did better on the replay";
+    for (const auto& [origin, i] : best_of) picked.push_back(i);
+    std::sort(picked.begin(), picked.end());
+
+    std::vector<RunSpec> specs;
+    std::vector<std::string> labels = {"libtailor (default)", "glibc"};
+    specs.push_back(real_spec(default_config_, true));
+    specs.push_back(real_spec("", false));
+    for (std::size_t i : picked) {
+      specs.push_back(real_spec(r_.finalists[i].config, true));
+      labels.push_back(r_.finalists[i].label);
+    }
+    // Rounds: as many as fit (at least one), at most --runs.
+    if (real_cost_ == 0) real_cost_ = r_.record_seconds / 1.5;
+    const double per_round = std::max(0.01, real_cost_ * 1.1) * static_cast<double>(specs.size() + 1);
+    unsigned rounds = std::max(1u, o_.runs);
+    while (rounds > 1 && per_round * rounds > seconds_until(deadline_)) --rounds;
+    if (rounds < 3) r_.notes.push_back("only " + std::to_string(rounds) + " real round(s) fit in the budget: noisy");
+    r_.real_rounds = rounds;
+    std::vector<std::vector<double>> t(specs.size()), m(specs.size()), rt(specs.size()), rm(specs.size());
+    for (unsigned round = 0; round < rounds; ++round) {
+      for (std::size_t k = 0; k < specs.size(); ++k) {
+        report("real runs", "round " + std::to_string(round + 1) + "/" + std::to_string(rounds) + ": " + labels[k]);
+        const RunResult run = run_program(specs[k]);
+        if (run.status != 0)
+          throw TuneError(o_.command.front() + " " + describe_status(run) + " under " + labels[k] +
+                          " (its output is discarded in the real runs; run it so to see why); no config written");
+        t[k].push_back(run.seconds);
+        m[k].push_back(run.peak_rss);
+      }
+      for (std::size_t k = 0; k < specs.size(); ++k) {
+        rt[k].push_back(t[k].back() / t[0].back());
+        rm[k].push_back(m[k].back() / m[0].back());
+      }
+    }
+    for (std::size_t k = 0; k < specs.size(); ++k) {
+      Row row;
+      row.label = labels[k];
+      row.seconds = median(t[k]);
+      row.seconds_min = *std::min_element(t[k].begin(), t[k].end());
+      row.seconds_max = *std::max_element(t[k].begin(), t[k].end());
+      row.peak = median(m[k]);
+      row.vs_default = Ratios{median(rt[k]), median(rm[k])};
+      r_.real_rows.push_back(row);
+      if (k >= 2) {
+        Finalist& f = r_.finalists[picked[k - 2]];
+        f.verified = true;
+        f.real = row.vs_default;
+        f.real_seconds = row.seconds;
+        f.real_peak_rss = row.peak;
+      }
+    }
+  }
+
+  void pick_winner() {
+    double best = std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < r_.finalists.size(); ++i) {
+      Finalist& f = r_.finalists[i];
+      if (!f.verified) continue;
+      std::string why;
+      if (!wins_real(o_.objective, *f.real, why)) {
+        f.why_not = why;
+        continue;
+      }
+      if (const double sc = score(o_.objective, *f.real); sc < best) {
+        best = sc;
+        r_.winner = static_cast<int>(i);
+      }
+    }
+    for (std::size_t i = 0; i < r_.finalists.size(); ++i)
+      if (r_.finalists[i].verified && r_.finalists[i].why_not.empty() && static_cast<int>(i) != r_.winner)
+        r_.finalists[i].why_not = "another finalist did better on the real runs";
+  }
+
+  const TuneOptions& o_;
+  std::function<void(const Progress&)> progress_;
+  Clock::time_point start_, deadline_;
+  TuneResult r_;
+  fs::path work_;
+  bool remove_work_dir_ = false;
+  replay::Tools tools_;
+  std::string trace_, plan_, default_config_, helper_;
+  sim::ReplayTrace whole_;  // the trace as the simulator replays it
+  TraceTraits traits_;
+  replay::Allocator default_, glibc_;
+  double replay_cost_ = 0.05, reserve_ = 0, real_cost_ = 0;
+  static constexpr std::size_t kMaxSearchFinalists = 3;  // the tuned tunables and two DMMs
+  unsigned search_rounds_ = 3, final_rounds_ = 5;
+  std::vector<Finalist> search_finalists_, given_;
+};
+
+}  // namespace
+
+bool wins_real(Objective o, const Ratios& real, std::string& why) {
+  auto pct = [](double r) {
+    std::ostringstream s;
+    s.precision(1);
+    s << std::fixed << (r - 1) * 100 << "%";
+    return s.str();
+  };
+  switch (o) {
+    case Objective::kTime:
+      if (real.time > 1.0) why = "slower than default libtailor on the real runs (" + pct(real.time) + " time)";
+      else if (real.memory > kOtherLimit) why = "peak RSS above 1.1x default libtailor's (" + pct(real.memory) + ")";
+      break;
+    case Objective::kMemory:
+      if (real.memory >= 1.0) why = "no less peak RSS than default libtailor on the real runs (" + pct(real.memory) + ")";
+      else if (real.time > kOtherLimit) why = "time above 1.1x default libtailor's (" + pct(real.time) + ")";
+      break;
+    default:
+      if (score(o, real) >= 1.0)
+        why = "no better than default libtailor on the real runs (time " + pct(real.time) + ", peak RSS " +
+              pct(real.memory) + ")";
+      break;
+  }
+  return why.empty();
+}
+
+TuneResult tune(const TuneOptions& options, const std::function<void(const Progress&)>& progress) {
+  if (options.command.empty()) throw TuneError("no command given (usage: tailor tune [OPTIONS] -- CMD ARGS...)");
+  if (!options.search && options.candidates.empty())
+    throw TuneError("--no-search needs at least one --candidate to verify");
+  return Tuner(options, progress).run();
+}
+
+}  // namespace tailor::tune

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: MIT
+// `tailor tune`: from a program to the allocator configuration tailored to
+// it, checked on the program itself. The phases, each within its share of
+// the budget:
+//   1. record the program (tailor record's recorder);
+//   2. search libtailor's tunables (tunable_space.h) by coordinate descent,
+//      each candidate ranked by the real replay of the trace against the
+//      incumbent in interleaved rounds (seed 001's evaluation);
+//   3. search DMM structures by grammatical evolution on the simulator
+//      (seed 002), the best few of the final front kept;
+//   4. replay the finalists and glibc against default libtailor, more rounds;
+//   5. run the program itself, interleaved rounds, under glibc, default
+//      libtailor and the finalists that beat it on the replay, and keep the
+//      best finalist that does not lose to default libtailor there.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "objective.h"
+#include "tunable_space.h"
+
+namespace tailor::tune {
+
+struct TuneOptions {
+  std::vector<std::string> command;
+  Objective objective = Objective::kTime;
+  double budget_seconds = 180;
+  unsigned runs = 5;                    ///< interleaved rounds of the real runs, at most
+  std::vector<std::string> candidates;  ///< config files verified as well (--candidate)
+  bool search = true;                   ///< false: only the candidates given
+  std::string work_dir;                 ///< kept if set; else a temporary directory, removed
+  std::uint64_t seed = 1;
+};
+
+/// A failure that is the program's or the input's, not tailor's: printed as
+/// is, with no config written.
+struct TuneError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Progress {
+  std::string phase;   ///< "record", "tunables", "dmm search", "finalists", "real runs"
+  std::string detail;  ///< what is being measured
+  unsigned replays = 0;
+  double seconds_left = 0;
+};
+
+/// A configuration that made it to the end, measured.
+struct Finalist {
+  std::string label;     ///< "tuned", "dmm-1", or the --candidate file's name
+  std::string origin;    ///< "tunables", "dmm", "given"
+  Settings settings;
+  std::string config;    ///< its config file in the work directory
+  std::optional<Ratios> replay;  ///< replay vs default libtailor
+  std::optional<Ratios> real;    ///< real runs vs default libtailor
+  double real_seconds = 0, real_peak_rss = 0;  ///< medians
+  bool verified = false;         ///< ran on the program
+  std::string why_not;           ///< why it is not the winner (empty for the winner)
+};
+
+struct Row {  ///< a configuration's medians
+  std::string label;
+  double seconds = 0, seconds_min = 0, seconds_max = 0, peak = 0;
+  Ratios vs_default;
+};
+
+struct TuneResult {
+  std::string executable;  ///< the resolved argv[0]
+  double record_seconds = 0;
+  std::uint64_t events = 0, calls = 0;
+  unsigned threads = 0;
+  std::vector<Row> replay_rows;  ///< glibc, default libtailor, finalists (phase 4)
+  unsigned replay_rounds = 0;
+  std::vector<Row> real_rows;    ///< glibc, default libtailor, verified finalists
+  unsigned real_rounds = 0;
+  std::vector<Finalist> finalists;
+  int winner = -1;               ///< index in finalists
+  unsigned replays = 0;          ///< driver runs in all
+  unsigned tunables_tried = 0;   ///< configurations of phase 2
+  unsigned generations = 0;      ///< of phase 3
+  std::vector<std::string> notes;
+  double seconds = 0;
+};
+
+TuneResult tune(const TuneOptions& options, const std::function<void(const Progress&)>& progress);
+
+/// Whether a finalist measured on the real program beats default libtailor
+/// for the objective; if not, `why` says how it lost.
+bool wins_real(Objective o, const Ratios& real, std::string& why);
+
+}  // namespace tailor::tune
