@@ -2,8 +2,9 @@
 # The README's demo: record a bundled workload with `tailor record`, print
 # the statistics of its trace with `tailor stats`, then simulate the five
 # classic dynamic memory managers and seed 002's Table 4 DMM (a spec) on it
-# with `tailor simulate`, and end with a short `tailor search` for a custom
-# DMM and its table against the classic ones.
+# with `tailor simulate`, run a short `tailor search` for a custom DMM, run
+# it for real and validate it, and end with `tailor tune` on a workload: its
+# before/after table.
 set -euo pipefail
 build=${1:-build}
 workload=${DEMO_WORKLOAD:-cfrac}
@@ -35,3 +36,13 @@ echo
 echo "== tailor validate $out/$workload-small.trace --dmm kng,lea,s10,$out/$workload-found.json"
 "$build/bin/tailor" validate "$out/$workload-small.trace" --dmm "kng,lea,s10,$out/$workload-found.json" --runs 1 \
   --tolerance 100 || true
+echo
+# The whole chain behind one command: tailor tune records the workload,
+# searches libtailor's tunables (by replaying the trace) and DMMs (by the
+# simulator), runs the workload itself under glibc, default libtailor and the
+# finalists, and keeps a winner only if it beats default libtailor there.
+tune_workload=${DEMO_TUNE_WORKLOAD:-olden_treeadd}
+tune_size=${DEMO_TUNE_SIZE:-19}
+echo "== tailor tune --objective time --budget 60: $tune_workload at size $tune_size"
+"$build/bin/tailor" tune --objective time --budget "${DEMO_TUNE_BUDGET:-60}" -o "$out/$tune_workload.conf" \
+  -- "$build/bin/wl_$tune_workload" --size "$tune_size"

@@ -21,6 +21,7 @@ enum class Param : int {
   kHeapCache,     // bytes of resident free spans a thread keeps at most
   kRemoteBatch,   // cross-thread frees gathered before one hand-back
   kHugeCache,     // bytes of freed huge mappings kept for reuse
+  kHugePages,     // 1: ask the kernel for transparent huge pages on segments
   kCount
 };
 
@@ -43,6 +44,7 @@ struct Config {
   std::size_t huge_cache_bytes;
   std::uint32_t remote_batch;
   std::uint32_t class_bits;  // log2(class spacing)
+  bool huge_pages;
   // TAILOR_DMM or the file's `dmm =` (dmm_front.h); empty: none.
   char dmm[kConfigPathMax];
   Source dmm_source;

@@ -60,6 +60,12 @@ void purge(void* p, std::size_t size) noexcept {
   errno = saved;
 }
 
+void advise_huge_pages(void* p, std::size_t size) noexcept {
+  int saved = errno;
+  madvise(p, size, MADV_HUGEPAGE);
+  errno = saved;
+}
+
 void* remap(void* p, std::size_t old_size, std::size_t new_size, std::size_t align) noexcept {
   void* q = mremap(p, old_size, new_size, 0);
   if (q != MAP_FAILED) return q;

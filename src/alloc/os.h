@@ -28,6 +28,10 @@ void purge(void* p, std::size_t size) noexcept;
 // aligned to `align`. Returns the new address or nullptr (nothing changed).
 void* remap(void* p, std::size_t old_size, std::size_t new_size, std::size_t align) noexcept;
 
+// Asks for transparent huge pages on a range (MADV_HUGEPAGE), where the
+// kernel's THP setting is "madvise" or "always"; a no-op elsewhere.
+void advise_huge_pages(void* p, std::size_t size) noexcept;
+
 // Shrinks a mapping in place (unmaps its tail). Sizes page-aligned.
 void shrink(void* p, std::size_t old_size, std::size_t new_size) noexcept;
 

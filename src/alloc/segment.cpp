@@ -71,6 +71,7 @@ Segment* segment_new(SegmentPool& pool) {
   const std::size_t size = g_config.segment_size;
   auto* seg = static_cast<Segment*>(os::reserve_aligned(size, size));
   if (seg == nullptr) return nullptr;
+  if (g_config.huge_pages) os::advise_huge_pages(seg, size);
   g_os_counters.segments.fetch_add(1, std::memory_order_relaxed);
   g_os_counters.bytes_mapped.fetch_add(size, std::memory_order_relaxed);
   const std::uint32_t slices = segment_slices();
@@ -412,6 +413,7 @@ void* huge_alloc(std::size_t size, std::size_t align) noexcept {
     if (tail) os::release(s + total, tail);
     seg = reinterpret_cast<Segment*>(s);
   }
+  if (fresh && g_config.huge_pages) os::advise_huge_pages(seg, total);
   if (fresh) {
     g_os_counters.segments.fetch_add(1, std::memory_order_relaxed);
     g_os_counters.bytes_mapped.fetch_add(total, std::memory_order_relaxed);

@@ -56,6 +56,7 @@ void print_rows(const std::vector<tn::Row>& rows, const char* peak_name) {
 
 int tune_cmd(TuneCmdOptions& o) {
   o.tune.objective = tn::parse_objective(o.objective);
+  o.tune.program_output_to_stderr = o.json;  // stdout is the JSON
   const bool tty = isatty(STDERR_FILENO) == 1;
   unsigned last_phase_lines = 0;
   std::string last_phase;

@@ -128,6 +128,8 @@ RunResult run_program(const RunSpec& spec) {
         dup2(null, STDOUT_FILENO);
         dup2(null, STDERR_FILENO);
       }
+    } else if (spec.stdout_to_stderr) {
+      dup2(STDERR_FILENO, STDOUT_FILENO);
     }
     execvpe(argv[0], argv.data(), envp.data());
     _exit(errno == ENOENT ? 127 : 126);

@@ -15,6 +15,7 @@ struct RunSpec {
   std::vector<std::string> set;    ///< NAME=VALUE, replacing inherited ones
   std::vector<std::string> unset;  ///< names removed from the environment
   bool quiet = false;              ///< stdout and stderr to /dev/null, stdin from /dev/null
+  bool stdout_to_stderr = false;   ///< the program's stdout goes to stderr (ours is JSON)
   /// If set, a variable of that name holds the started process's pid (the
   /// recorder's TAILOR_RECORD_ROOT_PID: which process writes the main trace).
   std::string pid_variable;

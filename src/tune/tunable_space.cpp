@@ -12,6 +12,10 @@ namespace tailor::tune {
 
 std::vector<Dimension> tunable_space(Objective o, const TraceTraits& t) {
   std::vector<Dimension> d;
+  // Huge pages trade resident memory for fewer faults and TLB misses: a
+  // time dimension only.
+  if (o != Objective::kMemory)
+    d.push_back({"huge_pages", {"0", "1"}, "transparent huge pages: fewer page faults and TLB misses, more RSS"});
   d.push_back({"class_spacing", {"4", "8", "2", "1"},
                "size classes per doubling: internal fragmentation against partly used pages"});
   d.push_back({"page_size", {"64K", "16K", "32K", "128K", "256K"},
@@ -28,7 +32,7 @@ std::vector<Dimension> tunable_space(Objective o, const TraceTraits& t) {
   if (t.huge_blocks) d.push_back({"huge_cache", {"64M", "0", "256M"}, "freed huge mappings kept for reuse"});
   if (t.large_blocks) d.push_back({"large_max", {"32M", "4M"}, "largest block carved from a segment"});
   if (o == Objective::kMemory) {
-    // Memory first: the cheap, sure wins of smaller grains lead.
+    // For memory, purging leads page sizes: its wins are the cheapest.
     std::swap(d[1], d[2]);
   }
   return d;

@@ -29,12 +29,13 @@ namespace tailor::tune {
 struct TuneOptions {
   std::vector<std::string> command;
   Objective objective = Objective::kTime;
-  double budget_seconds = 180;
+  double budget_seconds = 120;
   unsigned runs = 5;                    ///< interleaved rounds of the real runs, at most
   std::vector<std::string> candidates;  ///< config files verified as well (--candidate)
   bool search = true;                   ///< false: only the candidates given
   std::string work_dir;                 ///< kept if set; else a temporary directory, removed
   std::uint64_t seed = 1;
+  bool program_output_to_stderr = false;  ///< the recorded run's stdout to stderr (--json)
 };
 
 /// A failure that is the program's or the input's, not tailor's: printed as

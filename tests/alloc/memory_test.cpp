@@ -198,4 +198,44 @@ TEST(Memory, LargeBlockChurnReusesResidentSpans) {
   EXPECT_LT(faults, touched / 4) << faults << " faults for " << touched << " pages written";
 }
 
+// TAILOR_HUGE_PAGES=1: a fresh mapping is advised for transparent huge
+// pages, and the kernel backs the touched block with them (where THP is not
+// disabled: "never" skips).
+TEST(Memory, HugePagesBackABlockWhenAsked) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "a sanitizer's allocator serves the block";
+#endif
+  char mode[128] = {};
+  if (FILE* f = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r")) {
+    if (std::fgets(mode, sizeof mode, f) == nullptr) mode[0] = '\0';
+    std::fclose(f);
+  }
+  if (std::strstr(mode, "[never]") != nullptr || mode[0] == '\0') GTEST_SKIP() << "transparent huge pages are off";
+  auto& c = const_cast<tailor::alloc::Config&>(config());
+  const bool saved = c.huge_pages;
+  c.huge_pages = true;
+  const std::size_t size = c.large_max + (std::size_t{8} << 20);  // a mapping of its own, made now
+  auto* p = static_cast<char*>(tailor_malloc(size));
+  c.huge_pages = saved;
+  ASSERT_NE(p, nullptr);
+  std::memset(p, 1, size);
+  // AnonHugePages of the mapping holding p, from /proc/self/smaps.
+  long huge_kb = -1;
+  if (FILE* f = std::fopen("/proc/self/smaps", "r")) {
+    char line[512];
+    bool inside = false;
+    while (std::fgets(line, sizeof line, f)) {
+      unsigned long lo, hi;
+      if (std::sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && std::strchr(line, '-') < std::strchr(line, ' ')) {
+        inside = reinterpret_cast<unsigned long>(p) >= lo && reinterpret_cast<unsigned long>(p) < hi;
+      } else if (inside && std::sscanf(line, "AnonHugePages: %ld kB", &huge_kb) == 1) {
+        break;
+      }
+    }
+    std::fclose(f);
+  }
+  tailor_free(p);
+  EXPECT_GT(huge_kb, 0) << "no huge page backs a " << size << "-byte block asked for with huge pages";
+}
+
 }  // namespace
