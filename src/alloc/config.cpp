@@ -46,6 +46,8 @@ const Spec kSpecs[] = {
      "remote_batch", 16, 1, 1024, false, false},
     {{"TAILOR_HUGE_CACHE", "bytes", "freed blocks above LARGE_MAX kept mapped for reuse, at most, for PURGE_DELAY; 0: none"},
      "huge_cache", 64 * kMiB, 0, 1024 * kGiB, false, true},
+    {{"TAILOR_POOLS", "count", "call-site pools (docs/pools.md): 1 gives each call site that keeps one size pools of its own; 0 off"},
+     "pools", 0, 0, 1, false, false},
 };
 static_assert(sizeof(kSpecs) / sizeof(kSpecs[0]) == static_cast<int>(Param::kCount));
 

@@ -21,6 +21,7 @@ enum class Param : int {
   kHeapCache,     // bytes of resident free spans a thread keeps at most
   kRemoteBatch,   // cross-thread frees gathered before one hand-back
   kHugeCache,     // bytes of freed huge mappings kept for reuse
+  kPools,         // call-site pools (site_pool.h): 0 off, 1 on
   kCount
 };
 
