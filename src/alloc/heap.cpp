@@ -57,8 +57,8 @@ Heap* idle_pop() {
 
 // ------------------------------------------------------------ page queues
 
-void set_direct(Heap* h, std::uint32_t c, Page* pg) {
-  if (pools_active()) pg = &g_empty_page;  // every malloc takes the slow path, where pools route it
+inline void set_direct(Heap* h, std::uint32_t c, Page* pg) {
+  if (__builtin_expect(pools_active(), 0)) pg = &g_empty_page;  // every malloc takes the slow path, where pools route it
   std::size_t lo = c == 0 ? 0 : (g_classes.cls[c - 1].size + 8) >> 3;
   std::size_t hi = g_classes.cls[c].size >> 3;
   for (std::size_t w = lo; w <= hi; ++w) h->direct[w] = pg;
@@ -339,11 +339,29 @@ Heap* heap_get() noexcept {
 
 Heap* heap_create_detached() noexcept { return heap_new(); }
 
+namespace {
+__attribute__((always_inline)) inline void* malloc_slow(Heap* h, std::size_t size) noexcept;
+
+// With call-site pools on (site_pool.h): the site's pool, else the heap.
+__attribute__((noinline)) void* malloc_routed(Heap* h, std::size_t size, const void* site) noexcept {
+  if (site != nullptr && size <= kPoolMaxRequest)
+    if (void* p = pool_malloc(size, site)) return p;
+  return malloc_slow(h, size);
+}
+}  // namespace
+
 void* heap_malloc_generic(Heap* h, std::size_t size) noexcept {
-  return heap_malloc_site(h, size, __builtin_return_address(0));
+  if (__builtin_expect(pools_active(), 0)) return malloc_routed(h, size, __builtin_return_address(0));
+  return malloc_slow(h, size);
 }
 
 void* heap_malloc_site(Heap* h, std::size_t size, const void* site) noexcept {
+  if (__builtin_expect(pools_active(), 0)) return malloc_routed(h, size, site);
+  return malloc_slow(h, size);
+}
+
+namespace {
+__attribute__((always_inline)) inline void* malloc_slow(Heap* h, std::size_t size) noexcept {
   if (h == &g_empty_heap) {
     process_init();
     if (dmm_active()) return dmm_malloc(size, 0);  // threads never get a heap of their own
@@ -352,9 +370,6 @@ void* heap_malloc_site(Heap* h, std::size_t size, const void* site) noexcept {
       errno = ENOMEM;
       return nullptr;
     }
-  }
-  if (pools_active() && site != nullptr && size <= kPoolMaxRequest) {
-    if (void* p = pool_malloc(size, site)) return p;
   }
   prepare_slow_path(h);
   if (size <= g_config.middle_max) {
@@ -373,6 +388,8 @@ void* heap_malloc_site(Heap* h, std::size_t size, const void* site) noexcept {
   if (size <= g_config.large_max) return large_alloc(h, size, 0);
   return huge_alloc(size, 0);
 }
+
+}  // namespace
 
 void* heap_malloc_aligned(Heap*, std::size_t size, std::size_t align) noexcept {
   return heap_malloc_aligned_on(heap_get(), size, align);  // aligned_impl has sent DMM requests to the DMM

@@ -262,15 +262,30 @@ struct Pool {
   Area* current;
   Area* areas;
   Area* partial;
+  Area* spare;            // one emptied area kept for the next growth (not on partial)
   std::size_t next_bytes; // size of the next area
   ThreadPools* owner;
   std::atomic<bool> remote_pending{false};
 };
 
+// A thread's memory of the sites it has met whose fate is decided: the
+// return address and its pool (nullptr: not pooled), direct-mapped, so that
+// the site table is not searched on every request.
+constexpr std::uint32_t kCacheBits = 8;
+struct SiteCacheEntry {
+  std::uintptr_t ra;
+  Pool* pool;
+};
+
 struct ThreadPools {
   ThreadPools* next_idle = nullptr;
+  SiteCacheEntry cache[1u << kCacheBits];
   Pool pools[kSites];  // index: the site's slot in g_sites
 };
+
+inline std::uint32_t cache_index(std::uintptr_t ra) noexcept {
+  return static_cast<std::uint32_t>((ra * 0x9e3779b97f4a7c15ULL) >> (64 - kCacheBits));
+}
 
 constexpr std::size_t kFirstArea = 64 * 1024;
 constexpr std::size_t kAreaHeader = (sizeof(Area) + 63) & ~std::size_t{63};
@@ -338,6 +353,7 @@ void area_release(Pool& pool, Area* a) noexcept {
   else pool.areas = a->next;
   if (a->next != nullptr) a->next->prev = a->prev;
   if (pool.current == a) pool.current = nullptr;
+  if (pool.spare == a) pool.spare = nullptr;
   const std::size_t bytes = a->bytes;
   // The next area starts again from the size of this one: a pool whose
   // objects come and go does not keep doubling.
@@ -355,6 +371,16 @@ void area_put(Pool& pool, Area* a, Block* b) noexcept {
   a->free = b;
   if (--a->live == 0) {
     if (a != pool.current) {
+      // One emptied area is kept, carved again from its start, so that a
+      // pool whose objects come and go does not map and unmap an area at
+      // every turn; a second one goes back to the back end.
+      if (pool.spare == nullptr) {
+        if (a->in_partial) partial_remove(pool, a);
+        a->bump = a->start;
+        a->free = nullptr;
+        pool.spare = a;
+        return;
+      }
       area_release(pool, a);
       return;
     }
@@ -399,7 +425,7 @@ inline void* area_take(Area* a) noexcept {
   return nullptr;
 }
 
-void* pool_alloc_slow(Pool& pool) noexcept {
+__attribute__((noinline)) void* pool_alloc_slow(Pool& pool) noexcept {
   if (pool.remote_pending.exchange(false, std::memory_order_acquire)) {
     drain_remote(pool);
     if (pool.current != nullptr)
@@ -412,7 +438,9 @@ void* pool_alloc_slow(Pool& pool) noexcept {
     pool.current = a;
     if (void* p = area_take(a)) return p;
   }
-  Area* a = area_new(pool);
+  Area* a = pool.spare;
+  if (a != nullptr) pool.spare = nullptr;
+  else a = area_new(pool);
   if (a == nullptr) return nullptr;
   pool.current = a;
   return area_take(a);
@@ -432,6 +460,7 @@ void thread_pools_done(void* value) noexcept {
       pool.current = nullptr;
       area_release(pool, a);
     }
+    if (pool.spare != nullptr) area_release(pool, pool.spare);
   }
   tl_pools = nullptr;
   tl_pools_done = true;
@@ -478,6 +507,54 @@ void hook_free(void*, void* p) noexcept {
 
 std::size_t hook_usable(void*, const void* p) noexcept { return area_of(p)->slot; }
 
+// TAILOR_POOLS_REPORT=1: at exit, one line per pooled site on stderr
+// ("tailor: pooled site <module> <offset> slot <bytes>", the offset as in
+// a profile), so that the sites of the online monitor and of a profile can
+// be compared.
+bool g_report = false;
+
+void append(char*& out, const char* s) noexcept {
+  while (*s) *out++ = *s++;
+}
+void append_num(char*& out, std::uint64_t v, unsigned base) noexcept {
+  char tmp[24];
+  int n = 0;
+  do {
+    const auto d = static_cast<unsigned>(v % base);
+    tmp[n++] = static_cast<char>(d < 10 ? '0' + d : 'a' + d - 10);
+    v /= base;
+  } while (v != 0);
+  while (n) *out++ = tmp[--n];
+}
+
+__attribute__((destructor)) void report_pooled_sites() noexcept {
+  if (!g_report) return;
+  for (const Site& s : g_sites) {
+    const std::uintptr_t ra = s.key.load(std::memory_order_acquire);
+    if (ra == 0 || s.state.load(std::memory_order_acquire) != kPooled) continue;
+    Dl_info info{};
+    link_map* lm = nullptr;
+    char line[256];
+    char* out = line;
+    append(out, "tailor: pooled site ");
+    if (dladdr1(reinterpret_cast<void*>(ra), &info, reinterpret_cast<void**>(&lm), RTLD_DL_LINKMAP) != 0 &&
+        lm != nullptr && info.dli_fname != nullptr) {
+      const char* name = base_name(info.dli_fname);
+      for (int i = 0; name[i] != '\0' && i < 120; ++i) *out++ = name[i];
+      append(out, " 0x");
+      append_num(out, ra - lm->l_addr, 16);
+    } else {
+      append(out, "? 0x");
+      append_num(out, ra, 16);
+    }
+    append(out, " slot ");
+    append_num(out, s.slot.load(std::memory_order_relaxed), 10);
+    *out++ = '\n';
+    *out = '\0';
+    os::write_stderr(line);
+  }
+}
+
 }  // namespace
 
 void pools_init() noexcept {
@@ -505,30 +582,68 @@ void pools_init() noexcept {
   g_max_area = g_config.segment_size / 4 < (std::size_t{8} << 20) ? g_config.segment_size / 4 : std::size_t{8} << 20;
   pthread_key_create(&g_pools_key, &thread_pools_done);
   pthread_atfork(&fork_prepare, &fork_release, &fork_release);
+  const char* report = os::getenv("TAILOR_POOLS_REPORT");
+  g_report = report != nullptr && report[0] == '1';
   g_pools_mode.store(mode, std::memory_order_release);
 }
 
-void* pool_malloc(std::size_t size, const void* site) noexcept {
-  const auto ra = reinterpret_cast<std::uintptr_t>(site);
+namespace {
+
+// A site met for the first time by this thread, or still monitored.
+__attribute__((noinline)) void* pool_malloc_slow(std::size_t size, std::uintptr_t ra) noexcept {
   Site* s = site_find(ra);
   if (s == nullptr) return nullptr;
   const std::uint32_t state = s->state.load(std::memory_order_acquire);
+  if (state == kMonitoring) {
+    monitor(*s, size);
+    return nullptr;
+  }
+  ThreadPools* tp = thread_pools();
+  if (tp == nullptr) return nullptr;
+  SiteCacheEntry& e = tp->cache[cache_index(ra)];
   if (state != kPooled) {
-    if (state == kMonitoring) monitor(*s, size);
+    e = SiteCacheEntry{ra, nullptr};
     return nullptr;
   }
   const std::uint32_t slot = s->slot.load(std::memory_order_relaxed);
-  if (round_slot(size) != slot) return nullptr;  // not the site's size: the heap serves it
-  ThreadPools* tp = thread_pools();
-  if (tp == nullptr) return nullptr;
   Pool& pool = tp->pools[s - g_sites];
-  if (__builtin_expect(pool.slot == 0, 0)) {
+  if (pool.slot == 0) {
     pool.slot = slot;
     pool.owner = tp;
   }
+  e = SiteCacheEntry{ra, &pool};
+  if (round_slot(size) != slot) return nullptr;  // not the site's size: the heap serves it
   if (Area* a = pool.current)
     if (void* p = area_take(a)) return p;
   return pool_alloc_slow(pool);
+}
+
+}  // namespace
+
+void* pool_malloc(std::size_t size, const void* site) noexcept {
+  const auto ra = reinterpret_cast<std::uintptr_t>(site);
+  if (ThreadPools* tp = tl_pools) {
+    const SiteCacheEntry& e = tp->cache[cache_index(ra)];
+    if (e.ra == ra) {
+      Pool* pool = e.pool;
+      if (pool == nullptr || round_slot(size) != pool->slot) return nullptr;
+      if (Area* a = pool->current) {
+        if (Block* b = a->free) {
+          a->free = b->next;
+          a->live++;
+          return b;
+        }
+        if (a->bump < a->end) {
+          void* p = a->bump;
+          a->bump += a->slot;
+          a->live++;
+          return p;
+        }
+      }
+      return pool_alloc_slow(*pool);
+    }
+  }
+  return pool_malloc_slow(size, ra);
 }
 
 void pools_get_stats(tailor_pools_stats* out) noexcept {

@@ -138,14 +138,21 @@ TEST(Pools, AreasDoubleAndEmptyAreasAreReleased) {
   EXPECT_GT(s1.areas, s0.areas);
   EXPECT_GE(s1.largest_area, std::size_t{4} << 20);  // 64K, 128K, ... doubled at least six times
   EXPECT_GE(s1.area_bytes - s0.area_bytes, std::size_t{64} << 20);
+#if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
   EXPECT_GT(rss1 - rss0, 60 * 1024);
+#endif
   for (void* p : v) tailor_free(p);
   tailor_collect();
   const tailor_pools_stats s2 = stats();
   const long rss2 = rss_kb();
   EXPECT_GT(s2.areas_released, s1.areas_released);
-  EXPECT_LE(s2.areas, s0.areas + 1);  // the current area stays
+  EXPECT_LE(s2.areas, s0.areas + 2);  // the current area and one spare stay
+  EXPECT_LE(s2.area_bytes, s0.area_bytes + (std::size_t{16} << 20));
+#if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)  // their shadow memory moves RSS too
   EXPECT_LT(rss2, rss1 - 48 * 1024) << "RSS " << rss0 << " -> " << rss1 << " -> " << rss2 << " KB";
+#else
+  (void)rss0, (void)rss1, (void)rss2;
+#endif
 }
 
 TEST(Pools, ReallocMovesAPooledBlockOutAndFreesItsSlot) {
