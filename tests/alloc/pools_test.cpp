@@ -1,5 +1,5 @@
 // Call-site pools (site_pool.h, docs/pools.md) through the tailor_* API.
-// Run with TAILOR_POOLS=1 and TAILOR_PURGE_DELAY=0 (tests/alloc/CMakeLists.txt).
+// Sets TAILOR_POOLS=1 and TAILOR_PURGE_DELAY=0 for itself (kEnvironment).
 //
 // Every allocation of a test comes from one call instruction in a loop (one
 // return address, hence one site); distinct helpers are distinct sites. The
@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -18,6 +19,18 @@
 #include "tailor/tailor.h"
 
 namespace {
+
+// Pools on, and free spans purged at once (RSS checks). The core reads its
+// environment at its first call, which comes after static initialization.
+const bool kEnvironment = [] {
+  setenv("TAILOR_CONFIG", "/dev/null", 1);
+  setenv("TAILOR_POOLS", "1", 1);
+  setenv("TAILOR_PURGE_DELAY", "0", 1);
+  // The request that sets libtailor up is served before pools exist: make
+  // it here, so that every request of the tests reaches its monitor.
+  tailor_free(tailor_malloc(1));
+  return true;
+}();
 
 constexpr int kWindow = 64;  // requests a monitor watches (site_pool.cpp)
 
