@@ -41,7 +41,9 @@ test-sanitize: deps
 # address-space tests map more than TSan's application ranges allow).
 test-tsan: deps
 	cmake -S . -B $(BUILD)-thread -G Ninja -DTAILOR_SANITIZE=thread -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
-	ninja -C $(BUILD)-thread -j $(JOBS) test_alloc_core
+	ninja -C $(BUILD)-thread -j $(JOBS) test_alloc_core test_alloc_pools
+	# Call-site pools (docs/pools.md): per-thread pools, cross-thread frees, adoption after thread exit.
+	$(BUILD)-thread/bin/test_alloc_pools --gtest_filter='-Pools.ForkWithPoolsActive'
 	TAILOR_CONFIG=/dev/null $(BUILD)-thread/bin/test_alloc_core --gtest_filter='Stress.*:CoreApi.*:SizeClass.*:Config.*:Region.*:ThreadReuse.*'
 	# The DMM front end (TAILOR_DMM, docs/deploy.md): one DMM for all threads behind its lock. Per-thread
 	# heaps' own property (no cache line shared between threads) is not a single heap's.

@@ -95,6 +95,21 @@ typedef struct tailor_dmm_stats {
   uint64_t outside;          /* requests it could not model, served by default libtailor */
 } tailor_dmm_stats;
 TAILOR_API void tailor_dmm_get_stats(tailor_dmm_stats* out);
+
+/* Call-site pools (TAILOR_POOLS=1 or TAILOR_POOLS_FILE, docs/pools.md). */
+typedef struct tailor_pools_stats {
+  int mode;                  /* 0 off, 1 online monitor, 2 offline profile */
+  size_t sites;              /* call sites seen */
+  size_t sites_pooled;       /* sites routed to pools */
+  size_t sites_unpooled;     /* sites the monitor (or the profile) left to the heap */
+  size_t areas;              /* pool areas held now, all threads */
+  size_t area_bytes;         /* their bytes */
+  size_t largest_area;       /* bytes of the largest area made so far */
+  size_t areas_released;     /* areas given back because all their slots were free */
+} tailor_pools_stats;
+TAILOR_API void tailor_pools_get_stats(tailor_pools_stats* out);
+/* The slot size of a pooled block, 0 for any other pointer (or NULL). */
+TAILOR_API size_t tailor_pool_slot_size(const void* p);
 /* Sets the high-water marks to the current values. */
 TAILOR_API void tailor_dmm_reset_peak(void);
 

@@ -27,7 +27,26 @@ inline void* malloc_inline(std::size_t size) noexcept {
       return b;
     }
   }
+  // A tail call (the exported functions that inline this return its value):
+  // heap_malloc_generic's return address is the program's call site.
   return heap_malloc_generic(h, size);
+}
+
+// The same where the slow path is not a tail call of the exported function:
+// the call site for call-site pools (site_pool.h) is passed explicitly
+// (nullptr: a request no pool serves).
+inline void* malloc_inline_at(std::size_t size, const void* site) noexcept {
+  Heap* h = tl_heap;
+  if (TAILOR_LIKELY(size <= kDirectMax)) {
+    Page* pg = h->direct[(size + 7) >> 3];
+    Block* b = pg->free;
+    if (TAILOR_LIKELY(b != nullptr)) {
+      pg->free = b->next;
+      pg->used++;
+      return b;
+    }
+  }
+  return heap_malloc_site(h, size, site);
 }
 
 inline void free_inline(void* p) noexcept {

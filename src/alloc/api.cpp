@@ -9,6 +9,7 @@
 #include "huge_cache.h"
 #include "os.h"
 #include "region.h"
+#include "site_pool.h"
 #include "tailor/tailor.h"
 
 namespace tailor::alloc {
@@ -25,6 +26,8 @@ std::size_t usable_size(const void* p) noexcept {
 }
 
 void* calloc_impl(std::size_t count, std::size_t size) noexcept {
+  // Reached by a tail call from calloc and tailor_calloc: the program's call site.
+  const void* site = __builtin_return_address(0);
   process_init();
   if (TAILOR_UNLIKELY(dmm_active())) return dmm_calloc(count, size);
   std::size_t total;
@@ -32,7 +35,7 @@ void* calloc_impl(std::size_t count, std::size_t size) noexcept {
     errno = ENOMEM;
     return nullptr;
   }
-  void* p = malloc_inline(total);
+  void* p = malloc_inline_at(total, site);
   if (p == nullptr) return nullptr;
   Segment* seg = segment_of(p);
   if (seg->kind == SegmentKind::kHuge) {
@@ -45,7 +48,7 @@ void* calloc_impl(std::size_t count, std::size_t size) noexcept {
 }
 
 void* realloc_impl(void* p, std::size_t size) noexcept {
-  if (p == nullptr) return malloc_inline(size);
+  if (p == nullptr) return malloc_inline_at(size, nullptr);  // realloc is not pooled (seed 003)
   // p came from an allocation, so the process is set up and dmm_active() is settled.
   if (TAILOR_UNLIKELY(dmm_active())) return dmm_realloc(p, size);
   if (size == 0) {  // glibc frees and returns NULL
@@ -64,7 +67,8 @@ void* realloc_impl(void* p, std::size_t size) noexcept {
     }
   } else if (seg->kind == SegmentKind::kRegion) {  // its owner's block: keep it if it fits, else move it here
     avail = region_usable(seg, p);
-    if (size <= avail && size >= avail / 2) return p;
+    // A pooled block always moves out, freeing its slot (seed 003).
+    if (size <= avail && size >= avail / 2 && !pools_own(seg)) return p;
   } else {
     Page* pg = page_of(seg, p);
     avail = usable_size(p);
@@ -88,7 +92,7 @@ void* realloc_impl(void* p, std::size_t size) noexcept {
     std::size_t roomy = avail + (size > g_config.middle_max ? avail / 2 : avail / 4);
     if (roomy > size) want = roomy < g_config.large_max ? roomy : g_config.large_max;
   }
-  void* q = malloc_inline(want);
+  void* q = malloc_inline_at(want, nullptr);
   if (q == nullptr) return nullptr;  // p is left untouched
   std::memcpy(q, p, avail < size ? avail : size);
   free_inline(p);
@@ -100,7 +104,7 @@ void* aligned_impl(std::size_t align, std::size_t size) noexcept {
   if (TAILOR_UNLIKELY(dmm_active())) return dmm_malloc(size, align);  // the alignment asked for, as traced
   if (align <= 16) {
     // Every class from 16 bytes up is a multiple of 16 on a slice-aligned page.
-    return malloc_inline(size < align ? align : size);
+    return malloc_inline_at(size < align ? align : size, nullptr);  // aligned requests are not pooled
   }
   return heap_malloc_aligned(tl_heap, size, align);
 }
@@ -111,7 +115,15 @@ using namespace tailor::alloc;
 
 extern "C" {
 
-void* tailor_malloc(size_t size) { return malloc_inline(size); }
+void* tailor_malloc(size_t size) {
+#if defined(__SANITIZE_THREAD__)
+  // ThreadSanitizer's function-exit hook forbids the tail call through which
+  // the slow path reads the call site (call-site pools): pass it.
+  return malloc_inline_at(size, __builtin_return_address(0));
+#else
+  return malloc_inline(size);
+#endif
+}
 
 void tailor_free(void* p) { free_inline(p); }
 

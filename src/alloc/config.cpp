@@ -48,6 +48,8 @@ const Spec kSpecs[] = {
      "huge_cache", 64 * kMiB, 0, 1024 * kGiB, false, true},
     {{"TAILOR_HUGE_PAGES", "count", "1: segments and huge blocks ask for transparent huge pages (fewer faults and TLB misses, more resident memory)"},
      "huge_pages", 0, 0, 1, false, false},
+    {{"TAILOR_POOLS", "count", "call-site pools (docs/pools.md): 1 gives each call site that keeps one size pools of its own; 0 off"},
+     "pools", 0, 0, 1, false, false},
 };
 static_assert(sizeof(kSpecs) / sizeof(kSpecs[0]) == static_cast<int>(Param::kCount));
 

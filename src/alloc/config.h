@@ -22,6 +22,7 @@ enum class Param : int {
   kRemoteBatch,   // cross-thread frees gathered before one hand-back
   kHugeCache,     // bytes of freed huge mappings kept for reuse
   kHugePages,     // 1: ask the kernel for transparent huge pages on segments
+  kPools,         // call-site pools (site_pool.h): 0 off, 1 on
   kCount
 };
 

@@ -14,6 +14,7 @@
 
 #include "os.h"
 #include "region.h"
+#include "site_pool.h"
 
 namespace tailor::alloc {
 
@@ -56,7 +57,8 @@ Heap* idle_pop() {
 
 // ------------------------------------------------------------ page queues
 
-void set_direct(Heap* h, std::uint32_t c, Page* pg) {
+inline void set_direct(Heap* h, std::uint32_t c, Page* pg) {
+  if (__builtin_expect(pools_active(), 0)) pg = &g_empty_page;  // every malloc takes the slow path, where pools route it
   std::size_t lo = c == 0 ? 0 : (g_classes.cls[c - 1].size + 8) >> 3;
   std::size_t hi = g_classes.cls[c].size >> 3;
   for (std::size_t w = lo; w <= hi; ++w) h->direct[w] = pg;
@@ -199,7 +201,7 @@ bool is_stash(const Heap* h, const Page* pg) { return pg >= h->stash && pg < h->
 // Keeps another heap's block `b` (of a page of class c) for this heap's next
 // malloc of class c; false if the class does not qualify or its stash is full.
 bool stash_push(Heap* h, std::uint32_t c, Block* b) {
-  if (!stashable(c)) return false;
+  if (!stashable(c) || pools_active()) return false;  // pools: no direct pointer would pop the stash
   Page& s = h->stash[c];
   const std::uint32_t size = g_classes.cls[c].size;
   const std::uint32_t cap = kStashBytes / size < kStashMax ? kStashBytes / size : kStashMax;
@@ -323,6 +325,7 @@ void process_init() noexcept {
     pthread_key_create(&g_thread_key, &thread_done);
     dmm_init();
     g_init_state.store(2, std::memory_order_release);
+    pools_init();  // after: it makes a region pool, which calls process_init
     return;
   }
   while (g_init_state.load(std::memory_order_acquire) != 2) sched_yield();
@@ -336,7 +339,29 @@ Heap* heap_get() noexcept {
 
 Heap* heap_create_detached() noexcept { return heap_new(); }
 
+namespace {
+__attribute__((always_inline)) inline void* malloc_slow(Heap* h, std::size_t size) noexcept;
+
+// With call-site pools on (site_pool.h): the site's pool, else the heap.
+__attribute__((noinline)) void* malloc_routed(Heap* h, std::size_t size, const void* site) noexcept {
+  if (site != nullptr && size <= kPoolMaxRequest)
+    if (void* p = pool_malloc(size, site)) return p;
+  return malloc_slow(h, size);
+}
+}  // namespace
+
 void* heap_malloc_generic(Heap* h, std::size_t size) noexcept {
+  if (__builtin_expect(pools_active(), 0)) return malloc_routed(h, size, __builtin_return_address(0));
+  return malloc_slow(h, size);
+}
+
+void* heap_malloc_site(Heap* h, std::size_t size, const void* site) noexcept {
+  if (__builtin_expect(pools_active(), 0)) return malloc_routed(h, size, site);
+  return malloc_slow(h, size);
+}
+
+namespace {
+__attribute__((always_inline)) inline void* malloc_slow(Heap* h, std::size_t size) noexcept {
   if (h == &g_empty_heap) {
     process_init();
     if (dmm_active()) return dmm_malloc(size, 0);  // threads never get a heap of their own
@@ -363,6 +388,8 @@ void* heap_malloc_generic(Heap* h, std::size_t size) noexcept {
   if (size <= g_config.large_max) return large_alloc(h, size, 0);
   return huge_alloc(size, 0);
 }
+
+}  // namespace
 
 void* heap_malloc_aligned(Heap*, std::size_t size, std::size_t align) noexcept {
   return heap_malloc_aligned_on(heap_get(), size, align);  // aligned_impl has sent DMM requests to the DMM

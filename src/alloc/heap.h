@@ -75,7 +75,11 @@ extern Heap g_empty_heap;
 extern thread_local constinit Heap* tl_heap __attribute__((tls_model("initial-exec")));
 
 // Slow paths.
+// Reached by a tail call from an exported function (malloc_inline), so that
+// its return address is the program's call site (call-site pools, site_pool.h).
 void* heap_malloc_generic(Heap* heap, std::size_t size) noexcept;
+// The same with the call site given (nullptr: no pool serves the request).
+void* heap_malloc_site(Heap* heap, std::size_t size, const void* site) noexcept;
 void* heap_malloc_aligned(Heap* heap, std::size_t size, std::size_t align) noexcept;
 // The same on a given heap, never the thread's (the DMM front end's fallback).
 void* heap_malloc_aligned_on(Heap* heap, std::size_t size, std::size_t align) noexcept;

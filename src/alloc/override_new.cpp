@@ -32,13 +32,31 @@ bool call_new_handler(bool nothrow) {
   return true;
 }
 
-void* new_impl(std::size_t size, bool nothrow) {
-  void* p = malloc_inline(size);
+// operator new's slow path, reached by a tail call from the operator: its
+// return address is the program's call site (call-site pools, site_pool.h),
+// and the operator's fast path needs no stack frame for the retry loop.
+__attribute__((noinline)) void* new_slow(std::size_t size, bool nothrow) {
+  const void* site = __builtin_return_address(0);
+  void* p = heap_malloc_site(tl_heap, size, site);
   while (TAILOR_UNLIKELY(p == nullptr)) {
     if (!call_new_handler(nothrow)) return nullptr;
-    p = malloc_inline(size);
+    p = malloc_inline_at(size, site);
   }
   return p;
+}
+
+inline void* new_impl(std::size_t size, bool nothrow) {
+  Heap* h = tl_heap;
+  if (TAILOR_LIKELY(size <= kDirectMax)) {
+    Page* pg = h->direct[(size + 7) >> 3];
+    Block* b = pg->free;
+    if (TAILOR_LIKELY(b != nullptr)) {
+      pg->free = b->next;
+      pg->used++;
+      return b;
+    }
+  }
+  return new_slow(size, nothrow);
 }
 
 void* new_aligned(std::size_t size, std::size_t align, bool nothrow) {

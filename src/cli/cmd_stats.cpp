@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "strides.h"
 #include "tailor/trace/reader.h"
 #include "trace_stats.h"
 
@@ -17,6 +18,7 @@ struct StatsCmdOptions {
   std::string trace;
   bool json = false;
   bool no_symbols = false;
+  bool strides = false;
   std::size_t top = 10;
 };
 
@@ -92,7 +94,36 @@ void print_text(const trace::Reader& r, const analyze::TraceStats& s) {
                t.bytes, t.releases);
 }
 
+// --strides: per hot call site, the regularity of its allocation strides,
+// recorded and with call-site pools (src/analyze/strides.h).
+int strides(const StatsCmdOptions& o) {
+  trace::Reader r(o.trace);
+  analyze::SiteProfileOptions so;
+  so.top = o.top;
+  std::vector<analyze::SiteProfile> sites = analyze::profile_sites(o.trace, so);
+  if (!o.no_symbols) analyze::symbolize_sites(sites, r.modules());
+  if (o.json) {
+    fmt::print("{}\n", analyze::to_json(sites).dump(2));
+    return 0;
+  }
+  fmt::print("trace     {}\n", r.path());
+  fmt::print("strides between successive allocations of each call site (top {} sites by allocations);\n"
+             "'pooled': as libtailor's pools (TAILOR_POOLS=1) would place the site's blocks\n\n", sites.size());
+  fmt::print("  {:>12} {:>6} {:>7} {:>8} {:>14} {:>8} {:>14}  {}\n", "allocations", "size", "share", "pooled",
+             "recorded", "share", "with pools", "call site");
+  for (const auto& s : sites) {
+    const std::string pooled = s.pooled ? fmt::format("{}", s.slot) : "no";
+    const std::string with_pools =
+        s.pooled && s.pooled_allocations > 1 ? fmt::format("{:>7} {:5.1f}%", s.pool_stride, 100 * s.pool_stride_share)
+                                             : std::string("-");
+    fmt::print("  {:>12} {:>6} {:>6.1f}% {:>8} {:>7} {:5.1f}% {:>14}  {}\n", s.allocations, s.top_size,
+               100 * s.top_size_share, pooled, s.stride, 100 * s.stride_share, with_pools, s.symbol);
+  }
+  return 0;
+}
+
 int stats(const StatsCmdOptions& o) {
+  if (o.strides) return strides(o);
   trace::Reader r(o.trace);
   analyze::StatsOptions so;
   so.top = o.top;
@@ -118,6 +149,9 @@ void add_stats(CLI::App& app, Runner& run) {
   cmd->add_option("trace", o->trace, "Trace file")->required();
   cmd->add_flag("--json", o->json, "Machine-readable output");
   cmd->add_flag("--no-symbols", o->no_symbols, "Do not symbolize call sites");
+  cmd->add_flag("--strides", o->strides,
+                "Per hot call site: the most common address stride between its successive allocations and its "
+                "share, recorded and as call-site pools would place them (docs/pools.md)");
   cmd->add_option("--top", o->top, "Entries in each top list")->capture_default_str();
   cmd->callback([o, &run] { run = [o] { return stats(*o); }; });
 }

@@ -22,6 +22,7 @@ void add_validate(CLI::App& app, Runner& run);
 void add_replay(CLI::App& app, Runner& run);
 void add_report(CLI::App& app, Runner& run);
 void add_tune(CLI::App& app, Runner& run);
+void add_pools(CLI::App& app, Runner& run);
 
 /// The DMM grammar shipped with tailor (share/search/dmm.bnf next to the
 /// binary's tree, or installed); throws if there is none.

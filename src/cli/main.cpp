@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   tailor::cli::add_validate(app, run);
   tailor::cli::add_report(app, run);
   tailor::cli::add_tune(app, run);
+  tailor::cli::add_pools(app, run);
   tailor::cli::add_config(app, run);
 
   try {

@@ -41,7 +41,7 @@ namespace {
 // configurations are set through TAILOR_CONFIG alone.
 const char* const kTunables[] = {"TAILOR_CLASS_SPACING", "TAILOR_SMALL_MAX",   "TAILOR_MIDDLE_MAX", "TAILOR_LARGE_MAX",
                                  "TAILOR_PAGE_SIZE",     "TAILOR_SEGMENT_SIZE", "TAILOR_PURGE_DELAY", "TAILOR_HEAP_CACHE",
-                                 "TAILOR_REMOTE_BATCH",  "TAILOR_HUGE_CACHE",  "TAILOR_HUGE_PAGES", "TAILOR_DMM",        "TAILOR_DMM_SIZES",
+                                 "TAILOR_REMOTE_BATCH",  "TAILOR_HUGE_CACHE",  "TAILOR_HUGE_PAGES", "TAILOR_POOLS",      "TAILOR_POOLS_FILE", "TAILOR_DMM",        "TAILOR_DMM_SIZES",
                                  "TAILOR_CONFIG"};
 
 double median(std::vector<double> v) {
