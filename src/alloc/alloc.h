@@ -10,6 +10,7 @@
 
 #include "dmm_front.h"
 #include "heap.h"
+#include "misuse.h"
 
 #define TAILOR_LIKELY(x) __builtin_expect(!!(x), 1)
 #define TAILOR_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -24,6 +25,7 @@ inline void* malloc_inline(std::size_t size) noexcept {
     if (TAILOR_LIKELY(b != nullptr)) {
       pg->free = b->next;
       pg->used++;
+      block_key(b) = 0;  // not freed (misuse.h)
       return b;
     }
   }
@@ -37,10 +39,19 @@ inline void free_inline(void* p) noexcept {
     return;
   }
   Segment* seg = segment_of(p);
+  if (TAILOR_UNLIKELY(!segment_known(seg))) {  // never handed out (misuse.h)
+    misuse_unknown("free", p);
+    return;
+  }
   Heap* h = tl_heap;
   if (TAILOR_LIKELY(seg->heap.load(std::memory_order_relaxed) == h)) {
     Page* pg = page_of(seg, p);
     auto* b = static_cast<Block*>(p);
+    if (TAILOR_UNLIKELY(!block_start_ok(pg, p) || block_key(b) == g_free_key)) {  // interior, or freed
+      misuse_in_segment("free", seg, p);
+      return;
+    }
+    block_key(b) = g_free_key;
     b->next = pg->local_free;
     pg->local_free = b;
     if (TAILOR_LIKELY(--pg->used != 0 && !pg->in_full)) return;
@@ -48,6 +59,29 @@ inline void free_inline(void* p) noexcept {
     return;
   }
   free_remote(seg, p);
+}
+
+// Sized frees (free_sized, free_aligned_sized, sized operator delete): the
+// size must be the one asked for (misuse.h's size_check). Strict (operator
+// delete): a block of a size class must be of the class of `size`, checked
+// inline; otherwise the block must be large enough and not much larger.
+inline void free_sized_inline(void* p, std::size_t size, std::size_t align, bool strict, const char* fn) noexcept {
+  if (TAILOR_UNLIKELY(p == nullptr)) return;
+  if (TAILOR_UNLIKELY(dmm_owns(p))) {
+    dmm_free(p);
+    return;
+  }
+  Segment* seg = segment_of(p);
+  if (TAILOR_LIKELY(strict && align <= 16 && size <= kDirectMax && segment_known(seg) &&
+                    seg->kind == SegmentKind::kNormal)) {
+    const Page* pg = page_of(seg, p);
+    if (TAILOR_LIKELY(pg->kind == PageKind::kClass && class_of(size) == pg->size_class)) {
+      free_inline(p);
+      return;
+    }
+  }
+  if (TAILOR_UNLIKELY(!size_check(fn, p, size, align, strict))) return;
+  free_inline(p);
 }
 
 // Size of the block p points into, from p to its end.

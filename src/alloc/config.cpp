@@ -46,7 +46,23 @@ const Spec kSpecs[] = {
      "remote_batch", 16, 1, 1024, false, false},
     {{"TAILOR_HUGE_CACHE", "bytes", "freed blocks above LARGE_MAX kept mapped for reuse, at most, for PURGE_DELAY; 0: none"},
      "huge_cache", 64 * kMiB, 0, 1024 * kGiB, false, true},
+    {{"TAILOR_ON_ERROR", "mode", "heap misuse (double or invalid free, wrong size): abort, warn (one line, call skipped) or ignore (call skipped); 0/1/2"},
+     "on_error", 0, 0, 2, false, false},
 };
+
+// Parameters whose values are words (their index is the value).
+const char* const kOnErrorWords[] = {"abort", "warn", "ignore", nullptr};
+const char* const* words_of(Param p) { return p == Param::kOnError ? kOnErrorWords : nullptr; }
+
+bool parse_word(const char* const* words, const char* text, std::int64_t& v) {
+  if (words == nullptr) return false;
+  for (int i = 0; words[i] != nullptr; ++i)
+    if (std::strcmp(words[i], text) == 0) {
+      v = i;
+      return true;
+    }
+  return false;
+}
 static_assert(sizeof(kSpecs) / sizeof(kSpecs[0]) == static_cast<int>(Param::kCount));
 
 char g_file_buf[16384];
@@ -169,8 +185,12 @@ void config_parse(Config& c, EnvLookup env_lookup, const char* file_text) noexce
     }
     if (text == nullptr) continue;
     std::int64_t v = 0;
-    if (!parse_number(text, s.sized, v)) {
-      reject(static_cast<Param>(i), text, s.sized ? "not a size (digits, optional K/M/G)" : "not an integer", s.def);
+    if (!parse_word(words_of(static_cast<Param>(i)), text, v) && !parse_number(text, s.sized, v)) {
+      reject(static_cast<Param>(i), text,
+             words_of(static_cast<Param>(i)) ? "not abort, warn or ignore"
+             : s.sized                        ? "not a size (digits, optional K/M/G)"
+                                              : "not an integer",
+             s.def);
     } else if (v < s.min || v > s.max) {
       reject(static_cast<Param>(i), text, "out of range", s.def);
     } else if (s.pow2 && !is_pow2(v)) {

@@ -21,6 +21,7 @@ enum class Param : int {
   kHeapCache,     // bytes of resident free spans a thread keeps at most
   kRemoteBatch,   // cross-thread frees gathered before one hand-back
   kHugeCache,     // bytes of freed huge mappings kept for reuse
+  kOnError,       // heap misuse found: 0 abort, 1 warn (skip the call), 2 ignore (misuse.h)
   kCount
 };
 

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <new>
 
+#include "misuse.h"
 #include "os.h"
 #include "region.h"
 
@@ -102,6 +103,7 @@ Page* page_new(Heap* h, std::uint32_t c) {
   pg->size_class = static_cast<std::uint16_t>(c);
   pg->block_size = sc.size;
   pg->reserved = sc.blocks;
+  pg->block_magic = block_magic(sc.size);
   extend(pg);
   list_push_front(h->queues[c], pg);
   update_direct(h, c);
@@ -149,14 +151,18 @@ void* malloc_from_class(Heap* h, std::uint32_t c) {
   Block* b = pg->free;
   pg->free = b->next;
   pg->used++;
+  block_key(b) = 0;
   return b;
 }
 
 void* large_alloc(Heap* h, std::size_t size, std::size_t align) {
   const std::size_t slice = g_config.slice_size;
-  std::size_t extra = align > slice ? align - slice : 0;
-  auto n = static_cast<std::uint32_t>((size + extra + slice - 1) >> g_config.slice_shift);
-  Page* pg = span_alloc(h->pool, n);
+  auto n = static_cast<std::uint32_t>((size + slice - 1) >> g_config.slice_shift);
+  if (n == 0) n = 1;  // aligned_alloc(align, 0)
+  // An aligned block starts its span (the slack goes back to the bins), so
+  // that every large block is its page's start (misuse.h checks it).
+  Page* pg = align > slice ? span_alloc_aligned(h->pool, n, static_cast<std::uint32_t>(align >> g_config.slice_shift))
+                           : span_alloc(h->pool, n);
   if (pg == nullptr) {
     errno = ENOMEM;
     return nullptr;
@@ -164,10 +170,10 @@ void* large_alloc(Heap* h, std::size_t size, std::size_t align) {
   pg->kind = PageKind::kLarge;
   pg->size_class = 0xffff;
   pg->block_size = static_cast<std::size_t>(n) << g_config.slice_shift;
+  pg->block_magic = block_magic(pg->block_size);
   pg->reserved = pg->capacity = pg->used = 1;
-  auto p = reinterpret_cast<std::uintptr_t>(pg->start);
-  if (align > slice) p = (p + align - 1) & ~(std::uintptr_t{align} - 1);
-  return reinterpret_cast<void*>(p);
+  if (!pg->is_zero) block_key(pg->start) = 0;
+  return pg->start;
 }
 
 // ------------------------------------------------------- cross-thread frees
@@ -319,6 +325,7 @@ void process_init() noexcept {
   int expected = 0;
   if (g_init_state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
     config_init();
+    misuse_init();
     size_classes_init();
     pthread_key_create(&g_thread_key, &thread_done);
     dmm_init();
@@ -356,6 +363,7 @@ void* heap_malloc_generic(Heap* h, std::size_t size) noexcept {
       Block* b = st.free;
       st.free = b->next;
       st.used++;
+      block_key(b) = 0;
       return b;
     }
     return malloc_from_class(h, c);
@@ -422,14 +430,16 @@ void page_free_slow(Heap* h, Page* pg) noexcept {
 }
 
 void free_remote(Segment* seg, void* p) noexcept {
-  if (seg->kind == SegmentKind::kHuge) {
-    huge_free(seg);
-    return;
-  }
   if (seg->kind == SegmentKind::kRegion) {  // a block of an allocator layered on libtailor (region.h)
     region_free(seg, p);
     return;
   }
+  if (!pointer_check("free", p)) return;  // interior, freed (misuse.h)
+  if (seg->kind == SegmentKind::kHuge) {
+    huge_free(seg);
+    return;
+  }
+  block_key(p) = g_free_key;
   Heap* owner = seg->heap.load(std::memory_order_relaxed);
   auto* b = static_cast<Block*>(p);
   Heap* me = tl_heap;
