@@ -61,26 +61,52 @@ inline void free_inline(void* p) noexcept {
   free_remote(seg, p);
 }
 
-// Sized frees (free_sized, free_aligned_sized, sized operator delete): the
-// size must be the one asked for (misuse.h's size_check). Strict (operator
-// delete): a block of a size class must be of the class of `size`, checked
-// inline; otherwise the block must be large enough and not much larger.
-inline void free_sized_inline(void* p, std::size_t size, std::size_t align, bool strict, const char* fn) noexcept {
+// Sized frees. operator delete(p, size) (strict): the block's class must be
+// the class of `size` (min_request < size <= block_size, in the descriptor
+// the free reads anyway), checked in the same pass as free's own checks.
+// free_sized, free_aligned_sized and aligned sized delete: misuse.h's
+// size_check (loose: what realloc and alignment may leave), then free.
+inline void delete_sized_inline(void* p, std::size_t size, const char* fn) noexcept {
   if (TAILOR_UNLIKELY(p == nullptr)) return;
   if (TAILOR_UNLIKELY(dmm_owns(p))) {
     dmm_free(p);
     return;
   }
   Segment* seg = segment_of(p);
-  if (TAILOR_LIKELY(strict && align <= 16 && size <= kDirectMax && segment_known(seg) &&
-                    seg->kind == SegmentKind::kNormal)) {
-    const Page* pg = page_of(seg, p);
-    if (TAILOR_LIKELY(pg->kind == PageKind::kClass && class_of(size) == pg->size_class)) {
-      free_inline(p);
+  if (TAILOR_UNLIKELY(!segment_known(seg))) {
+    misuse_unknown(fn, p);
+    return;
+  }
+  Heap* h = tl_heap;
+  if (TAILOR_LIKELY(seg->heap.load(std::memory_order_relaxed) == h)) {
+    Page* pg = page_of(seg, p);
+    auto* b = static_cast<Block*>(p);
+    if (TAILOR_UNLIKELY(!block_start_ok(pg, p) || block_key(b) == g_free_key)) {
+      misuse_in_segment(fn, seg, p);
       return;
     }
+    if (TAILOR_UNLIKELY(size > pg->block_size || size - 1 < pg->min_request)) {  // size 0: any class
+      misuse_wrong_size(fn, p, size, pg->block_size);
+      return;
+    }
+    block_key(b) = g_free_key;
+    b->next = pg->local_free;
+    pg->local_free = b;
+    if (TAILOR_LIKELY(--pg->used != 0 && !pg->in_full)) return;
+    page_free_slow(h, pg);
+    return;
   }
-  if (TAILOR_UNLIKELY(!size_check(fn, p, size, align, strict))) return;
+  if (TAILOR_UNLIKELY(!size_check(fn, p, size, 0, true))) return;
+  free_remote(seg, p);
+}
+
+inline void free_sized_inline(void* p, std::size_t size, std::size_t align, const char* fn) noexcept {
+  if (TAILOR_UNLIKELY(p == nullptr)) return;
+  if (TAILOR_UNLIKELY(dmm_owns(p))) {
+    dmm_free(p);
+    return;
+  }
+  if (TAILOR_UNLIKELY(!size_check(fn, p, size, align, false))) return;
   free_inline(p);
 }
 

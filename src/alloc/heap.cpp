@@ -104,6 +104,7 @@ Page* page_new(Heap* h, std::uint32_t c) {
   pg->block_size = sc.size;
   pg->reserved = sc.blocks;
   pg->block_magic = block_magic(sc.size);
+  pg->min_request = c == 0 ? 0 : g_classes.cls[c - 1].size;
   extend(pg);
   list_push_front(h->queues[c], pg);
   update_direct(h, c);
@@ -171,6 +172,7 @@ void* large_alloc(Heap* h, std::size_t size, std::size_t align) {
   pg->size_class = 0xffff;
   pg->block_size = static_cast<std::size_t>(n) << g_config.slice_shift;
   pg->block_magic = block_magic(pg->block_size);
+  pg->min_request = pg->block_size - slice;
   pg->reserved = pg->capacity = pg->used = 1;
   if (!pg->is_zero) block_key(pg->start) = 0;
   return pg->start;

@@ -87,8 +87,12 @@ Verdict classify(Segment* seg, void* p, std::size_t& size, std::uintptr_t& base)
   const auto off = reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(seg);
   if (off < (std::uintptr_t{seg->header_slices} << g_config.slice_shift)) return Verdict::kNotBlock;
   Page* pg = page_of(seg, p);
-  if ((pg->kind != PageKind::kClass && pg->kind != PageKind::kLarge) || pg->block_magic == 0 || pg->block_size == 0)
-    return Verdict::kNotBlock;  // a free span (the block's page was freed) or a stale descriptor
+  if ((pg->kind != PageKind::kClass && pg->kind != PageKind::kLarge) || pg->block_magic == 0 || pg->block_size == 0) {
+    // A free span (the block's page was freed since) or a stale descriptor:
+    // a block freed here still carries the mark, unless purged since.
+    if ((reinterpret_cast<std::uintptr_t>(p) & 15) == 0 && block_key(p) == g_free_key) return Verdict::kFreed;
+    return Verdict::kNotBlock;
+  }
   size = pg->block_size;
   const auto rel = reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(pg->start);
   base = reinterpret_cast<std::uintptr_t>(pg->start) + rel / size * size;
@@ -104,9 +108,13 @@ void report(const char* fn, Verdict v, void* p, std::size_t size, std::uintptr_t
       return;
     case Verdict::kFreed:  // free twice, or realloc / usable size of a freed block
       start(l, fn, fn[0] == 'f' || fn[0] == 'o' ? "double free of" : "block already freed:", p);
-      l.add(" (block of ");
-      l.dec(size);
-      l.add(" bytes, already free)");
+      if (size != 0) {
+        l.add(" (block of ");
+        l.dec(size);
+        l.add(" bytes, already free)");
+      } else {
+        l.add(" (already free, its page too)");
+      }
       break;
     case Verdict::kNotStart:
       start(l, fn, "invalid pointer", p);
@@ -138,10 +146,13 @@ void misuse_init() noexcept {
   if (getrandom(&key, sizeof key, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof key)) key = 0;
   key ^= os::now_ms() * 0x9e3779b97f4a7c15u ^ reinterpret_cast<std::uintptr_t>(&key);
   g_free_key = key | 1;  // odd: never a pointer, never zero
+  os::fault_init();       // TAILOR_FAULT_INJECT, in test builds only (os.h)
 }
 
-void segment_register(const void* seg) noexcept { g_segmap[segmap_index(seg)] = 1; }
-void segment_unregister(const void* seg) noexcept { g_segmap[segmap_index(seg)] = 0; }
+void segment_register(const void* seg) noexcept { __atomic_store_n(&g_segmap[segmap_index(seg)], 1, __ATOMIC_RELAXED); }
+void segment_unregister(const void* seg) noexcept {
+  __atomic_store_n(&g_segmap[segmap_index(seg)], 0, __ATOMIC_RELAXED);
+}
 
 void misuse_unknown(const char* fn, const void* p) noexcept {
   Line l;
@@ -223,3 +234,15 @@ bool size_check(const char* fn, void* p, std::size_t size, std::size_t align, bo
 // malloc (a program freeing a pointer that was never allocated): set the
 // process up when libtailor is loaded, not only at its first malloc.
 __attribute__((constructor(101))) static void misuse_at_load() { tailor::alloc::process_init(); }
+
+#ifdef TAILOR_FAULT_INJECTION
+// The switch of libtailor-fault.so (test builds), for programs that test
+// themselves under failing mmap, madvise and mremap (os.h: fault_set).
+extern "C" __attribute__((visibility("default"))) void tailor_fault_inject(long after, long count, unsigned ops) {
+  tailor::alloc::process_init();
+  tailor::alloc::os::fault_set(after, count, ops);
+}
+extern "C" __attribute__((visibility("default"))) unsigned long tailor_faults_injected() {
+  return tailor::alloc::os::faults_injected();
+}
+#endif

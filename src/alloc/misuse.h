@@ -38,7 +38,10 @@ enum class OnError : int { kAbort = 0, kWarn = 1, kIgnore = 2 };
 
 inline bool segment_known(const Segment* seg) noexcept {
   const auto a = reinterpret_cast<std::uintptr_t>(seg);
-  return g_segmap[(a << (64 - kAddressBits)) >> (64 - kAddressBits + kSegmapShift)] != 0;
+  // Relaxed atomic: a plain load on x86-64; registered before any pointer into
+  // the segment is handed out, so the program's own hand-over orders it.
+  return __atomic_load_n(&g_segmap[(a << (64 - kAddressBits)) >> (64 - kAddressBits + kSegmapShift)],
+                         __ATOMIC_RELAXED) != 0;
 }
 
 using alias_word = std::uintptr_t __attribute__((may_alias));

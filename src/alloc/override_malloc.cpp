@@ -81,10 +81,10 @@ TAILOR_EXPORT void* pvalloc(std::size_t size) noexcept {
 
 TAILOR_EXPORT std::size_t malloc_usable_size(void* p) noexcept { return p == nullptr ? 0 : usable_size(p); }
 
-TAILOR_EXPORT void free_sized(void* p, std::size_t size) noexcept { free_sized_inline(p, size, 0, false, "free_sized"); }
+TAILOR_EXPORT void free_sized(void* p, std::size_t size) noexcept { free_sized_inline(p, size, 0, "free_sized"); }
 
 TAILOR_EXPORT void free_aligned_sized(void* p, std::size_t align, std::size_t size) noexcept {
-  free_sized_inline(p, size, align, false, "free_aligned_sized");
+  free_sized_inline(p, size, align, "free_aligned_sized");
 }
 
 // glibc's internal names, which some programs and libraries call directly.

@@ -116,7 +116,9 @@ void segment_release(SegmentPool& pool, Segment* seg) {
 }
 
 void purge_span(SegmentPool& pool, Page* span) {
-  os::purge(span->start, slice_bytes(span->slice_count));
+  // Refused (the pages keep their contents): still counted resident, and
+  // not known to read as zero.
+  if (!os::purge(span->start, slice_bytes(span->slice_count))) return;
   const std::size_t bytes = slice_bytes(span->dirty_slices);
   span->dirty_slices = 0;
   span->is_zero = 1;

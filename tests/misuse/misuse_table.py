@@ -101,6 +101,17 @@ def main():
     glibc = {r[0] for r in rows if r[1] == "caught"}
     tailor = {r[0] for r in rows if r[2] == "caught"}
     if args.check:
+        # TAILOR_ON_ERROR: warn reports and skips the call (the program goes
+        # on), ignore skips it silently.
+        for mode, want_lines in (("warn", 1), ("ignore", 0)):
+            for case in ("double_free", "invalid_free_interior", "sized_delete_wrong"):
+                env = dict(base, LD_PRELOAD=args.lib, TAILOR_ON_ERROR=mode)
+                p = subprocess.run([os.path.join(args.bindir, "misuse_" + case)], env=env,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=60)
+                err = p.stderr.decode(errors="replace")
+                lines = [l for l in err.splitlines() if l.startswith("tailor:")]
+                if p.returncode != 0 or len(lines) != want_lines or "misuse not detected" not in err:
+                    problems.append(f"TAILOR_ON_ERROR={mode} {case}: exit {p.returncode}, stderr {err!r}")
         if glibc - tailor - NEEDS_CANARY:
             problems.append("glibc catches what default libtailor misses: " + ", ".join(sorted(glibc - tailor - NEEDS_CANARY)))
         for p in problems:
