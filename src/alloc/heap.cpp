@@ -27,7 +27,7 @@ namespace {
 std::atomic<int> g_init_state{0};  // 0: not started, 1: running, 2: done
 pthread_key_t g_thread_key;
 std::atomic<std::uint64_t> g_idle{0};  // Treiber stack of idle heaps: (tag << 48) | pointer
-std::atomic<std::uint64_t> g_created{0}, g_adopted{0}, g_idle_count{0};
+std::atomic<std::uint64_t> g_created{0}, g_adopted{0}, g_idle_count{0}, g_idle_sweeps{0};
 
 constexpr std::uint64_t kPtrMask = (std::uint64_t{1} << 48) - 1;
 
@@ -95,7 +95,10 @@ void extend(Page* pg) {
   pg->capacity += n;
 }
 
+void idle_sweep_maybe();
+
 Page* page_new(Heap* h, std::uint32_t c) {
+  idle_sweep_maybe();
   const SizeClass& sc = g_classes.cls[c];
   Page* pg = span_alloc(h->pool, sc.slices);
   if (pg == nullptr) return nullptr;
@@ -285,6 +288,13 @@ void free_empty_pages(Heap* h) {
 // not fault the same pages in again for every thread.
 constexpr std::size_t kAbandonedResident = 8u << 20;
 
+// An idle heap's upkeep (idle_sweep_maybe): what its thread would do on its
+// slow paths, with purging by the usual delay.
+void heap_tidy(Heap* h) {
+  free_empty_pages(h);
+  pool_purge(h->pool, false);
+}
+
 void thread_done(void* value) {
   auto* h = static_cast<Heap*>(value);
   if (h == nullptr || h == &g_empty_heap) return;
@@ -294,6 +304,35 @@ void thread_done(void* value) {
   pool_purge(h->pool, h->pool.dirty_bytes > kAbandonedResident);
   if (tl_heap == h) tl_heap = &g_empty_heap;
   idle_push(h);
+}
+
+// Heaps of exited threads (idle, waiting for a new thread to adopt them)
+// still receive their blocks back from live threads, and keep free spans.
+// So that a program whose threads are gone for good does not keep that
+// memory, a live thread on its slow path (a new page, an emptied page)
+// takes, at most every kIdleSweepMs, up to kIdleSweepHeaps idle heaps off the
+// stack, does what their owner would have done (drains their remote frees,
+// frees their empty pages, purges the free spans whose delay has passed,
+// unmaps empty segments) and puts them back. Off the stack, a heap belongs
+// to nobody else, so this is the owner's single-threaded work.
+constexpr std::uint64_t kIdleSweepMs = 50;
+constexpr int kIdleSweepHeaps = 16;
+std::atomic<std::uint64_t> g_next_idle_sweep{0};
+
+void heap_tidy(Heap* h);
+
+void idle_sweep_maybe() {
+  if (g_idle.load(std::memory_order_relaxed) == 0) return;
+  const std::uint64_t now = os::now_ms();
+  std::uint64_t next = g_next_idle_sweep.load(std::memory_order_relaxed);
+  if (now < next || !g_next_idle_sweep.compare_exchange_strong(next, now + kIdleSweepMs, std::memory_order_relaxed))
+    return;
+  Heap* taken[kIdleSweepHeaps];
+  int n = 0;
+  while (n < kIdleSweepHeaps && (taken[n] = idle_pop()) != nullptr) ++n;
+  for (int i = 0; i < n; ++i) heap_tidy(taken[i]);
+  while (n > 0) idle_push(taken[--n]);
+  g_idle_sweeps.fetch_add(1, std::memory_order_relaxed);
 }
 
 Heap* heap_new() {
@@ -428,6 +467,7 @@ void page_free_slow(Heap* h, Page* pg) noexcept {
     list_remove(q, pg);
     if (was_first) update_direct(h, c);
     span_free(h->pool, pg);
+    idle_sweep_maybe();
   }
 }
 
