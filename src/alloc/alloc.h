@@ -32,7 +32,7 @@ inline void* malloc_inline(std::size_t size) noexcept {
   return heap_malloc_generic(h, size);
 }
 
-inline void free_inline(void* p) noexcept {
+[[gnu::always_inline]] inline void free_inline(void* p) noexcept {
   if (TAILOR_UNLIKELY(p == nullptr)) return;
   if (TAILOR_UNLIKELY(dmm_owns(p))) {  // a block of the DMM serving malloc (dmm_front.h)
     dmm_free(p);
@@ -66,7 +66,7 @@ inline void free_inline(void* p) noexcept {
 // the free reads anyway), checked in the same pass as free's own checks.
 // free_sized, free_aligned_sized and aligned sized delete: misuse.h's
 // size_check (loose: what realloc and alignment may leave), then free.
-inline void delete_sized_inline(void* p, std::size_t size, const char* fn) noexcept {
+[[gnu::always_inline]] inline void delete_sized_inline(void* p, std::size_t size, const char* fn) noexcept {
   if (TAILOR_UNLIKELY(p == nullptr)) return;
   if (TAILOR_UNLIKELY(dmm_owns(p))) {
     dmm_free(p);
@@ -96,8 +96,7 @@ inline void delete_sized_inline(void* p, std::size_t size, const char* fn) noexc
     page_free_slow(h, pg);
     return;
   }
-  if (TAILOR_UNLIKELY(!size_check(fn, p, size, 0, true))) return;
-  free_remote(seg, p);
+  delete_sized_remote(seg, p, size, fn);  // a tail call: nothing to save on the owner's path
 }
 
 inline void free_sized_inline(void* p, std::size_t size, std::size_t align, const char* fn) noexcept {

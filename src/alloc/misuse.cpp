@@ -24,7 +24,7 @@ constexpr std::size_t kSegmapBytes = std::size_t{1} << (kAddressBits - kSegmapSh
 
 std::size_t segmap_index(const void* seg) {
   const auto a = reinterpret_cast<std::uintptr_t>(seg);
-  return (a << (64 - kAddressBits)) >> (64 - kAddressBits + kSegmapShift);
+  return a >> kSegmapShift;  // as segment_known (misuse.h)
 }
 
 OnError on_error() { return static_cast<OnError>(g_config.value[static_cast<int>(Param::kOnError)]); }
@@ -226,6 +226,10 @@ bool size_check(const char* fn, void* p, std::size_t size, std::size_t align, bo
   if (ok) return true;
   misuse_wrong_size(fn, p, size, block);
   return false;
+}
+
+void delete_sized_remote(Segment* seg, void* p, std::size_t size, const char* fn) noexcept {
+  if (size_check(fn, p, size, 0, true)) free_remote(seg, p);
 }
 
 }  // namespace tailor::alloc

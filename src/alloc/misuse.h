@@ -31,17 +31,17 @@ namespace tailor::alloc {
 constexpr unsigned kSegmapShift = 20;    // segments are at least 1 MiB, aligned to their size
 constexpr unsigned kAddressBits = 47;    // user space on x86-64 (as the idle stack's tag assumes)
 
-extern std::uint8_t* g_segmap;           // 1 where a segment header starts (index: address >> 20)
-extern std::uintptr_t g_free_key;        // the mark of a freed block (second word)
+// Hidden: loaded RIP-relative by the fast paths, not through the GOT.
+extern std::uint8_t* g_segmap __attribute__((visibility("hidden")));         // 1 where a segment header starts (address >> 20)
+extern std::uintptr_t g_free_key __attribute__((visibility("hidden")));      // the mark of a freed block (second word)
 
 enum class OnError : int { kAbort = 0, kWarn = 1, kIgnore = 2 };
 
 inline bool segment_known(const Segment* seg) noexcept {
-  const auto a = reinterpret_cast<std::uintptr_t>(seg);
   // Relaxed atomic: a plain load on x86-64; registered before any pointer into
-  // the segment is handed out, so the program's own hand-over orders it.
-  return __atomic_load_n(&g_segmap[(a << (64 - kAddressBits)) >> (64 - kAddressBits + kSegmapShift)],
-                         __ATOMIC_RELAXED) != 0;
+  // the segment is handed out, so the program's own hand-over orders it. An
+  // address above 2^47 (not user space) indexes past the map: not checked.
+  return __atomic_load_n(&g_segmap[reinterpret_cast<std::uintptr_t>(seg) >> kSegmapShift], __ATOMIC_RELAXED) != 0;
 }
 
 using alias_word = std::uintptr_t __attribute__((may_alias));
@@ -81,5 +81,9 @@ bool pointer_check(const char* fn, void* p) noexcept;
 // loose: within what realloc and aligned requests may leave). True if the
 // free may proceed.
 bool size_check(const char* fn, void* p, std::size_t size, std::size_t align, bool strict) noexcept;
+
+// Sized delete of a block the thread does not own (or huge, or a region's):
+// size_check (strict), then free_remote.
+void delete_sized_remote(Segment* seg, void* p, std::size_t size, const char* fn) noexcept;
 
 }  // namespace tailor::alloc
