@@ -10,15 +10,16 @@ set -eu
 tailor=$1 prog=$2
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-"$prog" --seed 1 --size 20 >"$dir/expected"
+"$prog" --seed 1 --size 6 >"$dir/expected"
 expected=$dir/expected
 for limit_kib in 16 64 256; do
   rm -f "$dir/t.trace"
-  # The limit covers the traced program only; its output goes through a pipe
+  # The limit (ulimit -f counts 512-byte blocks in sh) covers the traced
+  # program only; its output goes through a pipe
   # (pipes have no size limit), its stderr to a file written by the shell
   # outside the limit.
   status=0
-  ( ulimit -f "$limit_kib"; trap '' XFSZ; exec "$tailor" record -o "$dir/t.trace" -- "$prog" --seed 1 --size 20 ) \
+  ( ulimit -f $((limit_kib * 2)); trap '' XFSZ; exec "$tailor" record -o "$dir/t.trace" -- "$prog" --seed 1 --size 6 ) \
     2>"$dir/err" | cat >"$dir/out" || status=$?
   [ "$status" -eq 0 ] || { echo "limit ${limit_kib}K: exit status $status"; cat "$dir/err"; exit 1; }
   cmp -s "$dir/out" "$expected" || { echo "limit ${limit_kib}K: the program's output changed"; exit 1; }
