@@ -525,6 +525,23 @@ void heap_collect(Heap* h) noexcept {
   pool_purge(h->pool, true);
 }
 
+void idle_heaps_collect() noexcept {
+  // Off the stack a heap belongs to the caller alone (as in idle_sweep_maybe);
+  // all are taken first, chained through their idle link, so none is
+  // collected twice, then given back.
+  Heap* taken = nullptr;
+  while (Heap* h = idle_pop()) {
+    h->next_idle.store(taken, std::memory_order_relaxed);
+    taken = h;
+  }
+  while (taken != nullptr) {
+    Heap* next = taken->next_idle.load(std::memory_order_relaxed);
+    heap_collect(taken);
+    idle_push(taken);
+    taken = next;
+  }
+}
+
 std::uint64_t heaps_created() noexcept { return g_created.load(std::memory_order_relaxed); }
 std::uint64_t heaps_adopted() noexcept { return g_adopted.load(std::memory_order_relaxed); }
 std::uint64_t heaps_idle() noexcept { return g_idle_count.load(std::memory_order_relaxed); }
