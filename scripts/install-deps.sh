@@ -17,6 +17,9 @@ packages=(
   libjs-chart.js chromium
   # programs the tests record (real programs under the recorder)
   python3 git
+  # fuzzing the parsers (fuzz/, tests/fuzz): clang and libFuzzer's runtime
+  # (libclang_rt.fuzzer, in libclang-rt-14-dev on Debian 12)
+  clang libclang-rt-14-dev
   # peers measured in benchmarks, and the tools that measure them
   heaptrack libmimalloc-dev libjemalloc-dev libgoogle-perftools-dev libbenchmark-dev valgrind
 )

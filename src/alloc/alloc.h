@@ -10,6 +10,7 @@
 
 #include "dmm_front.h"
 #include "heap.h"
+#include "misuse.h"
 
 #define TAILOR_LIKELY(x) __builtin_expect(!!(x), 1)
 #define TAILOR_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -24,6 +25,7 @@ inline void* malloc_inline(std::size_t size) noexcept {
     if (TAILOR_LIKELY(b != nullptr)) {
       pg->free = b->next;
       pg->used++;
+      block_key(b) = 0;  // not freed (misuse.h)
       return b;
     }
   }
@@ -43,23 +45,33 @@ inline void* malloc_inline_at(std::size_t size, const void* site) noexcept {
     if (TAILOR_LIKELY(b != nullptr)) {
       pg->free = b->next;
       pg->used++;
+      block_key(b) = 0;  // not freed (misuse.h)
       return b;
     }
   }
   return heap_malloc_site(h, size, site);
 }
 
-inline void free_inline(void* p) noexcept {
+[[gnu::always_inline]] inline void free_inline(void* p) noexcept {
   if (TAILOR_UNLIKELY(p == nullptr)) return;
   if (TAILOR_UNLIKELY(dmm_owns(p))) {  // a block of the DMM serving malloc (dmm_front.h)
     dmm_free(p);
     return;
   }
   Segment* seg = segment_of(p);
+  if (TAILOR_UNLIKELY(!segment_known(seg))) {  // never handed out (misuse.h)
+    misuse_unknown("free", p);
+    return;
+  }
   Heap* h = tl_heap;
   if (TAILOR_LIKELY(seg->heap.load(std::memory_order_relaxed) == h)) {
     Page* pg = page_of(seg, p);
     auto* b = static_cast<Block*>(p);
+    if (TAILOR_UNLIKELY(!block_start_ok(pg, p) || block_key(b) == g_free_key)) {  // interior, or freed
+      misuse_in_segment("free", seg, p);
+      return;
+    }
+    block_key(b) = g_free_key;
     b->next = pg->local_free;
     pg->local_free = b;
     if (TAILOR_LIKELY(--pg->used != 0 && !pg->in_full)) return;
@@ -67,6 +79,54 @@ inline void free_inline(void* p) noexcept {
     return;
   }
   free_remote(seg, p);
+}
+
+// Sized frees. operator delete(p, size) (strict): the block's class must be
+// the class of `size` (min_request < size <= block_size, in the descriptor
+// the free reads anyway), checked in the same pass as free's own checks.
+// free_sized, free_aligned_sized and aligned sized delete: misuse.h's
+// size_check (loose: what realloc and alignment may leave), then free.
+[[gnu::always_inline]] inline void delete_sized_inline(void* p, std::size_t size, const char* fn) noexcept {
+  if (TAILOR_UNLIKELY(p == nullptr)) return;
+  if (TAILOR_UNLIKELY(dmm_owns(p))) {
+    dmm_free(p);
+    return;
+  }
+  Segment* seg = segment_of(p);
+  if (TAILOR_UNLIKELY(!segment_known(seg))) {
+    misuse_unknown(fn, p);
+    return;
+  }
+  Heap* h = tl_heap;
+  if (TAILOR_LIKELY(seg->heap.load(std::memory_order_relaxed) == h)) {
+    Page* pg = page_of(seg, p);
+    auto* b = static_cast<Block*>(p);
+    if (TAILOR_UNLIKELY(!block_start_ok(pg, p) || block_key(b) == g_free_key)) {
+      misuse_in_segment(fn, seg, p);
+      return;
+    }
+    if (TAILOR_UNLIKELY(size > pg->block_size || size - 1 < pg->min_request)) {  // size 0: any class
+      misuse_wrong_size(fn, p, size, pg->block_size);
+      return;
+    }
+    block_key(b) = g_free_key;
+    b->next = pg->local_free;
+    pg->local_free = b;
+    if (TAILOR_LIKELY(--pg->used != 0 && !pg->in_full)) return;
+    page_free_slow(h, pg);
+    return;
+  }
+  delete_sized_remote(seg, p, size, fn);  // a tail call: nothing to save on the owner's path
+}
+
+inline void free_sized_inline(void* p, std::size_t size, std::size_t align, const char* fn) noexcept {
+  if (TAILOR_UNLIKELY(p == nullptr)) return;
+  if (TAILOR_UNLIKELY(dmm_owns(p))) {
+    dmm_free(p);
+    return;
+  }
+  if (TAILOR_UNLIKELY(!size_check(fn, p, size, align, false))) return;
+  free_inline(p);
 }
 
 // Size of the block p points into, from p to its end.

@@ -17,6 +17,10 @@ namespace tailor::alloc {
 std::size_t usable_size(const void* p) noexcept {
   if (TAILOR_UNLIKELY(dmm_owns(p))) return dmm_usable(p);
   Segment* seg = segment_of(p);
+  if (TAILOR_UNLIKELY(!segment_known(seg))) {
+    misuse_unknown("malloc_usable_size", p);
+    return 0;
+  }
   if (seg->kind == SegmentKind::kHuge) return huge_usable(seg, p);
   if (seg->kind == SegmentKind::kRegion) return region_usable(seg, p);
   Page* pg = page_of(seg, p);
@@ -51,6 +55,10 @@ void* realloc_impl(void* p, std::size_t size) noexcept {
   if (p == nullptr) return malloc_inline_at(size, nullptr);  // realloc is not pooled (seed 003)
   // p came from an allocation, so the process is set up and dmm_active() is settled.
   if (TAILOR_UNLIKELY(dmm_active())) return dmm_realloc(p, size);
+  if (TAILOR_UNLIKELY(!pointer_check("realloc", p))) {  // interior, freed, foreign (misuse.h)
+    errno = EINVAL;
+    return nullptr;
+  }
   if (size == 0) {  // glibc frees and returns NULL
     free_inline(p);
     return nullptr;

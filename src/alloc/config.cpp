@@ -50,7 +50,23 @@ const Spec kSpecs[] = {
      "huge_pages", 0, 0, 1, false, false},
     {{"TAILOR_POOLS", "count", "call-site pools (docs/pools.md): 1 gives each call site that keeps one size pools of its own; 0 off"},
      "pools", 0, 0, 1, false, false},
+    {{"TAILOR_ON_ERROR", "mode", "heap misuse (double or invalid free, wrong size): abort, warn (one line, call skipped) or ignore (call skipped); 0/1/2"},
+     "on_error", 0, 0, 2, false, false},
 };
+
+// Parameters whose values are words (their index is the value).
+const char* const kOnErrorWords[] = {"abort", "warn", "ignore", nullptr};
+const char* const* words_of(Param p) { return p == Param::kOnError ? kOnErrorWords : nullptr; }
+
+bool parse_word(const char* const* words, const char* text, std::int64_t& v) {
+  if (words == nullptr) return false;
+  for (int i = 0; words[i] != nullptr; ++i)
+    if (std::strcmp(words[i], text) == 0) {
+      v = i;
+      return true;
+    }
+  return false;
+}
 static_assert(sizeof(kSpecs) / sizeof(kSpecs[0]) == static_cast<int>(Param::kCount));
 
 ConfigFile g_file;
@@ -354,8 +370,11 @@ void config_parse(Config& c, EnvLookup env_lookup, const char* file_text, const 
     }
     if (text == nullptr) continue;
     std::int64_t v = 0;
-    if (!parse_number(text, s.sized, v)) {
-      reject(static_cast<Param>(i), origin[i], text, s.sized ? "not a size (digits, optional K/M/G)" : "not an integer",
+    if (!parse_word(words_of(static_cast<Param>(i)), text, v) && !parse_number(text, s.sized, v)) {
+      reject(static_cast<Param>(i), origin[i], text,
+             words_of(static_cast<Param>(i)) ? "not abort, warn or ignore"
+             : s.sized                        ? "not a size (digits, optional K/M/G)"
+                                              : "not an integer",
              s.def);
     } else if (v < s.min || v > s.max) {
       reject(static_cast<Param>(i), origin[i], text, "out of range", s.def);

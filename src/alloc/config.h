@@ -23,6 +23,7 @@ enum class Param : int {
   kHugeCache,     // bytes of freed huge mappings kept for reuse
   kHugePages,     // 1: ask the kernel for transparent huge pages on segments
   kPools,         // call-site pools (site_pool.h): 0 off, 1 on
+  kOnError,       // heap misuse found: 0 abort, 1 warn (skip the call), 2 ignore (misuse.h)
   kCount
 };
 

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <new>
 
+#include "misuse.h"
 #include "os.h"
 #include "region.h"
 #include "site_pool.h"
@@ -27,7 +28,7 @@ namespace {
 std::atomic<int> g_init_state{0};  // 0: not started, 1: running, 2: done
 pthread_key_t g_thread_key;
 std::atomic<std::uint64_t> g_idle{0};  // Treiber stack of idle heaps: (tag << 48) | pointer
-std::atomic<std::uint64_t> g_created{0}, g_adopted{0}, g_idle_count{0};
+std::atomic<std::uint64_t> g_created{0}, g_adopted{0}, g_idle_count{0}, g_idle_sweeps{0};
 
 constexpr std::uint64_t kPtrMask = (std::uint64_t{1} << 48) - 1;
 
@@ -96,7 +97,10 @@ void extend(Page* pg) {
   pg->capacity += n;
 }
 
+void idle_sweep_maybe();
+
 Page* page_new(Heap* h, std::uint32_t c) {
+  idle_sweep_maybe();
   const SizeClass& sc = g_classes.cls[c];
   Page* pg = span_alloc(h->pool, sc.slices);
   if (pg == nullptr) return nullptr;
@@ -104,6 +108,8 @@ Page* page_new(Heap* h, std::uint32_t c) {
   pg->size_class = static_cast<std::uint16_t>(c);
   pg->block_size = sc.size;
   pg->reserved = sc.blocks;
+  pg->block_magic = block_magic(sc.size);
+  pg->min_request = c == 0 ? 0 : g_classes.cls[c - 1].size;
   extend(pg);
   list_push_front(h->queues[c], pg);
   update_direct(h, c);
@@ -151,14 +157,18 @@ void* malloc_from_class(Heap* h, std::uint32_t c) {
   Block* b = pg->free;
   pg->free = b->next;
   pg->used++;
+  block_key(b) = 0;
   return b;
 }
 
 void* large_alloc(Heap* h, std::size_t size, std::size_t align) {
   const std::size_t slice = g_config.slice_size;
-  std::size_t extra = align > slice ? align - slice : 0;
-  auto n = static_cast<std::uint32_t>((size + extra + slice - 1) >> g_config.slice_shift);
-  Page* pg = span_alloc(h->pool, n);
+  auto n = static_cast<std::uint32_t>((size + slice - 1) >> g_config.slice_shift);
+  if (n == 0) n = 1;  // aligned_alloc(align, 0)
+  // An aligned block starts its span (the slack goes back to the bins), so
+  // that every large block is its page's start (misuse.h checks it).
+  Page* pg = align > slice ? span_alloc_aligned(h->pool, n, static_cast<std::uint32_t>(align >> g_config.slice_shift))
+                           : span_alloc(h->pool, n);
   if (pg == nullptr) {
     errno = ENOMEM;
     return nullptr;
@@ -166,10 +176,11 @@ void* large_alloc(Heap* h, std::size_t size, std::size_t align) {
   pg->kind = PageKind::kLarge;
   pg->size_class = 0xffff;
   pg->block_size = static_cast<std::size_t>(n) << g_config.slice_shift;
+  pg->block_magic = block_magic(pg->block_size);
+  pg->min_request = pg->block_size - slice;
   pg->reserved = pg->capacity = pg->used = 1;
-  auto p = reinterpret_cast<std::uintptr_t>(pg->start);
-  if (align > slice) p = (p + align - 1) & ~(std::uintptr_t{align} - 1);
-  return reinterpret_cast<void*>(p);
+  if (!pg->is_zero) block_key(pg->start) = 0;
+  return pg->start;
 }
 
 // ------------------------------------------------------- cross-thread frees
@@ -279,6 +290,13 @@ void free_empty_pages(Heap* h) {
 // not fault the same pages in again for every thread.
 constexpr std::size_t kAbandonedResident = 8u << 20;
 
+// An idle heap's upkeep (idle_sweep_maybe): what its thread would do on its
+// slow paths, with purging by the usual delay.
+void heap_tidy(Heap* h) {
+  free_empty_pages(h);
+  pool_purge(h->pool, false);
+}
+
 void thread_done(void* value) {
   auto* h = static_cast<Heap*>(value);
   if (h == nullptr || h == &g_empty_heap) return;
@@ -288,6 +306,35 @@ void thread_done(void* value) {
   pool_purge(h->pool, h->pool.dirty_bytes > kAbandonedResident);
   if (tl_heap == h) tl_heap = &g_empty_heap;
   idle_push(h);
+}
+
+// Heaps of exited threads (idle, waiting for a new thread to adopt them)
+// still receive their blocks back from live threads, and keep free spans.
+// So that a program whose threads are gone for good does not keep that
+// memory, a live thread on its slow path (a new page, an emptied page)
+// takes, at most every kIdleSweepMs, up to kIdleSweepHeaps idle heaps off the
+// stack, does what their owner would have done (drains their remote frees,
+// frees their empty pages, purges the free spans whose delay has passed,
+// unmaps empty segments) and puts them back. Off the stack, a heap belongs
+// to nobody else, so this is the owner's single-threaded work.
+constexpr std::uint64_t kIdleSweepMs = 50;
+constexpr int kIdleSweepHeaps = 16;
+std::atomic<std::uint64_t> g_next_idle_sweep{0};
+
+void heap_tidy(Heap* h);
+
+void idle_sweep_maybe() {
+  if (g_idle.load(std::memory_order_relaxed) == 0) return;
+  const std::uint64_t now = os::now_ms();
+  std::uint64_t next = g_next_idle_sweep.load(std::memory_order_relaxed);
+  if (now < next || !g_next_idle_sweep.compare_exchange_strong(next, now + kIdleSweepMs, std::memory_order_relaxed))
+    return;
+  Heap* taken[kIdleSweepHeaps];
+  int n = 0;
+  while (n < kIdleSweepHeaps && (taken[n] = idle_pop()) != nullptr) ++n;
+  for (int i = 0; i < n; ++i) heap_tidy(taken[i]);
+  while (n > 0) idle_push(taken[--n]);
+  g_idle_sweeps.fetch_add(1, std::memory_order_relaxed);
 }
 
 Heap* heap_new() {
@@ -321,6 +368,7 @@ void process_init() noexcept {
   int expected = 0;
   if (g_init_state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
     config_init();
+    misuse_init();
     size_classes_init();
     pthread_key_create(&g_thread_key, &thread_done);
     dmm_init();
@@ -381,6 +429,7 @@ __attribute__((always_inline)) inline void* malloc_slow(Heap* h, std::size_t siz
       Block* b = st.free;
       st.free = b->next;
       st.used++;
+      block_key(b) = 0;
       return b;
     }
     return malloc_from_class(h, c);
@@ -445,18 +494,21 @@ void page_free_slow(Heap* h, Page* pg) noexcept {
     list_remove(q, pg);
     if (was_first) update_direct(h, c);
     span_free(h->pool, pg);
+    idle_sweep_maybe();
   }
 }
 
 void free_remote(Segment* seg, void* p) noexcept {
-  if (seg->kind == SegmentKind::kHuge) {
-    huge_free(seg);
-    return;
-  }
   if (seg->kind == SegmentKind::kRegion) {  // a block of an allocator layered on libtailor (region.h)
     region_free(seg, p);
     return;
   }
+  if (!pointer_check("free", p)) return;  // interior, freed (misuse.h)
+  if (seg->kind == SegmentKind::kHuge) {
+    huge_free(seg);
+    return;
+  }
+  block_key(p) = g_free_key;
   Heap* owner = seg->heap.load(std::memory_order_relaxed);
   auto* b = static_cast<Block*>(p);
   Heap* me = tl_heap;
@@ -498,6 +550,23 @@ void heap_collect(Heap* h) noexcept {
   stash_flush(h);
   free_empty_pages(h);
   pool_purge(h->pool, true);
+}
+
+void idle_heaps_collect() noexcept {
+  // Off the stack a heap belongs to the caller alone (as in idle_sweep_maybe);
+  // all are taken first, chained through their idle link, so none is
+  // collected twice, then given back.
+  Heap* taken = nullptr;
+  while (Heap* h = idle_pop()) {
+    h->next_idle.store(taken, std::memory_order_relaxed);
+    taken = h;
+  }
+  while (taken != nullptr) {
+    Heap* next = taken->next_idle.load(std::memory_order_relaxed);
+    heap_collect(taken);
+    idle_push(taken);
+    taken = next;
+  }
 }
 
 std::uint64_t heaps_created() noexcept { return g_created.load(std::memory_order_relaxed); }

@@ -88,6 +88,8 @@ Heap* heap_create_detached() noexcept;
 void page_free_slow(Heap* heap, Page* page) noexcept;  // local free left used == 0 or page was full
 void free_remote(Segment* seg, void* p) noexcept;      // another heap's block, or huge
 void heap_collect(Heap* heap) noexcept;
+// heap_collect on every idle heap (those of exited threads): malloc_trim.
+void idle_heaps_collect() noexcept;
 Heap* heap_get() noexcept;                             // the thread's heap, set up if needed
 void process_init() noexcept;                          // idempotent
 std::uint64_t heaps_created() noexcept;

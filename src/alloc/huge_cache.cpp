@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "misuse.h"
 #include "os.h"
 
 namespace tailor::alloc {
@@ -79,6 +80,10 @@ Segment* huge_cache_take(std::size_t total) noexcept {
       if (q == nullptr) {
         huge_unmap(seg, size);
         return nullptr;
+      }
+      if (q != seg) {  // moved: the registry follows (misuse.h)
+        segment_unregister(seg);
+        segment_register(q);
       }
       seg = static_cast<Segment*>(q);
       g_os_counters.bytes_mapped.fetch_add(total - size, std::memory_order_relaxed);

@@ -8,7 +8,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 extern char** environ;
@@ -18,11 +20,60 @@ namespace tailor::alloc::os {
 namespace {
 constexpr std::size_t kOsPage = 4096;
 
+#ifdef TAILOR_FAULT_INJECTION
+std::atomic<long> g_fault_after{-1};  // calls to let through before failing; -1: injection off
+std::atomic<long> g_fault_count{0};   // failures left (negative: unlimited)
+std::atomic<unsigned> g_fault_ops{0};
+std::atomic<unsigned long> g_faults{0};
+
+// True if this call of kind `op` is to fail (errno ENOMEM set).
+bool inject(unsigned op) noexcept {
+  if ((g_fault_ops.load(std::memory_order_relaxed) & op) == 0) return false;
+  if (g_fault_after.load(std::memory_order_relaxed) < 0) return false;
+  if (g_fault_after.fetch_sub(1, std::memory_order_relaxed) > 0) return false;
+  g_fault_after.store(0, std::memory_order_relaxed);
+  const long left = g_fault_count.load(std::memory_order_relaxed);
+  if (left == 0) return false;
+  if (left > 0 && g_fault_count.fetch_sub(1, std::memory_order_relaxed) <= 0) return false;
+  g_faults.fetch_add(1, std::memory_order_relaxed);
+  errno = ENOMEM;
+  return true;
+}
+#else
+constexpr bool inject(unsigned) noexcept { return false; }
+#endif
+
 void* map(std::size_t size) noexcept {
+  if (inject(kFaultMmap)) return nullptr;
   void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   return p == MAP_FAILED ? nullptr : p;
 }
 }  // namespace
+
+#ifdef TAILOR_FAULT_INJECTION
+void fault_set(long after, long count, unsigned ops) noexcept {
+  g_fault_ops.store(0, std::memory_order_relaxed);
+  g_fault_count.store(count, std::memory_order_relaxed);
+  g_fault_after.store(after, std::memory_order_relaxed);
+  g_fault_ops.store(ops, std::memory_order_relaxed);
+}
+unsigned long faults_injected() noexcept { return g_faults.load(std::memory_order_relaxed); }
+void fault_init() noexcept {
+  const char* s = getenv("TAILOR_FAULT_INJECT");
+  if (s == nullptr) return;
+  long v[3] = {0, -1, kFaultAll};
+  for (int i = 0; i < 3 && *s; ++i) {
+    char* end;
+    v[i] = strtol(s, &end, 10);
+    s = *end == ',' ? end + 1 : end;
+  }
+  fault_set(v[0], v[1], static_cast<unsigned>(v[2]));
+}
+#else
+void fault_set(long, long, unsigned) noexcept {}
+unsigned long faults_injected() noexcept { return 0; }
+void fault_init() noexcept {}
+#endif
 
 std::size_t page_size() noexcept { return kOsPage; }
 
@@ -54,10 +105,11 @@ void release(void* p, std::size_t size) noexcept {
   errno = saved;
 }
 
-void purge(void* p, std::size_t size) noexcept {
+bool purge(void* p, std::size_t size) noexcept {
   int saved = errno;
-  madvise(p, size, MADV_DONTNEED);
+  bool ok = !inject(kFaultMadvise) && madvise(p, size, MADV_DONTNEED) == 0;
   errno = saved;
+  return ok;
 }
 
 void advise_huge_pages(void* p, std::size_t size) noexcept {
@@ -67,6 +119,7 @@ void advise_huge_pages(void* p, std::size_t size) noexcept {
 }
 
 void* remap(void* p, std::size_t old_size, std::size_t new_size, std::size_t align) noexcept {
+  if (inject(kFaultMremap)) return nullptr;
   void* q = mremap(p, old_size, new_size, 0);
   if (q != MAP_FAILED) return q;
   void* dst = reserve_aligned(new_size, align);

@@ -20,8 +20,9 @@ void* reserve_aligned(std::size_t size, std::size_t align) noexcept;
 void release(void* p, std::size_t size) noexcept;
 
 // Gives the physical pages of [p, p + size) back (MADV_DONTNEED): RSS drops
-// at once, the range stays reserved and reads as zero afterwards.
-void purge(void* p, std::size_t size) noexcept;
+// at once, the range stays reserved and reads as zero afterwards. False if
+// the OS refused (the pages keep their contents).
+bool purge(void* p, std::size_t size) noexcept;
 
 // Grows or moves the mapping [p, p + old_size) to new_size without copying.
 // Tries in place first; otherwise moves the pages into a fresh mapping
@@ -55,5 +56,15 @@ long read_file(const char* path, char* buf, std::size_t cap) noexcept;
 // The path of the running executable (/proc/self/exe, symlinks resolved),
 // NUL-terminated. False if it cannot be read or does not fit.
 bool executable_path(char* buf, std::size_t cap) noexcept;
+
+// Fault injection, compiled in only with TAILOR_FAULT_INJECTION (the test
+// library libtailor-fault.so, never the installed one): after `after` more
+// calls of the kinds in `ops`, the next `count` such calls fail as if the OS
+// had refused (count < 0: all of them). TAILOR_FAULT_INJECT=after,count[,ops]
+// sets it at start-up. In other builds both are no-ops.
+enum FaultOp : unsigned { kFaultMmap = 1, kFaultMadvise = 2, kFaultMremap = 4, kFaultAll = 7 };
+void fault_init() noexcept;
+void fault_set(long after, long count, unsigned ops) noexcept;
+unsigned long faults_injected() noexcept;
 
 }  // namespace tailor::alloc::os

@@ -8,6 +8,7 @@
 #include <cstddef>
 
 #include "alloc.h"
+#include "huge_cache.h"
 
 using namespace tailor::alloc;
 
@@ -81,9 +82,29 @@ TAILOR_EXPORT void* pvalloc(std::size_t size) noexcept {
 
 TAILOR_EXPORT std::size_t malloc_usable_size(void* p) noexcept { return p == nullptr ? 0 : usable_size(p); }
 
-TAILOR_EXPORT void free_sized(void* p, std::size_t) noexcept { free_inline(p); }
+TAILOR_EXPORT void free_sized(void* p, std::size_t size) noexcept { free_sized_inline(p, size, 0, "free_sized"); }
 
-TAILOR_EXPORT void free_aligned_sized(void* p, std::size_t, std::size_t) noexcept { free_inline(p); }
+TAILOR_EXPORT void free_aligned_sized(void* p, std::size_t align, std::size_t size) noexcept {
+  free_sized_inline(p, size, align, "free_aligned_sized");
+}
+
+// glibc's malloc_trim: gives free memory back to the OS now (the calling
+// thread's free spans, the heaps of exited threads, the huge cache), whatever
+// the purge delay; 1 if some memory was given back, 0 otherwise. `pad` (the
+// top of glibc's main heap to keep) has no counterpart.
+TAILOR_EXPORT int malloc_trim(std::size_t) noexcept {
+  process_init();
+  if (dmm_active()) return 0;
+  const std::uint64_t purged = g_os_counters.bytes_purged.load(std::memory_order_relaxed);
+  const std::uint64_t mapped = g_os_counters.bytes_mapped.load(std::memory_order_relaxed);
+  heap_collect(tl_heap);
+  idle_heaps_collect();
+  huge_cache_expire(true);
+  return g_os_counters.bytes_purged.load(std::memory_order_relaxed) != purged ||
+                 g_os_counters.bytes_mapped.load(std::memory_order_relaxed) < mapped
+             ? 1
+             : 0;
+}
 
 // glibc's internal names, which some programs and libraries call directly.
 // (Wrappers rather than aliases: glibc's declarations of the targets carry

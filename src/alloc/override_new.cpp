@@ -91,13 +91,19 @@ TAILOR_NEW_EXPORT void* operator new[](std::size_t n, std::align_val_t a, const 
 
 TAILOR_NEW_EXPORT void operator delete(void* p) noexcept { free_inline(p); }
 TAILOR_NEW_EXPORT void operator delete[](void* p) noexcept { free_inline(p); }
-TAILOR_NEW_EXPORT void operator delete(void* p, std::size_t) noexcept { free_inline(p); }
-TAILOR_NEW_EXPORT void operator delete[](void* p, std::size_t) noexcept { free_inline(p); }
+TAILOR_NEW_EXPORT void operator delete(void* p, std::size_t n) noexcept { delete_sized_inline(p, n, "operator delete"); }
+TAILOR_NEW_EXPORT void operator delete[](void* p, std::size_t n) noexcept {
+  delete_sized_inline(p, n, "operator delete[]");
+}
 TAILOR_NEW_EXPORT void operator delete(void* p, const std::nothrow_t&) noexcept { free_inline(p); }
 TAILOR_NEW_EXPORT void operator delete[](void* p, const std::nothrow_t&) noexcept { free_inline(p); }
 TAILOR_NEW_EXPORT void operator delete(void* p, std::align_val_t) noexcept { free_inline(p); }
 TAILOR_NEW_EXPORT void operator delete[](void* p, std::align_val_t) noexcept { free_inline(p); }
-TAILOR_NEW_EXPORT void operator delete(void* p, std::size_t, std::align_val_t) noexcept { free_inline(p); }
-TAILOR_NEW_EXPORT void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { free_inline(p); }
+TAILOR_NEW_EXPORT void operator delete(void* p, std::size_t n, std::align_val_t a) noexcept {
+  free_sized_inline(p, n, static_cast<std::size_t>(a), "operator delete");
+}
+TAILOR_NEW_EXPORT void operator delete[](void* p, std::size_t n, std::align_val_t a) noexcept {
+  free_sized_inline(p, n, static_cast<std::size_t>(a), "operator delete[]");
+}
 TAILOR_NEW_EXPORT void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { free_inline(p); }
 TAILOR_NEW_EXPORT void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { free_inline(p); }

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "huge_cache.h"
+#include "misuse.h"
 #include "os.h"
 
 namespace tailor::alloc {
@@ -55,6 +56,7 @@ Page* set_free_span(Segment* seg, std::uint32_t idx, std::uint32_t n, std::uint8
   head->dirty_slices = dirty;
   head->purge_at = purge_at;
   head->in_full = 0;
+  head->block_magic = 0;
   head->start = reinterpret_cast<std::uint8_t*>(seg) + slice_bytes(idx);
   if (n > 1) seg->pages()[idx + n - 1].slice_offset = n - 1;
   return head;
@@ -72,6 +74,7 @@ Segment* segment_new(SegmentPool& pool) {
   auto* seg = static_cast<Segment*>(os::reserve_aligned(size, size));
   if (seg == nullptr) return nullptr;
   if (g_config.huge_pages) os::advise_huge_pages(seg, size);
+  segment_register(seg);
   g_os_counters.segments.fetch_add(1, std::memory_order_relaxed);
   g_os_counters.bytes_mapped.fetch_add(size, std::memory_order_relaxed);
   const std::uint32_t slices = segment_slices();
@@ -109,11 +112,14 @@ void segment_release(SegmentPool& pool, Segment* seg) {
   pool.segment_count--;
   g_os_counters.segments.fetch_sub(1, std::memory_order_relaxed);
   g_os_counters.bytes_mapped.fetch_sub(seg->size, std::memory_order_relaxed);
+  segment_unregister(seg);
   os::release(seg, seg->size);
 }
 
 void purge_span(SegmentPool& pool, Page* span) {
-  os::purge(span->start, slice_bytes(span->slice_count));
+  // Refused (the pages keep their contents): still counted resident, and
+  // not known to read as zero.
+  if (!os::purge(span->start, slice_bytes(span->slice_count))) return;
   const std::size_t bytes = slice_bytes(span->dirty_slices);
   span->dirty_slices = 0;
   span->is_zero = 1;
@@ -205,6 +211,7 @@ Page* span_alloc(SegmentPool& pool, std::uint32_t n) noexcept {
   s->used = s->capacity = s->reserved = 0;
   s->in_full = 0;
   s->dirty_slices = 0;
+  s->block_magic = 0;
   s->next = s->prev = nullptr;
   seg->used_slices += n;
   return s;
@@ -262,6 +269,7 @@ void span_release(SegmentPool& pool, Page* page, std::uint32_t dirty) noexcept {
   auto idx = static_cast<std::uint32_t>(page - seg->pages());
   std::uint32_t n = page->slice_count;
   bool zero = dirty == 0 && page->is_zero;
+  page->block_magic = 0;  // no block here any more (misuse.h)
   seg->used_slices -= n;
   pool.free_bytes += slice_bytes(n);
   pool.dirty_bytes += slice_bytes(dirty);
@@ -354,6 +362,7 @@ void pool_release_all(SegmentPool& pool) noexcept {
     Segment* next = seg->next;
     g_os_counters.segments.fetch_sub(1, std::memory_order_relaxed);
     g_os_counters.bytes_mapped.fetch_sub(seg->size, std::memory_order_relaxed);
+    segment_unregister(seg);
     os::release(seg, seg->size);
     seg = next;
   }
@@ -415,6 +424,7 @@ void* huge_alloc(std::size_t size, std::size_t align) noexcept {
   }
   if (fresh && g_config.huge_pages) os::advise_huge_pages(seg, total);
   if (fresh) {
+    segment_register(seg);
     g_os_counters.segments.fetch_add(1, std::memory_order_relaxed);
     g_os_counters.bytes_mapped.fetch_add(total, std::memory_order_relaxed);
   }
@@ -432,17 +442,20 @@ void* huge_alloc(std::size_t size, std::size_t align) noexcept {
   page->block_size = total - off;
   page->used = 1;
   page->is_zero = fresh ? 1 : 0;
+  if (!fresh && page->block_size >= 2 * sizeof(void*)) block_key(page->start) = 0;
   return page->start;
 }
 
 void huge_free(Segment* seg) noexcept {
   g_os_counters.huge_blocks.fetch_sub(1, std::memory_order_relaxed);
+  seg->pages()->used = 0;  // a cached mapping: a second free is a double free (misuse.h)
   if (!huge_cache_put(seg)) huge_unmap(seg, seg->size);
 }
 
 void huge_unmap(Segment* seg, std::size_t size) noexcept {
   g_os_counters.segments.fetch_sub(1, std::memory_order_relaxed);
   g_os_counters.bytes_mapped.fetch_sub(size, std::memory_order_relaxed);
+  segment_unregister(seg);
   os::release(seg, size);
 }
 
@@ -462,6 +475,10 @@ void* huge_realloc(Segment* seg, void* p, std::size_t size) noexcept {
   } else {
     void* q = os::remap(seg, old, total, seg_size);
     if (q == nullptr) return nullptr;
+    if (q != seg) {
+      segment_unregister(seg);
+      segment_register(q);
+    }
     seg = static_cast<Segment*>(q);
   }
   g_os_counters.bytes_mapped.fetch_add(total - old, std::memory_order_relaxed);  // wraps correctly when shrinking

@@ -56,6 +56,8 @@ struct Page {
   std::uint64_t purge_at; // free span: when it may go back to the OS
   std::uint8_t is_zero;   // memory of this span reads as zero (fresh or purged)
   std::uint32_t dirty_slices;  // free span: slices with resident pages (counted from its start)
+  std::uint64_t block_magic;   // class or large page: block_magic(block_size) (misuse.h); otherwise 0
+  std::size_t min_request;     // class or large page: sizes above this (and up to block_size) are its own
 };
 
 // kRegion: a segment of a region pool (no thread heap owns it), or a region

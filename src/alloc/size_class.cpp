@@ -27,7 +27,8 @@ void add_class(std::size_t size) {
 
 void size_classes_init() noexcept {
   g_classes.count = 0;
-  add_class(8);
+  // No 8-byte class: every block has a second word, where free marks it
+  // (misuse.h). Sizes up to 16 share the first class.
   for (unsigned e = 3; e < 63; ++e) {
     const std::size_t lo = std::size_t{1} << e;
     std::size_t step = lo >> g_config.class_bits;

@@ -37,7 +37,7 @@ void size_classes_init() noexcept;
 
 // The class of a size in 1..middle_max (0 counts as 1).
 inline std::uint32_t class_of(std::size_t size) noexcept {
-  if (size <= 8) return 0;
+  if (size <= 16) return 0;
   std::size_t x = size - 1;
   unsigned e = 63u - static_cast<unsigned>(__builtin_clzll(x));
   return g_classes.octave_base[e] + static_cast<std::uint32_t>((x - (std::size_t{1} << e)) >> g_classes.octave_shift[e]);

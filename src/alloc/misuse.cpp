@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: MIT
+// Heap misuse (misuse.h): the segment registry, the freed-block key, the
+// checks of the paths that are not the owner's fast path, and the one-line
+// reports. Everything here runs inside malloc: no stdio, no allocation.
+#include "misuse.h"
+
+#include <sys/random.h>
+
+#include <cstdlib>
+
+#include "config.h"
+#include "heap.h"
+#include "os.h"
+#include "size_class.h"
+
+namespace tailor::alloc {
+
+std::uint8_t* g_segmap = nullptr;
+std::uintptr_t g_free_key = 0;
+
+namespace {
+
+constexpr std::size_t kSegmapBytes = std::size_t{1} << (kAddressBits - kSegmapShift);
+
+std::size_t segmap_index(const void* seg) {
+  const auto a = reinterpret_cast<std::uintptr_t>(seg);
+  return a >> kSegmapShift;  // as segment_known (misuse.h)
+}
+
+OnError on_error() { return static_cast<OnError>(g_config.value[static_cast<int>(Param::kOnError)]); }
+
+// Formats into a fixed buffer (no allocation).
+struct Line {
+  char buf[256];
+  std::size_t n = 0;
+  void add(const char* s) {
+    while (*s && n + 1 < sizeof buf) buf[n++] = *s++;
+    buf[n] = '\0';
+  }
+  void hex(std::uintptr_t v) {
+    char tmp[20];
+    int k = 0;
+    do { tmp[k++] = "0123456789abcdef"[v & 15]; v >>= 4; } while (v);
+    add("0x");
+    while (k) { char c[2] = {tmp[--k], 0}; add(c); }
+  }
+  void dec(std::uint64_t v) {
+    char tmp[24];
+    int k = 0;
+    do { tmp[k++] = static_cast<char>('0' + v % 10); v /= 10; } while (v);
+    while (k) { char c[2] = {tmp[--k], 0}; add(c); }
+  }
+};
+
+void emit(Line& l) {
+  const OnError mode = on_error();
+  if (mode == OnError::kIgnore) return;
+  l.add("\n");
+  os::write_stderr(l.buf);
+  if (mode == OnError::kAbort) abort();
+}
+
+void start(Line& l, const char* fn, const char* what, const void* p) {
+  l.add("tailor: ");
+  l.add(fn);
+  l.add("(): ");
+  l.add(what);
+  l.add(" ");
+  l.hex(reinterpret_cast<std::uintptr_t>(p));
+}
+
+enum class Verdict { kOk, kNotStart, kFreed, kNotBlock };
+
+// What p is in a registered segment. size: the block's size (or the size of
+// the block p points into), 0 if unknown; base: that block's start.
+Verdict classify(Segment* seg, void* p, std::size_t& size, std::uintptr_t& base) {
+  size = 0;
+  base = 0;
+  if (seg->kind == SegmentKind::kHuge) {
+    Page* pg = seg->pages();
+    size = pg->block_size;
+    base = reinterpret_cast<std::uintptr_t>(pg->start);
+    if (p != pg->start) return Verdict::kNotStart;
+    return pg->used == 0 ? Verdict::kFreed : Verdict::kOk;
+  }
+  if (seg->kind == SegmentKind::kRegion) return Verdict::kOk;  // the region's owner checks its blocks
+  const auto off = reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(seg);
+  if (off < (std::uintptr_t{seg->header_slices} << g_config.slice_shift)) return Verdict::kNotBlock;
+  Page* pg = page_of(seg, p);
+  if ((pg->kind != PageKind::kClass && pg->kind != PageKind::kLarge) || pg->block_magic == 0 || pg->block_size == 0) {
+    // A free span (the block's page was freed since) or a stale descriptor:
+    // a block freed here still carries the mark, unless purged since.
+    if ((reinterpret_cast<std::uintptr_t>(p) & 15) == 0 && block_key(p) == g_free_key) return Verdict::kFreed;
+    return Verdict::kNotBlock;
+  }
+  size = pg->block_size;
+  const auto rel = reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(pg->start);
+  base = reinterpret_cast<std::uintptr_t>(pg->start) + rel / size * size;
+  if (!block_start_ok(pg, p)) return Verdict::kNotStart;
+  if (block_key(p) == g_free_key) return Verdict::kFreed;
+  return Verdict::kOk;
+}
+
+void report(const char* fn, Verdict v, void* p, std::size_t size, std::uintptr_t base) {
+  Line l;
+  switch (v) {
+    case Verdict::kOk:
+      return;
+    case Verdict::kFreed:  // free twice, or realloc / usable size of a freed block
+      start(l, fn, fn[0] == 'f' || fn[0] == 'o' ? "double free of" : "block already freed:", p);
+      if (size != 0) {
+        l.add(" (block of ");
+        l.dec(size);
+        l.add(" bytes, already free)");
+      } else {
+        l.add(" (already free, its page too)");
+      }
+      break;
+    case Verdict::kNotStart:
+      start(l, fn, "invalid pointer", p);
+      l.add(" (not the start of a block: ");
+      l.dec(reinterpret_cast<std::uintptr_t>(p) - base);
+      l.add(" bytes into the block of ");
+      l.dec(size);
+      l.add(" bytes at ");
+      l.hex(base);
+      l.add(")");
+      break;
+    case Verdict::kNotBlock:
+      start(l, fn, "invalid pointer", p);
+      l.add(" (in libtailor's memory but in no live block: freed page or metadata)");
+      break;
+  }
+  emit(l);
+}
+
+}  // namespace
+
+void misuse_init() noexcept {
+  if (g_segmap == nullptr) g_segmap = static_cast<std::uint8_t*>(os::reserve_aligned(kSegmapBytes, os::page_size()));
+  if (g_segmap == nullptr) {
+    os::write_stderr("tailor: cannot reserve the segment registry; aborting\n");
+    abort();
+  }
+  std::uintptr_t key = 0;
+  if (getrandom(&key, sizeof key, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof key)) key = 0;
+  key ^= os::now_ms() * 0x9e3779b97f4a7c15u ^ reinterpret_cast<std::uintptr_t>(&key);
+  g_free_key = key | 1;  // odd: never a pointer, never zero
+  os::fault_init();       // TAILOR_FAULT_INJECT, in test builds only (os.h)
+}
+
+void segment_register(const void* seg) noexcept { __atomic_store_n(&g_segmap[segmap_index(seg)], 1, __ATOMIC_RELAXED); }
+void segment_unregister(const void* seg) noexcept {
+  __atomic_store_n(&g_segmap[segmap_index(seg)], 0, __ATOMIC_RELAXED);
+}
+
+void misuse_unknown(const char* fn, const void* p) noexcept {
+  Line l;
+  start(l, fn, "invalid pointer", p);
+  l.add(" (not allocated by libtailor, or its memory was given back)");
+  emit(l);
+}
+
+void misuse_in_segment(const char* fn, Segment* seg, void* p) noexcept {
+  std::size_t size;
+  std::uintptr_t base;
+  const Verdict v = classify(seg, p, size, base);
+  if (v == Verdict::kOk) {  // cannot happen: the fast path saw a failed check
+    Line l;
+    start(l, fn, "inconsistent check at", p);
+    emit(l);
+    return;
+  }
+  report(fn, v, p, size, base);
+}
+
+void misuse_wrong_size(const char* fn, const void* p, std::size_t given, std::size_t block) noexcept {
+  Line l;
+  start(l, fn, "wrong size for", p);
+  l.add(" (");
+  l.dec(given);
+  l.add(" bytes given, block of ");
+  l.dec(block);
+  l.add(" bytes)");
+  emit(l);
+}
+
+bool pointer_check(const char* fn, void* p) noexcept {
+  Segment* seg = segment_of(p);
+  if (!segment_known(seg)) {
+    misuse_unknown(fn, p);
+    return false;
+  }
+  std::size_t size;
+  std::uintptr_t base;
+  const Verdict v = classify(seg, p, size, base);
+  if (v == Verdict::kOk) return true;
+  report(fn, v, p, size, base);
+  return false;
+}
+
+bool size_check(const char* fn, void* p, std::size_t size, std::size_t align, bool strict) noexcept {
+  if (!pointer_check(fn, p)) return false;
+  Segment* seg = segment_of(p);
+  std::size_t block;
+  bool ok;
+  if (seg->kind == SegmentKind::kHuge) {
+    block = seg->pages()->block_size;
+    ok = size <= block;
+  } else if (seg->kind == SegmentKind::kRegion) {
+    return true;
+  } else {
+    Page* pg = page_of(seg, p);
+    block = pg->block_size;
+    if (strict && align <= 16 && pg->kind == PageKind::kClass && size <= g_config.middle_max)
+      ok = class_of(size) == pg->size_class;
+    else
+      ok = size <= block;
+  }
+  // Loose bound for the rest: realloc keeps a block down to half its size,
+  // grows by at most half again, and rounds large blocks to slices; an
+  // aligned block is at least its alignment.
+  const std::size_t want = size > align ? size : align;
+  if (ok && !(strict && seg->kind == SegmentKind::kNormal && align <= 16 && size <= g_config.middle_max))
+    ok = block - size <= want + g_config.slice_size;
+  if (ok) return true;
+  misuse_wrong_size(fn, p, size, block);
+  return false;
+}
+
+void delete_sized_remote(Segment* seg, void* p, std::size_t size, const char* fn) noexcept {
+  if (size_check(fn, p, size, 0, true)) free_remote(seg, p);
+}
+
+}  // namespace tailor::alloc
+
+// The registry must exist before the first free, which may come before any
+// malloc (a program freeing a pointer that was never allocated): set the
+// process up when libtailor is loaded, not only at its first malloc.
+__attribute__((constructor(101))) static void misuse_at_load() { tailor::alloc::process_init(); }
+
+#ifdef TAILOR_FAULT_INJECTION
+// The switch of libtailor-fault.so (test builds), for programs that test
+// themselves under failing mmap, madvise and mremap (os.h: fault_set).
+extern "C" __attribute__((visibility("default"))) void tailor_fault_inject(long after, long count, unsigned ops) {
+  tailor::alloc::process_init();
+  tailor::alloc::os::fault_set(after, count, ops);
+}
+extern "C" __attribute__((visibility("default"))) unsigned long tailor_faults_injected() {
+  return tailor::alloc::os::faults_injected();
+}
+#endif

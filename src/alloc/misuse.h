@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: MIT
+// Detection of heap misuse in the default mode (docs/allocator.md, "Heap
+// misuse"): the checks cheap enough for the fast paths, and the cold
+// functions that name the error on stderr and act on TAILOR_ON_ERROR.
+//
+//  - A registry of segment headers (one byte per MiB of address space,
+//    reserved, touched only where segments are): a pointer whose segment
+//    is not registered was never handed out (stack, global, another
+//    allocator's, freed huge mapping); it is rejected before anything is
+//    read through it.
+//  - Every block handed out has its second word cleared; free writes a
+//    per-process random key there. A free that finds the key is a double
+//    free, wherever the first free left the block (page lists, another
+//    heap's remote list, a batch, a stash).
+//  - A pointer inside a page must be the start of a block: the offset is
+//    checked for divisibility by the block size with one multiplication
+//    (Lemire's test: n % d == 0 iff n * c < c, c = 2^64 / d + 1, for
+//    n, d < 2^32). Page descriptors that hold no blocks have c = 0, so
+//    every pointer into them fails.
+// Every class is at least 16 bytes, so the second word is always the
+// block's own.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "segment.h"
+
+namespace tailor::alloc {
+
+constexpr unsigned kSegmapShift = 20;    // segments are at least 1 MiB, aligned to their size
+constexpr unsigned kAddressBits = 47;    // user space on x86-64 (as the idle stack's tag assumes)
+
+// Hidden: loaded RIP-relative by the fast paths, not through the GOT.
+extern std::uint8_t* g_segmap __attribute__((visibility("hidden")));         // 1 where a segment header starts (address >> 20)
+extern std::uintptr_t g_free_key __attribute__((visibility("hidden")));      // the mark of a freed block (second word)
+
+enum class OnError : int { kAbort = 0, kWarn = 1, kIgnore = 2 };
+
+inline bool segment_known(const Segment* seg) noexcept {
+  // Relaxed atomic: a plain load on x86-64; registered before any pointer into
+  // the segment is handed out, so the program's own hand-over orders it. An
+  // address above 2^47 (not user space) indexes past the map: not checked.
+  return __atomic_load_n(&g_segmap[reinterpret_cast<std::uintptr_t>(seg) >> kSegmapShift], __ATOMIC_RELAXED) != 0;
+}
+
+using alias_word = std::uintptr_t __attribute__((may_alias));
+inline alias_word& block_key(void* p) noexcept { return static_cast<alias_word*>(p)[1]; }
+
+// c for the divisibility test of offsets by block size d (0 < d < 2^32).
+inline std::uint64_t block_magic(std::size_t d) noexcept { return UINT64_MAX / d + 1; }
+
+// p is the start of a block of pg (a class or large page of a live segment).
+inline bool block_start_ok(const Page* pg, const void* p) noexcept {
+  const std::uint64_t off = reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(pg->start);
+  return off * pg->block_magic < pg->block_magic;
+}
+
+// Sets up the registry and the key (process_init, before any segment).
+void misuse_init() noexcept;
+void segment_register(const void* seg) noexcept;
+void segment_unregister(const void* seg) noexcept;
+
+// Reports misuse found by a fast path: `fn` is the entry point ("free",
+// "realloc", ...). Each prints one line (abort, warn) or nothing (ignore);
+// abort does not return. The caller skips the operation when they return.
+[[gnu::cold, gnu::noinline]] void misuse_unknown(const char* fn, const void* p) noexcept;
+// A pointer into a registered segment that failed block_start_ok or had the
+// freed mark: tells which, with the block's size.
+[[gnu::cold, gnu::noinline]] void misuse_in_segment(const char* fn, Segment* seg, void* p) noexcept;
+[[gnu::cold, gnu::noinline]] void misuse_wrong_size(const char* fn, const void* p, std::size_t given,
+                                                    std::size_t block) noexcept;
+
+// Full check of a pointer about to be freed by a path that is not the owner's
+// fast path (another thread's block, huge, realloc, usable size): true if it
+// is a live block's start; otherwise reported (and false).
+bool pointer_check(const char* fn, void* p) noexcept;
+
+// free_sized / sized delete: `size` must be the size asked for (strict: the
+// block's class must be the class of size, as for operator new; otherwise
+// loose: within what realloc and aligned requests may leave). True if the
+// free may proceed.
+bool size_check(const char* fn, void* p, std::size_t size, std::size_t align, bool strict) noexcept;
+
+// Sized delete of a block the thread does not own (or huge, or a region's):
+// size_check (strict), then free_remote.
+void delete_sized_remote(Segment* seg, void* p, std::size_t size, const char* fn) noexcept;
+
+}  // namespace tailor::alloc

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+// Heap misuse in the default mode (docs/allocator.md, "Heap misuse"), as
+// death tests on the core API: each misuse stops the process with one line
+// naming the call, the error, the address and the block's size. And the
+// registry of segments follows every mapping that moves.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "tailor/tailor.h"
+
+namespace {
+
+void* opaque(void* p) {
+  asm volatile("" : "+r"(p));
+  return p;
+}
+
+TEST(Misuse, DoubleFreeSmallLargeHuge) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        void* p = tailor_malloc(48);
+        tailor_free(p);
+        tailor_free(opaque(p));
+      },
+      "^tailor: free\\(\\): double free of 0x[0-9a-f]+ \\(block of 48 bytes, already free\\)\n");
+  EXPECT_DEATH(
+      {
+        void* p = tailor_malloc(300000);
+        tailor_free(p);
+        tailor_free(opaque(p));
+      },
+      "tailor: free\\(\\): double free of 0x[0-9a-f]+ \\(already free, its page too\\)");
+  EXPECT_DEATH(
+      {
+        void* a = tailor_malloc(32);
+        void* b = tailor_malloc(32);
+        tailor_free(a);
+        tailor_free(b);
+        tailor_free(opaque(a));
+      },
+      "double free of 0x[0-9a-f]+ \\(block of 32 bytes");
+}
+
+TEST(Misuse, InvalidPointers) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        char local[32];
+        tailor_free(opaque(local + 16));
+      },
+      "tailor: free\\(\\): invalid pointer 0x[0-9a-f]+ \\(not allocated by libtailor");
+  EXPECT_DEATH(
+      {
+        auto* p = static_cast<char*>(tailor_malloc(64));
+        tailor_free(opaque(p + 16));
+      },
+      "invalid pointer 0x[0-9a-f]+ \\(not the start of a block: 16 bytes into the block of 64 bytes at 0x");
+  EXPECT_DEATH(
+      {
+        auto* p = static_cast<char*>(tailor_malloc(1 << 20));
+        tailor_free(opaque(p + 4096));
+      },
+      "not the start of a block: 4096 bytes into the block of");
+  EXPECT_DEATH(
+      {
+        auto* p = static_cast<char*>(tailor_malloc(64 << 20));
+        tailor_free(opaque(p + 16));
+      },
+      "invalid pointer");
+  EXPECT_DEATH(
+      {
+        void* p = tailor_malloc(48);
+        tailor_free(p);
+        (void)tailor_realloc(opaque(p), 100);
+      },
+      "tailor: realloc\\(\\): block already freed: 0x[0-9a-f]+");
+}
+
+// Every class holds at least 16 bytes: the second word is the block's own.
+TEST(Misuse, SmallestBlockHasTwoWords) {
+  for (std::size_t n = 0; n <= 16; ++n) {
+    void* p = tailor_malloc(n);
+    EXPECT_EQ(tailor_usable_size(p), 16u) << n;
+    tailor_free(p);
+  }
+}
+
+// A freed huge block waits in the huge cache; a larger request grows it with
+// mremap, which may move it: the moved mapping must still be recognized
+// (found by the fault tests: free of the grown block reported invalid).
+TEST(Misuse, HugeMappingsThatMoveStayKnown) {
+  for (int round = 0; round < 20; ++round) {
+    void* a = tailor_malloc(std::size_t{40} << 20);
+    void* keep = tailor_malloc(std::size_t{40} << 20);  // sits where a would grow in place
+    ASSERT_NE(a, nullptr);
+    tailor_free(a);
+    auto* b = static_cast<unsigned char*>(tailor_malloc((std::size_t{60} + static_cast<std::size_t>(round)) << 20));
+    ASSERT_NE(b, nullptr);
+    b[0] = 1;
+    tailor_free(b);  // aborts if its mapping is not registered
+    tailor_free(keep);
+  }
+}
+
+}  // namespace
