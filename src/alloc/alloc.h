@@ -17,18 +17,26 @@
 
 namespace tailor::alloc {
 
-inline void* malloc_inline(std::size_t size) noexcept {
-  Heap* h = tl_heap;
+// The fast path every malloc and new shares: a block popped from the
+// direct page of its size, marked not freed (misuse.h); nullptr when the
+// size is not direct or the page has none.
+[[gnu::always_inline]] inline void* malloc_fast(Heap* h, std::size_t size) noexcept {
   if (TAILOR_LIKELY(size <= kDirectMax)) {
     Page* pg = h->direct[(size + 7) >> 3];
     Block* b = pg->free;
     if (TAILOR_LIKELY(b != nullptr)) {
       pg->free = b->next;
       pg->used++;
-      block_key(b) = 0;  // not freed (misuse.h)
+      block_key(b) = 0;
       return b;
     }
   }
+  return nullptr;
+}
+
+inline void* malloc_inline(std::size_t size) noexcept {
+  Heap* h = tl_heap;
+  if (void* p = malloc_fast(h, size); TAILOR_LIKELY(p != nullptr)) return p;
   // A tail call (the exported functions that inline this return its value):
   // heap_malloc_generic's return address is the program's call site.
   return heap_malloc_generic(h, size);
@@ -39,16 +47,7 @@ inline void* malloc_inline(std::size_t size) noexcept {
 // (nullptr: a request no pool serves).
 inline void* malloc_inline_at(std::size_t size, const void* site) noexcept {
   Heap* h = tl_heap;
-  if (TAILOR_LIKELY(size <= kDirectMax)) {
-    Page* pg = h->direct[(size + 7) >> 3];
-    Block* b = pg->free;
-    if (TAILOR_LIKELY(b != nullptr)) {
-      pg->free = b->next;
-      pg->used++;
-      block_key(b) = 0;  // not freed (misuse.h)
-      return b;
-    }
-  }
+  if (void* p = malloc_fast(h, size); TAILOR_LIKELY(p != nullptr)) return p;
   return heap_malloc_site(h, size, site);
 }
 

@@ -137,7 +137,8 @@ void report(const char* fn, Verdict v, void* p, std::size_t size, std::uintptr_t
 }  // namespace
 
 void misuse_init() noexcept {
-  if (g_segmap == nullptr) g_segmap = static_cast<std::uint8_t*>(os::reserve_aligned(kSegmapBytes, os::page_size()));
+  if (g_segmap != nullptr) return;  // done at load (misuse_at_load), before process_init
+  g_segmap = static_cast<std::uint8_t*>(os::reserve_aligned(kSegmapBytes, os::page_size()));
   if (g_segmap == nullptr) {
     os::write_stderr("tailor: cannot reserve the segment registry; aborting\n");
     abort();
@@ -235,9 +236,11 @@ void delete_sized_remote(Segment* seg, void* p, std::size_t size, const char* fn
 }  // namespace tailor::alloc
 
 // The registry must exist before the first free, which may come before any
-// malloc (a program freeing a pointer that was never allocated): set the
-// process up when libtailor is loaded, not only at its first malloc.
-__attribute__((constructor(101))) static void misuse_at_load() { tailor::alloc::process_init(); }
+// malloc (a program freeing a pointer that was never allocated): it is made
+// when libtailor is loaded. Only the registry: the configuration is still
+// read at the first malloc, so that a program (or a test) may set TAILOR_*
+// variables before it allocates.
+__attribute__((constructor(101))) static void misuse_at_load() { tailor::alloc::misuse_init(); }
 
 #ifdef TAILOR_FAULT_INJECTION
 // The switch of libtailor-fault.so (test builds), for programs that test

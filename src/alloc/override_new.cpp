@@ -46,16 +46,7 @@ __attribute__((noinline)) void* new_slow(std::size_t size, bool nothrow) {
 }
 
 inline void* new_impl(std::size_t size, bool nothrow) {
-  Heap* h = tl_heap;
-  if (TAILOR_LIKELY(size <= kDirectMax)) {
-    Page* pg = h->direct[(size + 7) >> 3];
-    Block* b = pg->free;
-    if (TAILOR_LIKELY(b != nullptr)) {
-      pg->free = b->next;
-      pg->used++;
-      return b;
-    }
-  }
+  if (void* p = malloc_fast(tl_heap, size); TAILOR_LIKELY(p != nullptr)) return p;
   return new_slow(size, nothrow);
 }
 
