@@ -159,7 +159,8 @@ def main():
     print("|---:|---:|---:|---:|---:|---:|---:|")
     for ranks in (2, 64, 128, 256, 512, 1024):
         mig = (t_mig if ranks == 2 else 2 * (latency + migrant_bytes / bandwidth) + t_mig) / 10
-        ckpt = (ranks * island_bytes / bandwidth + ranks * island_bytes / disk + latency * ranks) / 10
+        # measured at 2 ranks (serializing, fsync, rename), plus gathering and writing every other island
+        ckpt = (t_ck + (ranks - 2) * (island_bytes / bandwidth + island_bytes / disk + latency)) / 10
         per_gen = t_gen + mig + ckpt
         ideal = ranks * (args.population // 2) / t_gen
         modelled = ranks * (args.population // 2) / per_gen
