@@ -10,6 +10,8 @@ packages=(
   libzstd-dev libxxhash-dev libcli11-dev nlohmann-json3-dev libfmt-dev libdw-dev
   # tests (bash-completion: the completion test; dpkg-dev: dpkg-shlibdeps for `make package`)
   libgtest-dev bash-completion dpkg-dev
+  # `mpirun -np N tailor search`: the island model over MPI ranks (TAILOR_MPI)
+  libopenmpi-dev openmpi-bin
   # man pages, generated from --help at build time
   help2man
   # `tailor report`: Chart.js, inlined in every report at build time; the

@@ -1,26 +1,39 @@
 // SPDX-License-Identifier: MIT
-// `tailor search TRACE [-o best.json] [--seed S] [--generations G]
+// `tailor search TRACE... [-o best.json] [--seed S] [--generations G]
 // [--population P] [--threads N] [--weights ...] [--pareto [--front-dir D]]
-// [--grammar F] [--sample OPS]`:
-// grammatical evolution of a custom DMM for one trace (src/search), with a
-// live progress line, then seed 002's Table 3 (the found DMM against KNG,
-// LEA, FIB, S10 and EXA, as improvements over Kingsley) and Table 4 (the
-// found DMM, allocator by allocator). The written spec loads in `tailor
-// simulate`.
+// [--grammar F] [--sample OPS] [--aggregate mean|worst] [--islands N
+// --migrate-every G --migrants K] [--checkpoint F --checkpoint-every G]
+// [--resume F]`:
+// grammatical evolution of a custom DMM for one trace or a set of traces
+// (src/search), with a live progress line, then seed 002's Table 3 (the
+// found DMM against KNG, LEA, FIB, S10 and EXA, as improvements over
+// Kingsley) and Table 4 (the found DMM, allocator by allocator). The written
+// spec loads in `tailor simulate`. Under mpirun (a build with TAILOR_MPI)
+// the islands are spread over the ranks and rank 0 prints and writes.
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <deque>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include "commands.h"
 #include "evolution.h"
+#include "islands.h"
+#if TAILOR_MPI
+#include "mpi_ring.h"
+#endif
 #include "layout.h"
 #include "replay_sample.h"
 #include "simulator.h"
+#include "trace_sizes.h"
 #include "tailor/trace/reader.h"
 
 namespace tailor::cli {
@@ -32,7 +45,7 @@ namespace sim = tailor::simulate;
 namespace srch = tailor::search;
 
 struct SearchCmdOptions {
-  std::string trace;
+  std::vector<std::string> traces;
   std::string output;
   std::string grammar;
   std::string weights = "time=1,memory=1,energy=1";
@@ -44,6 +57,58 @@ struct SearchCmdOptions {
   std::string front_dir;  // --pareto: write the front's DMMs there as specs
   bool pareto = false;
   bool json = false;
+  std::string aggregate = "mean";  // over several traces
+  unsigned islands = 0;            // 0: one per MPI rank, or 1
+  unsigned migrate_every = 10;
+  unsigned migrants = 2;
+  std::string checkpoint;
+  unsigned checkpoint_every = 0;
+  std::string resume;
+};
+
+// Set by mpirun (Open MPI; PMIx or PMI for other launchers): the process is
+// one rank of a job. MPI is initialized only then, so that `tailor` started
+// by hand never pays for it.
+unsigned mpirun_world_size() {
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE"})
+    if (const char* v = std::getenv(var)) return static_cast<unsigned>(std::max(1L, std::strtol(v, nullptr, 10)));
+  return 0;
+}
+
+// Ranks of this job on this machine (cores are shared out among them).
+unsigned local_ranks() {
+  if (const char* v = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE")) return static_cast<unsigned>(std::max(1L, std::strtol(v, nullptr, 10)));
+  return 1;
+}
+
+// FNV-1a of the grammar's text: a checkpoint resumes only on the grammar it was made with.
+std::string grammar_digest(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : text.str()) h = (h ^ c) * 0x100000001b3ULL;
+  return fmt::format("{:016x}", h);
+}
+
+std::string read_file(const std::string& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": cannot read the " + what + ": " + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// One trace of the search: the whole trace, its sample (if the trace is
+// larger than --sample), and their evaluators.
+struct TraceSet {
+  std::string path;
+  sim::ReplayTrace whole;
+  std::uint32_t one_in = 1;
+  std::optional<sim::ReplayTrace> sampled;
+  std::unique_ptr<srch::Evaluator> ranked, measured;  // measured: null when not sampled
+  srch::Evaluator& whole_evaluator() { return measured ? *measured : *ranked; }
+  const sim::ReplayTrace& ranked_on() const { return sampled ? *sampled : whole; }
 };
 
 // Writes the Pareto front as specs front-00.json, front-01.json, ... in
@@ -86,46 +151,110 @@ std::string describe(const sim::AllocatorSpec& a) {
   return s;
 }
 
-int search_cmd(const SearchCmdOptions& o) {
+int search_run(const SearchCmdOptions& o, srch::Ring* ring) {
   const srch::Weights weights = srch::parse_weights(o.weights);
-  const srch::Grammar grammar = srch::Grammar::load(o.grammar.empty() ? default_grammar() : o.grammar);
+  const srch::Aggregate how = srch::parse_aggregate(o.aggregate);
+  const std::string grammar_path = o.grammar.empty() ? default_grammar() : o.grammar;
+  const srch::Grammar grammar = srch::Grammar::load(grammar_path);
+  const unsigned rank = ring ? ring->rank() : 0, ranks = ring ? ring->size() : 1;
+  const bool root = rank == 0;
+  const unsigned islands = o.islands ? o.islands : ranks;
 
-  trace::Reader r(o.trace);
-  const bool tty = isatty(STDERR_FILENO) == 1;
-  if (tty) fmt::print(stderr, "loading {} ({} events)...", o.trace, r.event_count());
-  const sim::ReplayTrace t = sim::load_replay(r);
-  if (tty) fmt::print(stderr, "\r\033[K");
-  if (t.operations.empty()) throw std::runtime_error(o.trace + ": the trace has no allocation to search for");
+  const bool tty = root && isatty(STDERR_FILENO) == 1;
+  std::deque<TraceSet> sets;
+  for (const std::string& path : o.traces) {
+    TraceSet& s = sets.emplace_back();
+    s.path = path;
+    trace::Reader r(path);
+    if (tty) fmt::print(stderr, "loading {} ({} events)...", path, r.event_count());
+    s.whole = sim::load_replay(r);
+    if (tty) fmt::print(stderr, "\r\033[K");
+    if (s.whole.operations.empty()) throw std::runtime_error(path + ": the trace has no allocation to search for");
+    // The evolution ranks candidates on one object in k when the trace is larger
+    // than --sample; candidates for the best are measured on the whole trace
+    // (SearchOptions::validator), so what is reported is the whole trace's.
+    s.one_in = o.sample ? sim::sampling_rate(s.whole, o.sample) : 1;
+    if (s.one_in > 1) s.sampled = sim::sample_objects(s.whole, s.one_in);
+  }
+  // Default threads: the cores, shared out among the ranks on this machine.
+  const unsigned threads =
+      o.threads ? o.threads : std::max(1u, std::max(1u, std::thread::hardware_concurrency()) / local_ranks());
+  const bool multi = sets.size() > 1;
+  // <TRACE_SIZE> and exact classes: the trace's sizes, or over several traces their union.
+  std::vector<std::uint64_t> sizes;
+  if (multi) {
+    for (const TraceSet& s : sets) {
+      const std::vector<std::uint64_t> own = sim::sizes_of(s.whole.operations);
+      sizes.insert(sizes.end(), own.begin(), own.end());
+    }
+    std::sort(sizes.begin(), sizes.end());
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  }
+  const std::vector<std::uint64_t>* exact = multi ? &sizes : nullptr;
+  bool any_sampled = false;
+  for (TraceSet& s : sets) {
+    s.ranked = std::make_unique<srch::Evaluator>(s.ranked_on(), weights, threads, exact);
+    if (s.sampled) s.measured = std::make_unique<srch::Evaluator>(s.whole, weights, threads, exact);
+    any_sampled |= s.sampled.has_value();
+  }
+  if (!multi) sizes = sets.front().whole_evaluator().trace_sizes();
 
-  const unsigned threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
-  // The evolution ranks candidates on one object in k when the trace is larger
-  // than --sample; candidates for the best are measured on the whole trace
-  // (SearchOptions::validator), so what is reported is the whole trace's.
-  const std::uint32_t one_in = o.sample ? sim::sampling_rate(t, o.sample) : 1;
-  std::optional<sim::ReplayTrace> sampled;
-  if (one_in > 1) sampled = sim::sample_objects(t, one_in);
-  const sim::ReplayTrace& ranked_on = sampled ? *sampled : t;
-  srch::Evaluator evaluator(ranked_on, weights, threads);
-  std::optional<srch::Evaluator> whole_trace;
-  if (sampled) whole_trace.emplace(t, weights, threads);
-  srch::Evaluator& whole = sampled ? *whole_trace : evaluator;
-  const std::vector<std::uint64_t>& sizes = whole.trace_sizes();  // <TRACE_SIZE>: the whole trace's sizes
+  std::vector<srch::Evaluator*> ranked_list, whole_list;
+  for (TraceSet& s : sets) {
+    ranked_list.push_back(s.ranked.get());
+    whole_list.push_back(&s.whole_evaluator());
+  }
+  std::optional<srch::MultiEvaluator> multi_ranked, multi_whole;
+  if (multi) {
+    multi_ranked.emplace(ranked_list, how);
+    multi_whole.emplace(whole_list, how);
+  }
+  srch::Fitness& ranked = multi ? static_cast<srch::Fitness&>(*multi_ranked) : *sets.front().ranked;
+  srch::Fitness& whole = multi ? static_cast<srch::Fitness&>(*multi_whole) : sets.front().whole_evaluator();
+
   srch::SearchOptions so;
   so.seed = o.seed;
   so.generations = o.generations;
   so.population = o.population;
   so.pareto = o.pareto;
-  if (sampled) so.validator = &whole;
-  so.progress = [&](unsigned gen, double best, double rate) {
-    const std::string line = fmt::format("generation {}/{}  best fitness {:.4f}  {:.1f} evaluations/s", gen,
-                                         o.generations, best, rate);
+  if (any_sampled) so.validator = &whole;
+
+  srch::IslandOptions io;
+  io.islands = islands;
+  io.migrate_every = o.migrate_every;
+  io.migrants = o.migrants;
+  io.checkpoint = o.checkpoint;
+  io.checkpoint_every = o.checkpoint_every;
+  nlohmann::json trace_ids = nlohmann::json::array();
+  for (const TraceSet& s : sets) trace_ids.push_back({{"path", s.path}, {"operations", s.whole.operations.size()}});
+  io.settings = {{"traces", trace_ids},
+                 {"aggregate", multi ? o.aggregate : std::string("mean")},
+                 {"grammar", grammar_digest(grammar_path)},
+                 {"seed", o.seed},
+                 {"population", o.population},
+                 {"weights", {{"time", weights.time}, {"memory", weights.memory}, {"energy", weights.energy}}},
+                 {"pareto", o.pareto},
+                 {"sample", o.sample},
+                 {"islands", islands},
+                 {"migrate_every", o.migrate_every},
+                 {"migrants", o.migrants}};
+  nlohmann::json resumed;
+  if (!o.resume.empty()) {
+    resumed = srch::read_checkpoint(o.resume, read_file(o.resume, "checkpoint"), io.settings, o.generations);
+    io.resume = &resumed;
+    io.resume_path = o.resume;
+  }
+  io.progress = [&](unsigned gen, double best, double rate) {
+    const std::string line = fmt::format("generation {}/{}  best fitness {:.4f}  {:.1f} evaluations/s{}", gen,
+                                         o.generations, best, rate, ranks > 1 ? " (rank 0's islands)" : "");
     if (tty)
       fmt::print(stderr, "\r\033[K{}", line);
     else if (gen % 10 == 0 || gen == o.generations)
       fmt::print(stderr, "{}\n", line);
   };
-  const srch::SearchResult res = srch::evolve(grammar, sizes, evaluator, so);
+  const srch::SearchResult res = srch::run_islands(grammar, sizes, ranked, so, io, ring);
   if (tty) fmt::print(stderr, "\r\033[K");
+  if (!root) return 0;  // rank 0 has every island's result, and reports
   if (!res.best.eval.valid) throw std::runtime_error("the search found no valid DMM (check the grammar)");
 
   sim::DmmSpec best = *res.best.spec;
@@ -142,31 +271,50 @@ int search_cmd(const SearchCmdOptions& o) {
       o.pareto && !o.front_dir.empty() ? write_front(o.front_dir, res.front, sizes) : std::vector<std::string>{};
 
   // Table 3: the found DMM next to the five built-ins, simulated in parallel
-  // (Kingsley's run is the evaluator's own).
+  // on every trace (Kingsley's run is the evaluator's own), each normalized
+  // to Kingsley on its trace and, over several traces, aggregated.
   const std::vector<std::string> names = {"kng", "lea", "fib", "s10", "exa"};
-  std::vector<srch::Evaluation> rows(names.size());
-  rows[0] = whole.normalize(whole.kingsley());
+  std::vector<std::vector<srch::Evaluation>> per(names.size(), std::vector<srch::Evaluation>(sets.size()));
   {
     std::vector<std::thread> pool;
-    for (std::size_t i = 1; i < names.size(); ++i)
-      pool.emplace_back([&, i] { rows[i] = whole.normalize(sim::simulate(t, names[i])); });
+    for (std::size_t t = 0; t < sets.size(); ++t) {
+      srch::Evaluator& w = sets[t].whole_evaluator();
+      per[0][t] = w.normalize(w.kingsley());
+      for (std::size_t i = 1; i < names.size(); ++i)
+        pool.emplace_back([&, i, t] { per[i][t] = sets[t].whole_evaluator().normalize(sim::simulate(sets[t].whole, names[i])); });
+    }
     for (auto& th : pool) th.join();
   }
+  std::vector<srch::Evaluation> rows;
+  for (auto& p : per) rows.push_back(multi ? srch::aggregate(p, how) : p.front());
   std::vector<std::string> columns = names;
   columns.push_back("found");
   rows.push_back(res.best.eval);
 
-  if (o.json) {
+  auto table_json = [&](const std::vector<srch::Evaluation>& evals) {
     nlohmann::json table = nlohmann::json::array();
-    for (std::size_t i = 0; i < rows.size(); ++i)
+    for (std::size_t i = 0; i < evals.size(); ++i) {
       table.push_back({{"dmm", columns[i]},
-                       {"fitness", rows[i].fitness},
-                       {"time", rows[i].time},
-                       {"memory", rows[i].memory},
-                       {"energy", rows[i].energy},
-                       {"steps", rows[i].metrics.steps},
-                       {"memory_usage_bytes", rows[i].metrics.memory_usage},
-                       {"energy_nj", rows[i].metrics.energy_nj}});
+                       {"fitness", evals[i].fitness},
+                       {"time", evals[i].time},
+                       {"memory", evals[i].memory},
+                       {"energy", evals[i].energy}});
+      if (!multi)
+        table.back().update({{"steps", evals[i].metrics.steps},
+                             {"memory_usage_bytes", evals[i].metrics.memory_usage},
+                             {"energy_nj", evals[i].metrics.energy_nj}});
+    }
+    return table;
+  };
+  // Over several traces: each trace's row of every DMM.
+  auto trace_rows = [&](std::size_t t) {
+    std::vector<srch::Evaluation> r;
+    for (auto& p : per) r.push_back(p[t]);
+    r.push_back(res.best.eval.per_trace.at(t));
+    return r;
+  };
+
+  if (o.json) {
     nlohmann::json front = nlohmann::json::array();
     for (std::size_t i = 0; i < res.front.size(); ++i) {
       const srch::Individual& ind = res.front[i];
@@ -174,18 +322,35 @@ int search_cmd(const SearchCmdOptions& o) {
                        {"spec", sim::to_json(*ind.spec)}});
       if (!front_files.empty()) front.back()["file"] = front_files[i];
     }
-    nlohmann::json j = {{"trace", o.trace},
-                        {"seed", o.seed},
-                        {"generations", o.generations},
-                        {"population", o.population},
-                        {"weights", {{"time", weights.time}, {"memory", weights.memory}, {"energy", weights.energy}}},
-                        {"evaluations", res.evaluations},
-                        {"allocator_simulations", res.simulations},
-                        {"seconds", res.seconds},
-                        {"sample", {{"one_in", one_in}, {"operations", ranked_on.operations.size()}}},
-                        {"validations", res.validations},
-                        {"normalized_to_kng", table},
-                        {"found", sim::to_json(best)}};
+    nlohmann::json j;
+    if (multi) {
+      nlohmann::json traces = nlohmann::json::array();
+      for (std::size_t t = 0; t < sets.size(); ++t)
+        traces.push_back({{"trace", sets[t].path},
+                          {"sample", {{"one_in", sets[t].one_in}, {"operations", sets[t].ranked_on().operations.size()}}},
+                          {"normalized_to_kng", table_json(trace_rows(t))}});
+      j = {{"traces", traces}, {"aggregate", o.aggregate}};
+    } else {
+      j = {{"trace", sets.front().path}};
+    }
+    j.update({{"seed", o.seed},
+              {"generations", o.generations},
+              {"population", o.population},
+              {"weights", {{"time", weights.time}, {"memory", weights.memory}, {"energy", weights.energy}}},
+              {"evaluations", res.evaluations},
+              {"allocator_simulations", res.simulations},
+              {"seconds", res.seconds}});
+    if (!multi)
+      j["sample"] = {{"one_in", sets.front().one_in}, {"operations", sets.front().ranked_on().operations.size()}};
+    if (islands > 1) {
+      j["islands"] = {{"islands", islands}, {"migrate_every", o.migrate_every}, {"migrants", o.migrants}};
+      j["migration_seconds"] = res.migration_seconds;  // rank 0's
+    }
+    if (!o.checkpoint.empty()) {
+      j["checkpoint_seconds"] = res.checkpoint_seconds;
+      j["checkpoint_bytes"] = res.checkpoint_bytes;
+    }
+    j.update({{"validations", res.validations}, {"normalized_to_kng", table_json(rows)}, {"found", sim::to_json(best)}});
     if (o.pareto) j["pareto_front"] = front;
     fmt::print("{}\n", j.dump(2));
     return 0;
@@ -193,26 +358,44 @@ int search_cmd(const SearchCmdOptions& o) {
 
   fmt::print("search      {} generations x {} individuals, seed {}, weights time={} memory={} energy={}\n",
              o.generations, o.population, o.seed, weights.time, weights.memory, weights.energy);
+  if (multi)
+    fmt::print("traces      {} traces, each normalized to Kingsley on its own; the {} of them ranks a DMM\n",
+               sets.size(), how == srch::Aggregate::kMean ? "mean" : "worst");
+  if (islands > 1)
+    fmt::print("islands     {} islands of about {} individuals, the best {} of each to the next every {} generations\n",
+               islands, o.population / islands, o.migrants, o.migrate_every);
   fmt::print("evaluated   {} individuals, {} allocators simulated on their share of the trace, {:.1f} s\n",
              res.evaluations, res.simulations, res.seconds);
-  if (sampled)
-    fmt::print("sampled     ranked on 1 object in {} ({} of {} operations); {} candidates for the best measured on "
-               "the whole trace\n",
-               one_in, ranked_on.operations.size(), t.operations.size(), res.validations);
+  for (const TraceSet& s : sets)
+    if (s.sampled)
+      fmt::print("sampled     {}ranked on 1 object in {} ({} of {} operations); {} candidates for the best measured on "
+                 "the whole trace\n",
+                 multi ? s.path + ": " : std::string(), s.one_in, s.sampled->operations.size(), s.whole.operations.size(),
+                 res.validations);
   fmt::print("\n");
-  fmt::print("Improvement over Kingsley (seed 002's Table 3; higher is better)\n");
+  fmt::print("Improvement over Kingsley (seed 002's Table 3; higher is better){}\n",
+             multi ? fmt::format(", {} over the {} traces", how == srch::Aggregate::kMean ? "mean" : "worst", sets.size())
+                   : std::string());
   fmt::print("{:<20}", "");
   for (const auto& c : columns) fmt::print(" {:>9}", c);
   fmt::print("\n");
-  auto row = [&](const char* label, auto get) {
+  auto row = [&](const std::string& label, const std::vector<srch::Evaluation>& evals, auto get) {
     fmt::print("{:<20}", label);
-    for (const auto& e : rows) fmt::print(" {:>9}", percent(get(e)));
+    for (const auto& e : evals) fmt::print(" {:>9}", percent(get(e)));
     fmt::print("\n");
   };
-  row("global fitness", [](const srch::Evaluation& e) { return e.fitness; });
-  row("performance", [](const srch::Evaluation& e) { return e.time; });
-  row("memory usage", [](const srch::Evaluation& e) { return e.memory; });
-  row("energy", [](const srch::Evaluation& e) { return e.energy; });
+  row("global fitness", rows, [](const srch::Evaluation& e) { return e.fitness; });
+  row("performance", rows, [](const srch::Evaluation& e) { return e.time; });
+  row("memory usage", rows, [](const srch::Evaluation& e) { return e.memory; });
+  row("energy", rows, [](const srch::Evaluation& e) { return e.energy; });
+  if (multi) {
+    fmt::print("\nGlobal fitness per trace (improvement over Kingsley on that trace)\n");
+    for (std::size_t t = 0; t < sets.size(); ++t) {
+      std::string label = fs::path(sets[t].path).filename().string();
+      if (label.size() > 19) label = label.substr(0, 18) + "~";
+      row(label, trace_rows(t), [](const srch::Evaluation& e) { return e.fitness; });
+    }
+  }
 
   fmt::print("\nThe found DMM (seed 002's Table 4): {} allocator(s)\n", best.allocators.size());
   for (const auto& a : best.allocators) fmt::print("  {}\n", describe(a));
@@ -225,8 +408,33 @@ int search_cmd(const SearchCmdOptions& o) {
                  ind.eval.energy, ind.spec->allocators.size(), front_files.empty() ? "" : "  " + front_files[i]);
     }
   }
-  if (!o.output.empty()) fmt::print("\nwritten     {} (tailor simulate {} --dmm {})\n", o.output, o.trace, o.output);
+  if (!o.output.empty())
+    fmt::print("\nwritten     {} (tailor simulate {} --dmm {})\n", o.output, sets.front().path, o.output);
   return 0;
+}
+
+int search_cmd(const SearchCmdOptions& o) {
+  // Under mpirun: one rank of the job; the islands are spread over the ranks.
+  const unsigned world = mpirun_world_size();
+#if TAILOR_MPI
+  if (world > 0) {
+    srch::mpi::Session session;
+    srch::mpi::WorldRing ring;
+    try {
+      return search_run(o, &ring);
+    } catch (const std::exception& e) {
+      session.abort(e.what());  // the other ranks may wait for this one: end the job
+    }
+  }
+#else
+  if (world > 1)
+    throw std::runtime_error(fmt::format(
+        "this tailor was built without MPI (TAILOR_MPI off or libopenmpi-dev missing), so its {} ranks would each "
+        "run the whole search alone; run it without mpirun (--islands N runs N islands in one process, with the "
+        "same result) or rebuild with MPI (docs/search.md)",
+        world));
+#endif
+  return search_run(o, nullptr);
 }
 
 }  // namespace
@@ -237,7 +445,7 @@ std::string default_grammar() { return layout::data_file("search/dmm.bnf").strin
 void add_search(CLI::App& app, Runner& run) {
   auto o = std::make_shared<SearchCmdOptions>();
   CLI::App* cmd = app.add_subcommand("search", "Search the DMM design space for the best custom DMM of a trace");
-  cmd->add_option("trace", o->trace, "Trace file")->required();
+  cmd->add_option("traces", o->traces, "Trace file(s): one DMM for all of them")->required();
   cmd->add_option("-o,--output", o->output, "Write the found DMM as a spec (loads in tailor simulate)");
   cmd->add_option("--seed", o->seed, "Random seed (same seed, same result)")->capture_default_str();
   cmd->add_option("--generations", o->generations, "Generations")->capture_default_str()->check(CLI::Range(0u, 100000u));
@@ -259,6 +467,23 @@ void add_search(CLI::App& app, Runner& run) {
       ->needs(pareto);
   cmd->add_option("--grammar", o->grammar, "BNF grammar of the design space (default: share/search/dmm.bnf)");
   cmd->add_flag("--json", o->json, "Machine-readable output");
+  cmd->add_option("--aggregate", o->aggregate,
+                  "Over several traces, each normalized to Kingsley on its own: rank DMMs by the mean or the worst")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"mean", "worst"}));
+  cmd->add_option("--islands", o->islands,
+                  std::string("Island model: N populations sharing --population, run in this process or spread over "
+                              "the ranks of mpirun (default: one per rank; this build ") +
+                      (TAILOR_MPI ? "has MPI)" : "has no MPI: islands run in one process)"))
+      ->check(CLI::Range(1u, 100000u));
+  cmd->add_option("--migrate-every", o->migrate_every, "Generations between migrations (0: never)")->capture_default_str();
+  cmd->add_option("--migrants", o->migrants, "Best individuals each island sends to the next of the ring")
+      ->capture_default_str();
+  CLI::Option* ckpt = cmd->add_option("--checkpoint", o->checkpoint,
+                                      "Write every island's state to FILE (replaced atomically) every --checkpoint-every generations");
+  cmd->add_option("--checkpoint-every", o->checkpoint_every, "Generations between checkpoints")->needs(ckpt);
+  cmd->add_option("--resume", o->resume,
+                  "Continue the search saved in FILE (same traces and settings; the result is the uninterrupted one's)");
   cmd->callback([o, &run] { run = [o] { return search_cmd(*o); }; });
 }
 

@@ -40,13 +40,15 @@ Weights parse_weights(const std::string& text) {
   return w;
 }
 
-Evaluator::Evaluator(const simulate::ReplayTrace& trace, Weights weights, unsigned threads)
+Evaluator::Evaluator(const simulate::ReplayTrace& trace, Weights weights, unsigned threads,
+                     const std::vector<std::uint64_t>* exact_sizes)
     : trace_(trace),
       weights_(weights),
       threads_(std::max(1u, threads)),
       kng_(simulate::simulate(trace, "kng")),
       routing_(simulate::routing_sizes(trace)),
-      sizes_(simulate::sizes_of(trace.operations)) {
+      sizes_(simulate::sizes_of(trace.operations)),
+      exact_(exact_sizes ? *exact_sizes : sizes_) {
   kng_.series.clear();
   // A DMM's time ratio is at least any of its allocators' steps over
   // Kingsley's, and its fitness at least weight_time x that ratio / the sum
@@ -98,7 +100,7 @@ std::vector<Evaluation> Evaluator::evaluate(const std::vector<const simulate::Dm
   auto work = [&] {
     for (std::size_t k; (k = next.fetch_add(1)) < todo.size();) {
       try {
-        results[k] = simulate::simulate_part(trace_, routing_, *todo[k].second, sizes_, max_steps_);
+        results[k] = simulate::simulate_part(trace_, routing_, *todo[k].second, exact_, max_steps_);
       } catch (const std::invalid_argument&) {
         results[k].reset();  // the model rejects it for this trace (e.g. an area too small)
       } catch (const std::length_error&) {
@@ -138,6 +140,52 @@ std::vector<Evaluation> Evaluator::evaluate(const std::vector<const simulate::Dm
   for (std::size_t i = 0; i < specs.size(); ++i)
     if (specs[i]) out[i] = cache_[keys[i]];
   return out;
+}
+
+Aggregate parse_aggregate(const std::string& text) {
+  if (text == "mean") return Aggregate::kMean;
+  if (text == "worst") return Aggregate::kWorst;
+  throw std::invalid_argument("--aggregate: '" + text + "' (known: mean, worst)");
+}
+
+const char* to_string(Aggregate a) noexcept { return a == Aggregate::kMean ? "mean" : "worst"; }
+
+Evaluation aggregate(std::vector<Evaluation> per_trace, Aggregate how) {
+  Evaluation e;
+  e.valid = !per_trace.empty() &&
+            std::all_of(per_trace.begin(), per_trace.end(), [](const Evaluation& x) { return x.valid; });
+  if (e.valid) {
+    auto combine = [&](double Evaluation::*field) {
+      double acc = how == Aggregate::kMean ? 0.0 : -std::numeric_limits<double>::infinity();
+      for (const Evaluation& x : per_trace) acc = how == Aggregate::kMean ? acc + x.*field : std::max(acc, x.*field);
+      return how == Aggregate::kMean ? acc / static_cast<double>(per_trace.size()) : acc;
+    };
+    e.time = combine(&Evaluation::time);
+    e.memory = combine(&Evaluation::memory);
+    e.energy = combine(&Evaluation::energy);
+    e.fitness = combine(&Evaluation::fitness);
+  }
+  e.per_trace = std::move(per_trace);
+  return e;
+}
+
+std::vector<Evaluation> MultiEvaluator::evaluate(const std::vector<const simulate::DmmSpec*>& specs) {
+  std::vector<std::vector<Evaluation>> by_trace;
+  for (Evaluator* t : traces_) by_trace.push_back(t->evaluate(specs));
+  std::vector<Evaluation> out(specs.size());
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    if (!specs[i]) continue;
+    std::vector<Evaluation> per;
+    for (auto& evals : by_trace) per.push_back(std::move(evals[i]));
+    out[i] = aggregate(std::move(per), how_);
+  }
+  return out;
+}
+
+std::uint64_t MultiEvaluator::simulations() const noexcept {
+  std::uint64_t n = 0;
+  for (const Evaluator* t : traces_) n += t->simulations();
+  return n;
 }
 
 std::string Evaluator::part_key(const simulate::AllocatorSpec& a) {

@@ -35,6 +35,9 @@ Weights parse_weights(const std::string& text);
 
 struct Evaluation {
   bool valid = false;
+  /// Over several traces (MultiEvaluator): each trace's own evaluation, in
+  /// the traces' order; `metrics` is then empty and the ratios aggregate them.
+  std::vector<Evaluation> per_trace;
   simulate::Metrics metrics;
   double time = std::numeric_limits<double>::infinity();    ///< steps / KNG's
   double memory = std::numeric_limits<double>::infinity();  ///< memory usage / KNG's
@@ -42,9 +45,24 @@ struct Evaluation {
   double fitness = std::numeric_limits<double>::infinity(); ///< weighted mean of the three
 };
 
-class Evaluator {
+/// What the evolution ranks and measures candidates with: one trace
+/// (Evaluator) or several (MultiEvaluator). Results depend only on the DMM.
+class Fitness {
  public:
-  Evaluator(const simulate::ReplayTrace& trace, Weights weights, unsigned threads);
+  virtual ~Fitness() = default;
+  /// Evaluates every spec (nullptr: an invalid phenotype).
+  virtual std::vector<Evaluation> evaluate(const std::vector<const simulate::DmmSpec*>& specs) = 0;
+  /// Allocator simulations run so far (each on its share of a trace).
+  virtual std::uint64_t simulations() const noexcept = 0;
+};
+
+class Evaluator : public Fitness {
+ public:
+  /// `exact_sizes`: the sizes exact classes are made of (default: the
+  /// trace's own; a search over several traces gives every trace the union,
+  /// the classes the written spec carries).
+  Evaluator(const simulate::ReplayTrace& trace, Weights weights, unsigned threads,
+            const std::vector<std::uint64_t>* exact_sizes = nullptr);
 
   const simulate::Metrics& kingsley() const noexcept { return kng_; }
   /// The sizes the trace requests (sizes_of), which <TRACE_SIZE> and exact classes draw on.
@@ -53,12 +71,12 @@ class Evaluator {
 
   /// Evaluates every spec (std::nullopt: an invalid phenotype), simulating
   /// the ones not in the cache in parallel.
-  std::vector<Evaluation> evaluate(const std::vector<const simulate::DmmSpec*>& specs);
+  std::vector<Evaluation> evaluate(const std::vector<const simulate::DmmSpec*>& specs) override;
   /// Normalizes metrics of any DMM (a built-in) as a search result is.
   Evaluation normalize(const simulate::Metrics& m) const;
 
   /// Allocator simulations run so far (each on its share of the trace).
-  std::uint64_t simulations() const noexcept { return simulations_; }
+  std::uint64_t simulations() const noexcept override { return simulations_; }
   std::uint64_t lookups() const noexcept { return lookups_; }
 
  private:
@@ -75,10 +93,34 @@ class Evaluator {
   static constexpr std::uint64_t kSlowest = 20;
   std::uint64_t max_steps_ = 0;
   std::vector<std::uint64_t> routing_;  // routing size of every operation
-  std::vector<std::uint64_t> sizes_;    // the trace's sizes (exact classes)
+  std::vector<std::uint64_t> sizes_;    // the trace's sizes (<TRACE_SIZE>)
+  std::vector<std::uint64_t> exact_;    // the sizes of exact classes
   std::map<std::string, Evaluation> cache_;
   std::map<std::string, std::optional<simulate::PartResult>> parts_;  // none: cannot be built
   std::uint64_t simulations_ = 0, lookups_ = 0;
+};
+
+/// How a DMM's measures over several traces (each normalized to Kingsley on
+/// its own trace) make one: their mean, or the worst of them.
+enum class Aggregate { kMean, kWorst };
+Aggregate parse_aggregate(const std::string& text);  ///< "mean" or "worst"; throws std::invalid_argument
+const char* to_string(Aggregate a) noexcept;
+
+/// Combines per-trace evaluations: valid when every one is; time, memory,
+/// energy and fitness are each the mean (or the maximum) of the traces'.
+Evaluation aggregate(std::vector<Evaluation> per_trace, Aggregate how);
+
+/// The fitness of a DMM over several traces: each trace's Evaluator (each
+/// normalized to Kingsley on its trace), aggregated.
+class MultiEvaluator : public Fitness {
+ public:
+  MultiEvaluator(std::vector<Evaluator*> traces, Aggregate how) : traces_(std::move(traces)), how_(how) {}
+  std::vector<Evaluation> evaluate(const std::vector<const simulate::DmmSpec*>& specs) override;
+  std::uint64_t simulations() const noexcept override;
+
+ private:
+  std::vector<Evaluator*> traces_;
+  Aggregate how_;
 };
 
 }  // namespace tailor::search

@@ -6,12 +6,16 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <limits>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <random>
+#include <sstream>
+#include <stdexcept>
 
 #include "phenotype.h"
 
@@ -19,10 +23,140 @@ namespace tailor::search {
 
 namespace {
 
-class Engine {
+// The phenotype and spec of a genome (none when the mapping or the spec
+// fails), and the codons the mapping read.
+void express(Individual& ind, const Grammar& grammar, const std::vector<std::uint64_t>& sizes, unsigned max_wraps) {
+  ind.spec.reset();
+  ind.phenotype.clear();
+  ind.used = ind.genome.size();
+  if (auto m = map_genome(grammar, ind.genome, sizes, max_wraps)) {
+    ind.phenotype = m->phenotype;
+    ind.used = std::min(m->codons_used, ind.genome.size());
+    try {
+      ind.spec = phenotype_to_spec(m->phenotype);
+    } catch (const simulate::SpecError&) {
+    }
+  }
+}
+
+// Exact doubles: their bits (infinity, the measure of an invalid DMM, included).
+std::uint64_t bits(double x) { return std::bit_cast<std::uint64_t>(x); }
+
+const nlohmann::json& field(const nlohmann::json& j, const char* name) {
+  if (!j.is_object() || !j.contains(name)) throw std::invalid_argument(std::string("missing field '") + name + "'");
+  return j.at(name);
+}
+
+template <class T>
+T get(const nlohmann::json& j, const char* name) {
+  const nlohmann::json& v = field(j, name);
+  try {
+    return v.get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw std::invalid_argument(std::string("field '") + name + "' has the wrong type");
+  }
+}
+
+double get_double(const nlohmann::json& j, const char* name) {
+  return std::bit_cast<double>(get<std::uint64_t>(j, name));
+}
+
+nlohmann::json metrics_to_json(const simulate::Metrics& m) {
+  return {{"dmm", m.dmm},
+          {"operations", m.operations},
+          {"steps", m.steps},
+          {"reads", m.reads},
+          {"writes", m.writes},
+          {"system_requests", m.system_requests},
+          {"splits", m.splits},
+          {"coalesces", m.coalesces},
+          {"memory_usage", m.memory_usage},
+          {"peak_operation", m.peak_operation},
+          {"requested_at_peak", m.requested_at_peak},
+          {"block_bytes_at_peak", m.block_bytes_at_peak},
+          {"internal_fragmentation", m.internal_fragmentation},
+          {"external_fragmentation", m.external_fragmentation},
+          {"energy_nj", bits(m.energy_nj)},
+          {"max_in_use", m.max_in_use},
+          {"seconds", bits(m.seconds)}};
+}
+
+simulate::Metrics metrics_from_json(const nlohmann::json& j) {
+  simulate::Metrics m;
+  m.dmm = get<std::string>(j, "dmm");
+  m.operations = get<std::uint64_t>(j, "operations");
+  m.steps = get<std::uint64_t>(j, "steps");
+  m.reads = get<std::uint64_t>(j, "reads");
+  m.writes = get<std::uint64_t>(j, "writes");
+  m.system_requests = get<std::uint64_t>(j, "system_requests");
+  m.splits = get<std::uint64_t>(j, "splits");
+  m.coalesces = get<std::uint64_t>(j, "coalesces");
+  m.memory_usage = get<std::uint64_t>(j, "memory_usage");
+  m.peak_operation = get<std::uint64_t>(j, "peak_operation");
+  m.requested_at_peak = get<std::uint64_t>(j, "requested_at_peak");
+  m.block_bytes_at_peak = get<std::uint64_t>(j, "block_bytes_at_peak");
+  m.internal_fragmentation = get<std::uint64_t>(j, "internal_fragmentation");
+  m.external_fragmentation = get<std::uint64_t>(j, "external_fragmentation");
+  m.energy_nj = get_double(j, "energy_nj");
+  m.max_in_use = get<std::uint64_t>(j, "max_in_use");
+  m.seconds = get_double(j, "seconds");
+  return m;
+}
+
+nlohmann::json evaluation_to_json(const Evaluation& e) {
+  nlohmann::json per = nlohmann::json::array();
+  for (const Evaluation& t : e.per_trace) per.push_back(evaluation_to_json(t));
+  return {{"valid", e.valid},   {"time", bits(e.time)},         {"memory", bits(e.memory)},
+          {"energy", bits(e.energy)}, {"fitness", bits(e.fitness)}, {"metrics", metrics_to_json(e.metrics)},
+          {"per_trace", per}};
+}
+
+Evaluation evaluation_from_json(const nlohmann::json& j) {
+  Evaluation e;
+  e.valid = get<bool>(j, "valid");
+  e.time = get_double(j, "time");
+  e.memory = get_double(j, "memory");
+  e.energy = get_double(j, "energy");
+  e.fitness = get_double(j, "fitness");
+  e.metrics = metrics_from_json(field(j, "metrics"));
+  const nlohmann::json& per = field(j, "per_trace");
+  if (!per.is_array()) throw std::invalid_argument("field 'per_trace' is not an array");
+  for (const auto& t : per) e.per_trace.push_back(evaluation_from_json(t));
+  return e;
+}
+
+std::string to_hex(const Genome& g) {
+  static const char* digits = "0123456789abcdef";
+  std::string s;
+  for (std::uint8_t c : g) {
+    s += digits[c >> 4];
+    s += digits[c & 15];
+  }
+  return s;
+}
+
+Genome from_hex(const std::string& s) {
+  auto value = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  if (s.size() % 2) throw std::invalid_argument("field 'genome' has an odd number of hex digits");
+  Genome g(s.size() / 2);
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    const int hi = value(s[2 * i]), lo = value(s[2 * i + 1]);
+    if (hi < 0 || lo < 0) throw std::invalid_argument("field 'genome' is not lowercase hex");
+    g[i] = static_cast<std::uint8_t>(hi * 16 + lo);
+  }
+  return g;
+}
+
+}  // namespace
+
+class Island::Engine {
  public:
-  Engine(const Grammar& g, const std::vector<std::uint64_t>& sizes, Evaluator& ev, const SearchOptions& o)
-      : grammar_(g), sizes_(sizes), evaluator_(ev), o_(o), rng_(o.seed) {}
+  Engine(const Grammar& g, const std::vector<std::uint64_t>& sizes, Fitness& ev, const SearchOptions& o)
+      : grammar_(g), sizes_(sizes), evaluator_(ev), o_(o), rng_(o.seed), start_(std::chrono::steady_clock::now()) {}
 
   Genome random_genome() {
     const unsigned len = o_.min_length + static_cast<unsigned>(rng_() % (o_.max_length - o_.min_length + 1));
@@ -33,19 +167,7 @@ class Engine {
 
   // Maps and evaluates a batch (in parallel inside the evaluator).
   void evaluate(std::vector<Individual>& batch) {
-    for (auto& ind : batch) {
-      ind.spec.reset();
-      ind.phenotype.clear();
-      ind.used = ind.genome.size();
-      if (auto m = map_genome(grammar_, ind.genome, sizes_, o_.max_wraps)) {
-        ind.phenotype = m->phenotype;
-        ind.used = std::min(m->codons_used, ind.genome.size());
-        try {
-          ind.spec = phenotype_to_spec(m->phenotype);
-        } catch (const simulate::SpecError&) {
-        }
-      }
-    }
+    for (auto& ind : batch) express(ind, grammar_, sizes_, o_.max_wraps);
     std::vector<const simulate::DmmSpec*> specs;
     for (auto& ind : batch) specs.push_back(ind.spec ? &*ind.spec : nullptr);
     std::vector<Evaluation> evals = evaluator_.evaluate(specs);
@@ -53,6 +175,7 @@ class Engine {
     const std::vector<bool> measured = o_.validator ? validate(batch) : std::vector<bool>(batch.size(), true);
     for (std::size_t i = 0; i < batch.size(); ++i) {
       if (!batch[i].eval.valid) batch[i].spec.reset();
+      batch[i].measured = measured[i];
       if (measured[i]) consider(batch[i]);
     }
     evaluations_ += batch.size();
@@ -110,8 +233,8 @@ class Engine {
       auto [c, d] = crossover(a, b);
       mutate(c, std::max(a.used, b.used));
       mutate(d, std::max(a.used, b.used));
-      kids.push_back({std::move(c), {}, {}, {}, 0, 0, 0});
-      if (kids.size() < count) kids.push_back({std::move(d), {}, {}, {}, 0, 0, 0});
+      kids.push_back({std::move(c), {}, {}, {}, 0, 0, 0, false});
+      if (kids.size() < count) kids.push_back({std::move(d), {}, {}, {}, 0, 0, 0, false});
     }
     evaluate(kids);
     return kids;
@@ -155,39 +278,52 @@ class Engine {
     }
   }
 
-  SearchResult run() {
-    const auto start = std::chrono::steady_clock::now();
-    std::vector<Individual> pop(o_.population);
-    for (auto& ind : pop) ind.genome = random_genome();
-    evaluate(pop);
-    if (o_.pareto) rank(pop);
-    report(0, start);
-    for (unsigned gen = 1; gen <= o_.generations; ++gen) {
-      if (o_.pareto) {
-        std::vector<Individual> all = pop;
-        std::vector<Individual> kids = offspring(pop, pop.size());
-        all.insert(all.end(), std::make_move_iterator(kids.begin()), std::make_move_iterator(kids.end()));
-        rank(all);
-        std::stable_sort(all.begin(), all.end(), [&](const Individual& a, const Individual& b) { return better(a, b); });
-        all.resize(pop.size());
-        pop = std::move(all);
-        rank(pop);
-      } else {
-        std::stable_sort(pop.begin(), pop.end(), [&](const Individual& a, const Individual& b) { return better(a, b); });
-        const std::size_t elite = std::min<std::size_t>(o_.elite, pop.size());
-        std::vector<Individual> next(pop.begin(), pop.begin() + static_cast<std::ptrdiff_t>(elite));
-        std::vector<Individual> kids = offspring(pop, pop.size() - elite);
-        next.insert(next.end(), std::make_move_iterator(kids.begin()), std::make_move_iterator(kids.end()));
-        pop = std::move(next);
-      }
-      report(gen, start);
-      if (o_.stop && o_.stop()) break;
+  void start() {
+    pop_.assign(o_.population, Individual{});
+    for (auto& ind : pop_) ind.genome = random_genome();
+    evaluate(pop_);
+    if (o_.pareto) rank(pop_);
+    generation_ = 0;
+    report(0);
+  }
+
+  void step() {
+    ++generation_;
+    if (o_.pareto) {
+      std::vector<Individual> all = pop_;
+      std::vector<Individual> kids = offspring(pop_, pop_.size());
+      all.insert(all.end(), std::make_move_iterator(kids.begin()), std::make_move_iterator(kids.end()));
+      rank(all);
+      std::stable_sort(all.begin(), all.end(), [&](const Individual& a, const Individual& b) { return better(a, b); });
+      all.resize(pop_.size());
+      pop_ = std::move(all);
+      rank(pop_);
+    } else {
+      std::stable_sort(pop_.begin(), pop_.end(), [&](const Individual& a, const Individual& b) { return better(a, b); });
+      const std::size_t elite = std::min<std::size_t>(o_.elite, pop_.size());
+      std::vector<Individual> next(pop_.begin(), pop_.begin() + static_cast<std::ptrdiff_t>(elite));
+      std::vector<Individual> kids = offspring(pop_, pop_.size() - elite);
+      next.insert(next.end(), std::make_move_iterator(kids.begin()), std::make_move_iterator(kids.end()));
+      pop_ = std::move(next);
     }
+    report(generation_);
+  }
+
+  SearchResult run() {
+    start();
+    while (generation_ < o_.generations) {
+      step();
+      if (o_.stop && o_.stop()) break;  // the caller's budget (SearchOptions::stop)
+    }
+    return finish();
+  }
+
+  SearchResult finish() {
     SearchResult r;
     r.best = best_;
     r.validations = validations_;
     if (o_.pareto) {
-      for (const auto& ind : pop)
+      for (const auto& ind : pop_)
         if (ind.rank == 0 && ind.eval.valid) r.front.push_back(ind);
       std::sort(r.front.begin(), r.front.end(), [](const Individual& a, const Individual& b) { return a.eval.fitness < b.eval.fitness; });
       r.front.erase(std::unique(r.front.begin(), r.front.end(), [](const Individual& a, const Individual& b) {
@@ -197,10 +333,57 @@ class Engine {
     }
     r.evaluations = evaluations_;
     r.simulations = evaluator_.simulations();
-    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     return r;
   }
 
+  unsigned generation() const noexcept { return generation_; }
+  double best_fitness() const noexcept { return best_.eval.fitness; }
+  std::uint64_t evaluations() const noexcept { return evaluations_; }
+
+  // Copies of the best `count` individuals, best first.
+  std::vector<Individual> emigrants(std::size_t count) const {
+    std::vector<Individual> sorted = pop_;
+    std::stable_sort(sorted.begin(), sorted.end(), [&](const Individual& a, const Individual& b) { return better(a, b); });
+    sorted.resize(std::min(count, sorted.size()));
+    return sorted;
+  }
+
+  // The arrivals take the places of the worst; a measured arrival may become
+  // the best, and its measure is known from then on.
+  void immigrate(std::vector<Individual> arrivals) {
+    std::stable_sort(pop_.begin(), pop_.end(), [&](const Individual& a, const Individual& b) { return better(a, b); });
+    const std::size_t n = std::min(arrivals.size(), pop_.size());
+    for (std::size_t k = 0; k < n; ++k) {
+      Individual& a = arrivals[k];
+      if (a.measured && a.eval.valid) {
+        if (o_.validator) validated_.emplace(a.phenotype, a.eval);
+        consider(a);
+      }
+      pop_[pop_.size() - n + k] = std::move(a);
+    }
+    if (o_.pareto) rank(pop_);
+  }
+
+  nlohmann::json save() const {
+    std::ostringstream rng;
+    rng << rng_;
+    nlohmann::json pop = nlohmann::json::array();
+    for (const auto& ind : pop_) pop.push_back(individual_to_json(ind));
+    nlohmann::json validated = nlohmann::json::array();
+    for (const auto& [phenotype, eval] : validated_)
+      validated.push_back({{"phenotype", phenotype}, {"eval", evaluation_to_json(eval)}});
+    return {{"generation", generation_},
+            {"rng", rng.str()},
+            {"population", pop},
+            {"best", individual_to_json(best_)},
+            {"best_ranked", std::bit_cast<std::uint64_t>(best_ranked_)},
+            {"validated", validated},
+            {"evaluations", evaluations_},
+            {"validations", validations_}};
+  }
+
+  void restore(const nlohmann::json& j);
   // Evaluations the evolution makes: the first population, then each
   // generation's offspring (all of them in Pareto mode, all but the elite otherwise).
   std::uint64_t budget() const {
@@ -302,22 +485,27 @@ class Engine {
   void consider(const Individual& ind) {
     if (ind.eval.valid && (!best_.eval.valid || ind.eval.fitness < best_.eval.fitness)) best_ = ind;
   }
-  void report(unsigned gen, std::chrono::steady_clock::time_point start) {
+  void report(unsigned gen) {
     if (!o_.progress) return;
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     o_.progress(gen, best_.eval.fitness, s > 0 ? static_cast<double>(evaluations_) / s : 0);
   }
 
   const Grammar& grammar_;
   const std::vector<std::uint64_t>& sizes_;
-  Evaluator& evaluator_;
-  const SearchOptions& o_;
+  Fitness& evaluator_;
+  const SearchOptions o_;
   std::mt19937_64 rng_;
+  std::chrono::steady_clock::time_point start_;
+  std::vector<Individual> pop_;
+  unsigned generation_ = 0;
   Individual best_;
   double best_ranked_ = std::numeric_limits<double>::infinity();  // the best's fitness on the evaluator's trace
   std::map<std::string, Evaluation> validated_;                    // phenotype -> the validator's measure
   std::uint64_t evaluations_ = 0, validations_ = 0;
 };
+
+namespace {
 
 void check(const SearchOptions& o) {
   if (o.population < 2) throw std::invalid_argument("--population: at least 2");
@@ -339,16 +527,75 @@ bool dominates(const Evaluation& a, const Evaluation& b) noexcept {
   return strictly;
 }
 
-SearchResult evolve(const Grammar& grammar, const std::vector<std::uint64_t>& trace_sizes, Evaluator& evaluator,
+SearchResult evolve(const Grammar& grammar, const std::vector<std::uint64_t>& trace_sizes, Fitness& evaluator,
                     const SearchOptions& options) {
   check(options);
-  return Engine(grammar, trace_sizes, evaluator, options).run();
+  return Island::Engine(grammar, trace_sizes, evaluator, options).run();
 }
 
 SearchResult random_sampling(const Grammar& grammar, const std::vector<std::uint64_t>& trace_sizes,
-                             Evaluator& evaluator, const SearchOptions& options) {
+                             Fitness& evaluator, const SearchOptions& options) {
   check(options);
-  return Engine(grammar, trace_sizes, evaluator, options).sample();
+  return Island::Engine(grammar, trace_sizes, evaluator, options).sample();
+}
+
+Island::Island(const Grammar& grammar, const std::vector<std::uint64_t>& trace_sizes, Fitness& evaluator,
+               const SearchOptions& options) {
+  check(options);
+  engine_ = std::make_unique<Engine>(grammar, trace_sizes, evaluator, options);
+}
+Island::~Island() = default;
+Island::Island(Island&&) noexcept = default;
+void Island::start() { engine_->start(); }
+void Island::step() { engine_->step(); }
+unsigned Island::generation() const noexcept { return engine_->generation(); }
+double Island::best_fitness() const noexcept { return engine_->best_fitness(); }
+std::uint64_t Island::evaluations() const noexcept { return engine_->evaluations(); }
+std::vector<Individual> Island::emigrants(std::size_t count) const { return engine_->emigrants(count); }
+void Island::immigrate(std::vector<Individual> arrivals) { engine_->immigrate(std::move(arrivals)); }
+SearchResult Island::finish() { return engine_->finish(); }
+nlohmann::json Island::save() const { return engine_->save(); }
+void Island::restore(const nlohmann::json& state) { engine_->restore(state); }
+
+nlohmann::json individual_to_json(const Individual& ind) {
+  return {{"genome", to_hex(ind.genome)}, {"used", ind.used},          {"measured", ind.measured},
+          {"rank", ind.rank},             {"crowding", bits(ind.crowding)}, {"eval", evaluation_to_json(ind.eval)}};
+}
+
+Individual individual_from_json(const nlohmann::json& j, const Grammar& grammar,
+                                const std::vector<std::uint64_t>& trace_sizes, unsigned max_wraps) {
+  Individual ind;
+  ind.genome = from_hex(get<std::string>(j, "genome"));
+  ind.eval = evaluation_from_json(field(j, "eval"));
+  if (!ind.genome.empty()) express(ind, grammar, trace_sizes, max_wraps);
+  if (!ind.eval.valid) ind.spec.reset();
+  else if (!ind.spec) throw std::invalid_argument("a valid individual's genome maps to no DMM (another grammar?)");
+  ind.used = get<std::size_t>(j, "used");
+  ind.measured = get<bool>(j, "measured");
+  ind.rank = get<unsigned>(j, "rank");
+  ind.crowding = get_double(j, "crowding");
+  return ind;
+}
+
+void Island::Engine::restore(const nlohmann::json& j) {
+  generation_ = get<unsigned>(j, "generation");
+  std::istringstream rng(get<std::string>(j, "rng"));
+  rng >> rng_;
+  if (!rng) throw std::invalid_argument("field 'rng' is not a generator's state");
+  const nlohmann::json& pop = field(j, "population");
+  if (!pop.is_array() || pop.size() != o_.population)
+    throw std::invalid_argument("field 'population' does not hold " + std::to_string(o_.population) + " individuals");
+  pop_.clear();
+  for (const auto& ind : pop) pop_.push_back(individual_from_json(ind, grammar_, sizes_, o_.max_wraps));
+  best_ = individual_from_json(field(j, "best"), grammar_, sizes_, o_.max_wraps);
+  best_ranked_ = get_double(j, "best_ranked");
+  validated_.clear();
+  const nlohmann::json& validated = field(j, "validated");
+  if (!validated.is_array()) throw std::invalid_argument("field 'validated' is not an array");
+  for (const auto& v : validated)
+    validated_.emplace(get<std::string>(v, "phenotype"), evaluation_from_json(field(v, "eval")));
+  evaluations_ = get<std::uint64_t>(j, "evaluations");
+  validations_ = get<std::uint64_t>(j, "validations");
 }
 
 }  // namespace tailor::search

@@ -11,6 +11,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <vector>
 
@@ -41,7 +43,7 @@ struct SearchOptions {
   /// ranked fitness beats the best's is measured by the validator (on the
   /// whole trace) before it can become the best, and carries that measure
   /// from then on; so `best` is always measured by the validator.
-  Evaluator* validator = nullptr;
+  Fitness* validator = nullptr;
 };
 
 struct Individual {
@@ -52,6 +54,7 @@ struct Individual {
   unsigned rank = 0;      ///< Pareto front (0 = non-dominated)
   double crowding = 0;
   std::size_t used = 0;   ///< codons the mapping read (at most the genome's length)
+  bool measured = false;  ///< `eval` is the validator's (or there is no validator)
 };
 
 struct SearchResult {
@@ -61,18 +64,67 @@ struct SearchResult {
   std::uint64_t evaluations = 0;   ///< individuals evaluated (cache hits included)
   std::uint64_t simulations = 0;   ///< distinct DMMs simulated
   double seconds = 0;
+  /// Island model (islands.h), on this process: wall time in migrations
+  /// (waiting for the ring's neighbour included) and in checkpoints (gather
+  /// and write), and the bytes of the last checkpoint written.
+  double migration_seconds = 0, checkpoint_seconds = 0;
+  std::uint64_t checkpoint_bytes = 0;
 };
 
 /// Pareto dominance over (time, memory, energy): no worse in any, better in one.
 bool dominates(const Evaluation& a, const Evaluation& b) noexcept;
 
-/// Grammatical evolution of a DMM for the evaluator's trace.
-SearchResult evolve(const Grammar& grammar, const std::vector<std::uint64_t>& trace_sizes, Evaluator& evaluator,
+/// Grammatical evolution of a DMM for the evaluator's trace(s).
+SearchResult evolve(const Grammar& grammar, const std::vector<std::uint64_t>& trace_sizes, Fitness& evaluator,
                     const SearchOptions& options);
 
 /// Random sampling of as many random chromosomes as evolve() evaluates with
 /// the same options: the baseline the search must beat.
 SearchResult random_sampling(const Grammar& grammar, const std::vector<std::uint64_t>& trace_sizes,
-                             Evaluator& evaluator, const SearchOptions& options);
+                             Fitness& evaluator, const SearchOptions& options);
+
+/// One population evolving generation by generation: evolve() is start(),
+/// options.generations x step() and finish(). The island model (islands.h)
+/// runs several, moves individuals between them, and saves and restores
+/// their whole state for checkpoints (a restored island continues exactly as
+/// the saved one would have).
+class Island {
+ public:
+  Island(const Grammar& grammar, const std::vector<std::uint64_t>& trace_sizes, Fitness& evaluator,
+         const SearchOptions& options);
+  ~Island();
+  Island(Island&&) noexcept;
+  Island& operator=(Island&&) = delete;
+
+  void start();  ///< generation 0: a random population, evaluated
+  void step();   ///< the next generation
+  unsigned generation() const noexcept;
+  double best_fitness() const noexcept;        ///< of the best seen (infinity before any valid DMM)
+  std::uint64_t evaluations() const noexcept;  ///< individuals evaluated so far
+  /// Copies of the `count` best individuals (by fitness, or by Pareto rank then crowding).
+  std::vector<Individual> emigrants(std::size_t count) const;
+  /// The arrivals replace the worst individuals; measured ones may become the best.
+  void immigrate(std::vector<Individual> arrivals);
+  /// The best seen, the final front (Pareto mode, measured by the validator), counters.
+  SearchResult finish();
+
+  /// The island's whole state (generator, population, best, measures) as JSON.
+  nlohmann::json save() const;
+  /// Continues from a saved state; throws std::invalid_argument naming the
+  /// field of a malformed one.
+  void restore(const nlohmann::json& state);
+
+  class Engine;  ///< the evolutionary loop (evolution.cpp)
+
+ private:
+  std::unique_ptr<Engine> engine_;
+};
+
+/// JSON of individuals and evaluations, exact (doubles as their bits), for
+/// checkpoints and migration; from_json rebuilds the phenotype and spec from
+/// the genome. Both throw std::invalid_argument naming a missing or bad field.
+nlohmann::json individual_to_json(const Individual& ind);
+Individual individual_from_json(const nlohmann::json& j, const Grammar& grammar,
+                                const std::vector<std::uint64_t>& trace_sizes, unsigned max_wraps);
 
 }  // namespace tailor::search

@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: MIT
+// The island model (islands.h): islands stepped generation by generation,
+// ring migration, checkpoints written atomically, results gathered.
+#include "islands.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+
+namespace tailor::search {
+
+namespace {
+
+constexpr const char* kFormat = "tailor-search-checkpoint";
+constexpr int kVersion = 1;
+
+// Islands [first, last) of process `p` of `processes` (contiguous blocks).
+std::pair<unsigned, unsigned> block(unsigned islands, unsigned processes, unsigned p) {
+  const auto first = static_cast<unsigned>(std::uint64_t{islands} * p / processes);
+  const auto last = static_cast<unsigned>(std::uint64_t{islands} * (p + 1) / processes);
+  return {first, last};
+}
+
+// Island i's options: its seed, its share of the population (the first
+// `population mod islands` one more), its share of the elite (at least one).
+SearchOptions island_options(const SearchOptions& o, unsigned islands, unsigned i) {
+  SearchOptions s = o;
+  s.seed = island_seed(o.seed, i);
+  s.population = o.population / islands + (i < o.population % islands ? 1 : 0);
+  if (islands > 1) s.elite = std::max(1u, static_cast<unsigned>(std::uint64_t{o.elite} * s.population / o.population));
+  s.progress = nullptr;
+  return s;
+}
+
+void write_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::runtime_error(tmp + ": cannot write the checkpoint: " + std::strerror(errno));
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int e = errno;
+      ::close(fd);
+      throw std::runtime_error(tmp + ": cannot write the checkpoint: " + std::strerror(e));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0)
+    throw std::runtime_error(tmp + ": cannot write the checkpoint: " + std::strerror(errno));
+  // The previous checkpoint stays whole until the new one replaces it.
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    throw std::runtime_error(path + ": cannot replace the checkpoint: " + std::strerror(errno));
+}
+
+nlohmann::json result_to_json(const SearchResult& r) {
+  nlohmann::json front = nlohmann::json::array();
+  for (const auto& ind : r.front) front.push_back(individual_to_json(ind));
+  return {{"best", individual_to_json(r.best)},
+          {"front", front},
+          {"validations", r.validations},
+          {"evaluations", r.evaluations}};
+}
+
+// The islands' results made one: the best of the bests (the first island's
+// on a tie), the union of the fronts without the DMMs another dominates or
+// repeats, best fitness first; counters summed.
+SearchResult combine(const std::vector<SearchResult>& results) {
+  SearchResult r;
+  std::vector<Individual> all;
+  for (const SearchResult& x : results) {
+    if (x.best.eval.valid && (!r.best.eval.valid || x.best.eval.fitness < r.best.eval.fitness)) r.best = x.best;
+    all.insert(all.end(), x.front.begin(), x.front.end());
+    r.validations += x.validations;
+    r.evaluations += x.evaluations;
+  }
+  for (const auto& a : all) {
+    if (std::any_of(all.begin(), all.end(), [&](const Individual& b) { return dominates(b.eval, a.eval); })) continue;
+    if (std::any_of(r.front.begin(), r.front.end(), [&](const Individual& b) { return a.spec && b.spec && *a.spec == *b.spec; }))
+      continue;
+    r.front.push_back(a);
+  }
+  std::stable_sort(r.front.begin(), r.front.end(),
+                   [](const Individual& a, const Individual& b) { return a.eval.fitness < b.eval.fitness; });
+  return r;
+}
+
+}  // namespace
+
+std::uint64_t island_seed(std::uint64_t seed, unsigned island) noexcept {
+  if (island == 0) return seed;
+  std::uint64_t z = seed + 0x9e3779b97f4a7c15ULL * island;  // splitmix64
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+SearchResult run_islands(const Grammar& grammar, const std::vector<std::uint64_t>& trace_sizes, Fitness& fitness,
+                         const SearchOptions& options, const IslandOptions& io, Ring* ring) {
+  const auto start = std::chrono::steady_clock::now();
+  const unsigned processes = ring ? ring->size() : 1, me = ring ? ring->rank() : 0;
+  const unsigned n = io.islands;
+  if (n == 0) throw std::invalid_argument("--islands: at least 1");
+  if (n < processes)
+    throw std::invalid_argument("--islands " + std::to_string(n) + ": at least one island per process (" +
+                                std::to_string(processes) + " processes)");
+  if (options.population / n < 2)
+    throw std::invalid_argument("--population " + std::to_string(options.population) + ": at least 2 individuals per island (" +
+                                std::to_string(n) + " islands)");
+  if (n > 1 && io.migrate_every > 0 && io.migrants >= options.population / n)
+    throw std::invalid_argument("--migrants " + std::to_string(io.migrants) + ": fewer than an island's population (" +
+                                std::to_string(options.population / n) + ")");
+  if (!io.checkpoint.empty() && io.checkpoint_every == 0)
+    throw std::invalid_argument("--checkpoint needs --checkpoint-every G (G > 0)");
+  const auto [first, last] = block(n, processes, me);
+
+  std::vector<SearchOptions> opts;
+  std::vector<Island> islands;
+  opts.reserve(last - first);
+  for (unsigned i = first; i < last; ++i) opts.push_back(island_options(options, n, i));
+  for (unsigned i = first; i < last; ++i) islands.emplace_back(grammar, trace_sizes, fitness, opts[i - first]);
+
+  unsigned generation = 0;
+  if (io.resume) {
+    const nlohmann::json& saved = io.resume->at("islands");
+    for (unsigned i = first; i < last; ++i) {
+      try {
+        islands[i - first].restore(saved.at(i));
+      } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(io.resume_path + ": field 'islands[" + std::to_string(i) + "]': " + e.what());
+      }
+    }
+    generation = io.resume->at("generation").get<unsigned>();
+  } else {
+    for (auto& island : islands) island.start();
+  }
+
+  auto report = [&](unsigned g) {
+    if (!io.progress || me != 0) return;
+    double best = std::numeric_limits<double>::infinity();
+    std::uint64_t evaluations = 0;
+    for (const auto& island : islands) {
+      best = std::min(best, island.best_fitness());
+      evaluations += island.evaluations();
+    }
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    io.progress(g, best, s > 0 ? static_cast<double>(evaluations) / s : 0);
+  };
+
+  auto migrate = [&] {
+    std::vector<std::vector<Individual>> out;
+    for (const auto& island : islands) out.push_back(island.emigrants(io.migrants));
+    // Island i's emigrants go to island i + 1; the last island of this block
+    // sends to the first of the next process's (or to island 0 around the ring).
+    std::vector<Individual> arriving_first;
+    if (processes > 1) {
+      nlohmann::json msg = nlohmann::json::array();
+      for (const auto& ind : out.back()) msg.push_back(individual_to_json(ind));
+      const nlohmann::json in = nlohmann::json::parse(ring->shift(msg.dump()));
+      for (const auto& ind : in) arriving_first.push_back(individual_from_json(ind, grammar, trace_sizes, options.max_wraps));
+    } else {
+      arriving_first = out.back();
+    }
+    islands.front().immigrate(std::move(arriving_first));
+    for (std::size_t k = 1; k < islands.size(); ++k) islands[k].immigrate(std::move(out[k - 1]));
+  };
+
+  std::uint64_t checkpoint_bytes = 0;
+  auto checkpoint = [&](unsigned g) {
+    nlohmann::json mine = nlohmann::json::array();
+    for (const auto& island : islands) mine.push_back(island.save());
+    std::vector<std::string> parts;
+    if (ring) parts = ring->gather(mine.dump());
+    else parts.push_back(mine.dump());
+    if (me != 0) return;
+    nlohmann::json all = nlohmann::json::array();
+    for (const std::string& p : parts)
+      for (auto& island : nlohmann::json::parse(p)) all.push_back(std::move(island));
+    const nlohmann::json file = {{"format", kFormat}, {"version", kVersion}, {"settings", io.settings},
+                                 {"generation", g},   {"islands", all}};
+    const std::string text = file.dump() + "\n";
+    write_atomically(io.checkpoint, text);
+    checkpoint_bytes = text.size();
+  };
+
+  double migrating = 0, checkpointing = 0;
+  auto timed = [](double& total, auto&& f) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    total += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  report(generation);
+  while (generation < options.generations) {
+    ++generation;
+    for (auto& island : islands) island.step();
+    if (n > 1 && io.migrate_every > 0 && io.migrants > 0 && generation % io.migrate_every == 0) timed(migrating, migrate);
+    if (!io.checkpoint.empty() && generation % io.checkpoint_every == 0)
+      timed(checkpointing, [&] { checkpoint(generation); });
+    report(generation);
+  }
+
+  std::vector<SearchResult> results;
+  for (auto& island : islands) results.push_back(island.finish());
+  SearchResult r;
+  std::uint64_t simulations = fitness.simulations();
+  if (n == 1) {
+    r = results.front();
+  } else if (!ring || processes == 1) {
+    r = combine(results);
+  } else {
+    nlohmann::json mine = nlohmann::json::array();
+    for (const auto& x : results) mine.push_back(result_to_json(x));
+    const std::vector<std::string> parts =
+        ring->gather(nlohmann::json{{"simulations", simulations}, {"islands", mine}}.dump());
+    if (me != 0) {
+      r = combine(results);
+    } else {
+      std::vector<SearchResult> everyone;
+      simulations = 0;
+      for (const std::string& p : parts) {
+        const nlohmann::json process = nlohmann::json::parse(p);
+        simulations += process.at("simulations").get<std::uint64_t>();
+        for (const auto& j : process.at("islands")) {
+          SearchResult x;
+          x.best = individual_from_json(j.at("best"), grammar, trace_sizes, options.max_wraps);
+          for (const auto& f : j.at("front")) x.front.push_back(individual_from_json(f, grammar, trace_sizes, options.max_wraps));
+          x.validations = j.at("validations").get<std::uint64_t>();
+          x.evaluations = j.at("evaluations").get<std::uint64_t>();
+          everyone.push_back(std::move(x));
+        }
+      }
+      r = combine(everyone);
+    }
+  }
+  r.simulations = simulations;  // on every process of the search
+  r.migration_seconds = migrating;
+  r.checkpoint_seconds = checkpointing;
+  r.checkpoint_bytes = checkpoint_bytes;
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+nlohmann::json read_checkpoint(const std::string& path, const std::string& text, const nlohmann::json& settings,
+                               unsigned generations) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw std::runtime_error(path + ": not a checkpoint (not JSON: " + e.what() + ")");
+  }
+  if (!j.is_object() || !j.contains("format") || j["format"] != kFormat)
+    throw std::runtime_error(path + ": not a checkpoint (field 'format' is not \"" + kFormat + "\")");
+  if (!j.contains("version") || j["version"] != kVersion)
+    throw std::runtime_error(path + ": field 'version' is " + (j.contains("version") ? j["version"].dump() : "missing") +
+                             ", this tailor reads version " + std::to_string(kVersion));
+  if (!j.contains("settings") || !j["settings"].is_object()) throw std::runtime_error(path + ": field 'settings' is missing");
+  const nlohmann::json& saved = j["settings"];
+  for (const auto& [key, value] : settings.items()) {
+    if (!saved.contains(key))
+      throw std::runtime_error(path + ": field 'settings." + key + "' is missing");
+    if (saved[key] != value)
+      throw std::runtime_error(path + ": field 'settings." + key + "' is " + saved[key].dump() +
+                               " in the checkpoint but " + value.dump() + " in this search; resume with the same");
+  }
+  for (const auto& [key, value] : saved.items())
+    if (!settings.contains(key)) throw std::runtime_error(path + ": field 'settings." + key + "' is unknown to this search");
+  if (!j.contains("generation") || !j["generation"].is_number_unsigned())
+    throw std::runtime_error(path + ": field 'generation' is missing or not a count");
+  if (j["generation"].get<std::uint64_t>() > generations)
+    throw std::runtime_error(path + ": field 'generation' is " + j["generation"].dump() + ", past --generations " +
+                             std::to_string(generations));
+  const unsigned islands = settings.contains("islands") ? settings["islands"].get<unsigned>() : 1;
+  if (!j.contains("islands") || !j["islands"].is_array() || j["islands"].size() != islands)
+    throw std::runtime_error(path + ": field 'islands' does not hold " + std::to_string(islands) + " islands");
+  return j;
+}
+
+}  // namespace tailor::search

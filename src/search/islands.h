@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: MIT
+// The island model: several populations (islands, evolution.h's Island)
+// evolve side by side and every few generations each sends copies of its
+// best individuals to the next island of a ring, where they replace the
+// worst. The islands may live in one process (run in turn) or be spread over
+// processes (MPI ranks, through a Ring that the caller provides: this
+// library does not depend on MPI), in contiguous blocks; the result depends
+// only on the seed and the number of islands, not on how many processes run
+// them. The whole state can be written to a checkpoint file at generation
+// boundaries and a search resumed from it continues exactly as the
+// uninterrupted one.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "evolution.h"
+
+namespace tailor::search {
+
+/// How the processes of a search reach each other (an MPI communicator, say).
+/// Every process calls each function in the same order.
+class Ring {
+ public:
+  virtual ~Ring() = default;
+  virtual unsigned rank() const = 0;
+  virtual unsigned size() const = 0;
+  /// Sends `message` to the next process (rank + 1, wrapping) and returns the previous one's.
+  virtual std::string shift(const std::string& message) = 0;
+  /// At rank 0 every process's message in rank order; elsewhere nothing.
+  virtual std::vector<std::string> gather(const std::string& message) = 0;
+};
+
+struct IslandOptions {
+  unsigned islands = 1;         ///< the population (SearchOptions::population) is shared out among them
+  unsigned migrate_every = 10;  ///< generations between migrations (0: never)
+  unsigned migrants = 2;        ///< individuals each island sends to the next
+  std::string checkpoint;       ///< file the state is written to (empty: none)
+  unsigned checkpoint_every = 0;  ///< generations between checkpoints
+  /// What the search was started with (traces, seed, ...), written into
+  /// checkpoints; resume_checkpoint() requires the same.
+  nlohmann::json settings = nlohmann::json::object();
+  const nlohmann::json* resume = nullptr;  ///< a checkpoint (read_checkpoint) to continue from
+  std::string resume_path;                 ///< its file, for messages
+  /// After every generation, on rank 0: (generation, best fitness of rank 0's islands, their evaluations per second).
+  std::function<void(unsigned, double, double)> progress;
+};
+
+/// The seed of island `i` (island 0 has the search's own, so one island is evolve()).
+std::uint64_t island_seed(std::uint64_t seed, unsigned island) noexcept;
+
+/// Runs the island model. The result (best, front, counters summed over the
+/// islands) is complete on rank 0 (and without a ring); on other ranks it is
+/// their own islands'. `fitness` (and options.validator) evaluate on this
+/// process. With one island and no checkpoint it is evolve().
+SearchResult run_islands(const Grammar& grammar, const std::vector<std::uint64_t>& trace_sizes, Fitness& fitness,
+                         const SearchOptions& options, const IslandOptions& islands, Ring* ring = nullptr);
+
+/// Parses the checkpoint `text` read from `path` and checks it against this
+/// search: its format, its settings (each must equal `settings`'), its
+/// generation (at most `generations`), its islands. Throws
+/// std::runtime_error "PATH: ..." naming the field at fault.
+nlohmann::json read_checkpoint(const std::string& path, const std::string& text, const nlohmann::json& settings,
+                               unsigned generations);
+
+}  // namespace tailor::search

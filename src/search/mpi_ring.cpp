@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+// The Ring over MPI_COMM_WORLD (mpi_ring.h). Errors end the job (MPI's
+// default handler, MPI_ERRORS_ARE_FATAL): a rank that dies takes the job
+// with it, and mpirun names the rank. A rank waiting for a slower neighbour
+// sleeps between tests of its requests instead of spinning in a blocking
+// call (Open MPI busy-polls there), so that on a shared or oversubscribed
+// machine the wait does not take the core the neighbour needs.
+#include "mpi_ring.h"
+
+#include <mpi.h>
+
+#include <time.h>
+
+#include <climits>
+#include <cstdio>
+#include <stdexcept>
+
+namespace tailor::search::mpi {
+
+namespace {
+
+// Completes the requests, sleeping 0.2 ms between tests.
+void wait_all(MPI_Request* requests, int count) {
+  for (;;) {
+    int done = 0;
+    MPI_Testall(count, requests, &done, MPI_STATUSES_IGNORE);
+    if (done) return;
+    const timespec pause{0, 200000};
+    nanosleep(&pause, nullptr);
+  }
+}
+
+int length_of(const std::string& s) {
+  if (s.size() > static_cast<std::size_t>(INT_MAX)) throw std::length_error("MPI message over 2 GiB");
+  return static_cast<int>(s.size());
+}
+
+}  // namespace
+
+Session::Session() {
+  int provided = 0;
+  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+  if (provided < MPI_THREAD_FUNNELED) abort("MPI does not provide MPI_THREAD_FUNNELED");
+}
+
+Session::~Session() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
+}
+
+void Session::abort(const std::string& message) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::fprintf(stderr, "tailor: rank %d: %s\n", rank, message.c_str());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  std::abort();  // not reached
+}
+
+WorldRing::WorldRing() {
+  int r = 0, n = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  rank_ = static_cast<unsigned>(r);
+  size_ = static_cast<unsigned>(n);
+}
+
+std::string WorldRing::shift(const std::string& message) {
+  const int next = static_cast<int>((rank_ + 1) % size_), prev = static_cast<int>((rank_ + size_ - 1) % size_);
+  int out = length_of(message), in = 0;
+  MPI_Request r[2];
+  MPI_Irecv(&in, 1, MPI_INT, prev, 0, MPI_COMM_WORLD, &r[0]);
+  MPI_Isend(&out, 1, MPI_INT, next, 0, MPI_COMM_WORLD, &r[1]);
+  wait_all(r, 2);
+  std::string received(static_cast<std::size_t>(in), '\0');
+  MPI_Irecv(received.data(), in, MPI_CHAR, prev, 1, MPI_COMM_WORLD, &r[0]);
+  MPI_Isend(message.data(), out, MPI_CHAR, next, 1, MPI_COMM_WORLD, &r[1]);
+  wait_all(r, 2);
+  return received;
+}
+
+std::vector<std::string> WorldRing::gather(const std::string& message) {
+  const int mine = length_of(message);
+  std::vector<int> lengths(rank_ == 0 ? size_ : 0), offsets(rank_ == 0 ? size_ : 0);
+  MPI_Request request;
+  MPI_Igather(&mine, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, MPI_COMM_WORLD, &request);
+  wait_all(&request, 1);
+  std::string all;
+  if (rank_ == 0) {
+    long long total = 0;
+    for (unsigned r = 0; r < size_; ++r) {
+      offsets[r] = static_cast<int>(total);
+      total += lengths[r];
+    }
+    if (total > INT_MAX) throw std::length_error("MPI gather over 2 GiB");
+    all.resize(static_cast<std::size_t>(total));
+  }
+  MPI_Igatherv(message.data(), mine, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0, MPI_COMM_WORLD,
+               &request);
+  wait_all(&request, 1);
+  std::vector<std::string> parts;
+  if (rank_ == 0)
+    for (unsigned r = 0; r < size_; ++r) parts.push_back(all.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r])));
+  return parts;
+}
+
+}  // namespace tailor::search::mpi

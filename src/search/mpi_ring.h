@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+// The island model's Ring over MPI (libtailor_search_mpi, built when
+// TAILOR_MPI is on): MPI_COMM_WORLD, messages as bytes. Only the main thread
+// calls MPI (MPI_THREAD_FUNNELED); the evaluator's worker threads never do.
+// mpi.h stays in the .cpp, so that the search library and its users do not
+// depend on MPI.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "islands.h"
+
+namespace tailor::search::mpi {
+
+/// MPI initialized for the session's lifetime (MPI_Init_thread, FUNNELED), finalized after.
+class Session {
+ public:
+  Session();
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+  /// Prints "tailor: rank R: MESSAGE" on stderr and ends the whole job (MPI_Abort).
+  [[noreturn]] void abort(const std::string& message);
+};
+
+class WorldRing : public Ring {
+ public:
+  WorldRing();
+  unsigned rank() const override { return rank_; }
+  unsigned size() const override { return size_; }
+  std::string shift(const std::string& message) override;
+  std::vector<std::string> gather(const std::string& message) override;
+
+ private:
+  unsigned rank_ = 0, size_ = 1;
+};
+
+}  // namespace tailor::search::mpi

@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: MIT
+// Searches over several traces (hand-made traces whose per-trace measures are
+// computed independently by simulation), the island model (one island is
+// evolve(); the result depends on the seed and the number of islands, not on
+// how many processes run them) and checkpoints (a resumed search is the
+// uninterrupted one; bad files are errors naming the file and the field).
+#include <gtest/gtest.h>
+
+#include <barrier>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "islands.h"
+#include "phenotype.h"
+#include "replay_sample.h"
+#include "simulate/random_trace.h"
+#include "simulator.h"
+#include "trace_sizes.h"
+
+namespace {
+
+namespace sim = tailor::simulate;
+namespace srch = tailor::search;
+using tailor::trace::Event;
+using tailor::trace::Op;
+
+// `objects` allocations cycling through `sizes`, at most `window` alive (the
+// oldest freed first), all freed at the end; addresses never reused.
+sim::ReplayTrace churn(const std::vector<std::uint64_t>& sizes, std::size_t objects, std::size_t window) {
+  std::vector<Event> v;
+  std::vector<std::uint64_t> live;
+  std::size_t oldest = 0;
+  auto push = [&](Event e) {
+    e.time_ns = v.size() + 1;
+    v.push_back(e);
+  };
+  for (std::size_t i = 0; i < objects; ++i) {
+    Event e;
+    e.op = Op::Malloc, e.size = sizes[i % sizes.size()], e.address = 0x100000 + 0x10000 * i;
+    push(e);
+    live.push_back(e.address);
+    if (live.size() - oldest > window) {
+      Event f;
+      f.op = Op::Free, f.address = live[oldest++];
+      push(f);
+    }
+  }
+  for (; oldest < live.size(); ++oldest) {
+    Event f;
+    f.op = Op::Free, f.address = live[oldest];
+    push(f);
+  }
+  return sim::build_replay(v);
+}
+
+// One allocator for every size, its mechanism chosen by one codon.
+const char* kMechanisms = R"(<dmm> ::= "alloc max=64 mechanism=" <m> ";"
+<m> ::= segregated_fit | binary_buddy | exact_segregated_fit | strict_segregated_fit | fibonacci_buddy
+)";
+const std::vector<std::string> kNames = {"segregated_fit", "binary_buddy", "exact_segregated_fit",
+                                         "strict_segregated_fit", "fibonacci_buddy"};
+
+struct TwoTraces {
+  sim::ReplayTrace small = churn({24, 24, 48, 24, 40}, 3000, 400);
+  sim::ReplayTrace large = churn({1000, 3000, 700, 5000, 1500}, 1500, 60);
+  std::vector<std::uint64_t> sizes = [this] {
+    std::vector<std::uint64_t> s = sim::sizes_of(small.operations), l = sim::sizes_of(large.operations);
+    s.insert(s.end(), l.begin(), l.end());
+    std::sort(s.begin(), s.end());
+    s.erase(std::unique(s.begin(), s.end()), s.end());
+    return s;
+  }();
+  srch::Evaluator a{small, {}, 2, &sizes}, b{large, {}, 2, &sizes};
+};
+
+sim::DmmSpec spec_of(const std::string& mechanism) {
+  return srch::phenotype_to_spec("alloc max=64 mechanism=" + mechanism + ";");
+}
+
+// A DMM's evaluation on one trace, computed without the evaluator's caches.
+srch::Evaluation direct(const srch::Evaluator& ev, const sim::ReplayTrace& t, const std::string& mechanism,
+                        const std::vector<std::uint64_t>& sizes) {
+  sim::DmmSpec s = spec_of(mechanism);
+  s.exact_sizes = sizes;
+  return ev.normalize(sim::simulate(t, s));
+}
+
+TEST(MultiTrace, AggregateIsTheMeanOrTheWorstOfTheTracesMeasures) {
+  TwoTraces f;
+  // Kingsley is 1 on every trace, so 1 in the aggregate, either way.
+  for (auto how : {srch::Aggregate::kMean, srch::Aggregate::kWorst}) {
+    const srch::Evaluation k = srch::aggregate({f.a.normalize(f.a.kingsley()), f.b.normalize(f.b.kingsley())}, how);
+    EXPECT_TRUE(k.valid);
+    EXPECT_EQ(k.fitness, 1.0);
+    EXPECT_EQ(k.memory, 1.0);
+  }
+  srch::MultiEvaluator mean({&f.a, &f.b}, srch::Aggregate::kMean), worst({&f.a, &f.b}, srch::Aggregate::kWorst);
+  for (const std::string& m : kNames) {
+    SCOPED_TRACE(m);
+    const srch::Evaluation x = direct(f.a, f.small, m, f.sizes), y = direct(f.b, f.large, m, f.sizes);
+    ASSERT_TRUE(x.valid && y.valid);
+    const sim::DmmSpec s = spec_of(m);
+    const srch::Evaluation em = mean.evaluate({&s}).at(0), ew = worst.evaluate({&s}).at(0);
+    if (x.time > 3 || y.time > 3) {  // past 3x Kingsley's steps on a trace: abandoned there (evaluator.h)
+      EXPECT_FALSE(em.valid || ew.valid);
+      continue;
+    }
+    ASSERT_TRUE(em.valid && ew.valid);
+    EXPECT_DOUBLE_EQ(em.fitness, (x.fitness + y.fitness) / 2);
+    EXPECT_DOUBLE_EQ(em.time, (x.time + y.time) / 2);
+    EXPECT_DOUBLE_EQ(em.memory, (x.memory + y.memory) / 2);
+    EXPECT_DOUBLE_EQ(em.energy, (x.energy + y.energy) / 2);
+    EXPECT_DOUBLE_EQ(ew.fitness, std::max(x.fitness, y.fitness));
+    EXPECT_DOUBLE_EQ(ew.memory, std::max(x.memory, y.memory));
+    ASSERT_EQ(em.per_trace.size(), 2u);
+    EXPECT_EQ(em.per_trace[0].metrics.steps, x.metrics.steps);
+    EXPECT_EQ(em.per_trace[1].metrics.memory_usage, y.metrics.memory_usage);
+  }
+  // Invalid on one trace: invalid over the set.
+  srch::Evaluation bad;
+  EXPECT_FALSE(srch::aggregate({f.a.normalize(f.a.kingsley()), bad}, srch::Aggregate::kMean).valid);
+  EXPECT_EQ(srch::parse_aggregate("worst"), srch::Aggregate::kWorst);
+  EXPECT_THROW(srch::parse_aggregate("median"), std::invalid_argument);
+}
+
+TEST(MultiTrace, TheSearchFindsTheDmmWithTheBestAggregate) {
+  TwoTraces f;
+  const srch::Grammar g = srch::Grammar::parse(kMechanisms);
+  for (auto how : {srch::Aggregate::kMean, srch::Aggregate::kWorst}) {
+    // The answer, from each mechanism's measures on each trace.
+    std::string expected;
+    double best = 1e300;
+    for (const std::string& m : kNames) {
+      const srch::Evaluation ex = direct(f.a, f.small, m, f.sizes), ey = direct(f.b, f.large, m, f.sizes);
+      if (ex.time > 3 || ey.time > 3) continue;  // abandoned by the evaluator (evaluator.h)
+      const double x = ex.fitness, y = ey.fitness;
+      const double v = how == srch::Aggregate::kMean ? (x + y) / 2 : std::max(x, y);
+      if (v < best) best = v, expected = m;
+    }
+    srch::MultiEvaluator multi({&f.a, &f.b}, how);
+    srch::SearchOptions o;
+    o.population = 30;
+    o.generations = 3;
+    const srch::SearchResult r = srch::evolve(g, f.sizes, multi, o);
+    EXPECT_EQ(r.best.phenotype, "alloc max=64 mechanism=" + expected + ";") << srch::to_string(how);
+    EXPECT_DOUBLE_EQ(r.best.eval.fitness, best);
+  }
+}
+
+struct Fixture {
+  sim::ReplayTrace trace = sim::build_replay(tailor::test::random_events(31, 6000));
+  sim::ReplayTrace sample = sim::sample_objects(trace, 3);
+  srch::Grammar grammar = srch::Grammar::load(std::string(TAILOR_SHARE_DIR) + "/search/dmm.bnf");
+  std::vector<std::uint64_t> sizes = sim::sizes_of(trace.operations);
+};
+
+srch::SearchOptions small(bool pareto = false) {
+  srch::SearchOptions o;
+  o.seed = 7;
+  o.population = 24;
+  o.generations = 7;
+  o.pareto = pareto;
+  return o;
+}
+
+void expect_same(const srch::SearchResult& a, const srch::SearchResult& b) {
+  ASSERT_TRUE(a.best.eval.valid);
+  EXPECT_EQ(a.best.phenotype, b.best.phenotype);
+  EXPECT_EQ(a.best.eval.fitness, b.best.eval.fitness);
+  EXPECT_EQ(a.evaluations, b.evaluations);
+  EXPECT_EQ(a.validations, b.validations);
+  ASSERT_EQ(a.front.size(), b.front.size());
+  for (std::size_t i = 0; i < a.front.size(); ++i) {
+    EXPECT_EQ(a.front[i].phenotype, b.front[i].phenotype);
+    EXPECT_EQ(a.front[i].eval.fitness, b.front[i].eval.fitness);
+  }
+}
+
+TEST(Islands, OneIslandIsEvolve) {
+  Fixture f;
+  for (bool pareto : {false, true}) {
+    srch::Evaluator e1(f.trace, {}, 2), e2(f.trace, {}, 2);
+    const srch::SearchResult a = srch::evolve(f.grammar, f.sizes, e1, small(pareto));
+    const srch::SearchResult b = srch::run_islands(f.grammar, f.sizes, e2, small(pareto), {});
+    expect_same(a, b);
+    EXPECT_EQ(a.simulations, b.simulations);
+  }
+}
+
+// N processes in threads of this one, each with its own evaluator, meeting
+// at barriers: the Ring an MPI job provides.
+class ThreadRing : public srch::Ring {
+ public:
+  struct Shared {
+    explicit Shared(unsigned n) : slots(n), sync(n) {}
+    std::vector<std::string> slots;
+    std::barrier<> sync;
+  };
+  ThreadRing(Shared& s, unsigned rank) : s_(s), rank_(rank) {}
+  unsigned rank() const override { return rank_; }
+  unsigned size() const override { return static_cast<unsigned>(s_.slots.size()); }
+  std::string shift(const std::string& m) override {
+    s_.slots[(rank_ + 1) % size()] = m;
+    s_.sync.arrive_and_wait();
+    std::string in = s_.slots[rank_];
+    s_.sync.arrive_and_wait();
+    return in;
+  }
+  std::vector<std::string> gather(const std::string& m) override {
+    s_.slots[rank_] = m;
+    s_.sync.arrive_and_wait();
+    std::vector<std::string> all;
+    if (rank_ == 0) all = s_.slots;
+    s_.sync.arrive_and_wait();
+    return all;
+  }
+
+ private:
+  Shared& s_;
+  unsigned rank_;
+};
+
+TEST(Islands, SameSeedAndIslandsSameResultWhateverTheProcesses) {
+  Fixture f;
+  for (bool pareto : {false, true}) {
+    SCOPED_TRACE(pareto);
+    srch::IslandOptions io;
+    io.islands = 3;
+    io.migrate_every = 2;
+    auto in_one = [&] {
+      srch::Evaluator ranked(f.sample, {}, 2), whole(f.trace, {}, 2);
+      srch::SearchOptions o = small(pareto);
+      o.validator = &whole;
+      return srch::run_islands(f.grammar, f.sizes, ranked, o, io);
+    };
+    const srch::SearchResult a = in_one(), b = in_one();
+    expect_same(a, b);
+    // Three processes, one island each.
+    ThreadRing::Shared shared(3);
+    std::vector<srch::SearchResult> results(3);
+    std::vector<std::thread> processes;
+    for (unsigned p = 0; p < 3; ++p)
+      processes.emplace_back([&, p] {
+        srch::Evaluator ranked(f.sample, {}, 1), whole(f.trace, {}, 1);
+        srch::SearchOptions o = small(pareto);
+        o.validator = &whole;
+        ThreadRing ring(shared, p);
+        results[p] = srch::run_islands(f.grammar, f.sizes, ranked, o, io, &ring);
+      });
+    for (auto& t : processes) t.join();
+    expect_same(a, results[0]);
+    // Islands are not one population: another number of islands, another search.
+    srch::Evaluator ranked(f.sample, {}, 2), whole(f.trace, {}, 2);
+    srch::SearchOptions o = small(pareto);
+    o.validator = &whole;
+    const srch::SearchResult one = srch::run_islands(f.grammar, f.sizes, ranked, o, {});
+    EXPECT_TRUE(one.best.phenotype != a.best.phenotype || one.validations != a.validations ||
+                one.front.size() != a.front.size());
+  }
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(Checkpoint, ResumeEqualsTheUninterruptedSearch) {
+  Fixture f;
+  const std::string path = ::testing::TempDir() + "search-checkpoint.json";
+  for (bool pareto : {false, true}) {
+    SCOPED_TRACE(pareto);
+    srch::IslandOptions io;
+    io.islands = 2;
+    io.migrate_every = 2;
+    io.settings = {{"seed", 7}, {"islands", 2}};
+    auto run = [&](unsigned generations, const srch::IslandOptions& with) {
+      srch::Evaluator ranked(f.sample, {}, 2), whole(f.trace, {}, 2);
+      srch::SearchOptions o = small(pareto);
+      o.generations = generations;
+      o.validator = &whole;
+      return srch::run_islands(f.grammar, f.sizes, ranked, o, with);
+    };
+    const srch::SearchResult uninterrupted = run(7, io);
+    std::filesystem::remove(path);
+    srch::IslandOptions first = io;
+    first.checkpoint = path;
+    first.checkpoint_every = 3;
+    run(4, first);  // stops after generation 4; the checkpoint is generation 3's
+    const nlohmann::json saved = srch::read_checkpoint(path, slurp(path), io.settings, 7);
+    EXPECT_EQ(saved["generation"], 3);
+    EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+    srch::IslandOptions resume = io;
+    resume.resume = &saved;
+    resume.resume_path = path;
+    expect_same(uninterrupted, run(7, resume));
+  }
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Checkpoint, BadFilesAreErrorsNamingTheFileAndField) {
+  const nlohmann::json settings = {{"seed", 7}, {"islands", 1}};
+  auto read = [&](const std::string& text, unsigned generations = 10) {
+    return error_of([&] { srch::read_checkpoint("ck.json", text, settings, generations); });
+  };
+  nlohmann::json good = {{"format", "tailor-search-checkpoint"}, {"version", 1}, {"settings", settings},
+                         {"generation", 3}, {"islands", nlohmann::json::array({nlohmann::json::object()})}};
+  EXPECT_EQ(read(good.dump()), "no error");
+  EXPECT_NE(read("{\"format\": \"tailor-search").find("ck.json: not a checkpoint (not JSON"), std::string::npos);
+  EXPECT_EQ(read("{\"format\": 1}"), "ck.json: not a checkpoint (field 'format' is not \"tailor-search-checkpoint\")");
+  nlohmann::json j = good;
+  j["version"] = 9;
+  EXPECT_EQ(read(j.dump()), "ck.json: field 'version' is 9, this tailor reads version 1");
+  j = good;
+  j["settings"]["seed"] = 8;
+  EXPECT_EQ(read(j.dump()),
+            "ck.json: field 'settings.seed' is 8 in the checkpoint but 7 in this search; resume with the same");
+  j = good;
+  j["settings"].erase("islands");
+  EXPECT_EQ(read(j.dump()), "ck.json: field 'settings.islands' is missing");
+  EXPECT_EQ(read(good.dump(), 2), "ck.json: field 'generation' is 3, past --generations 2");
+  j = good;
+  j["islands"].push_back(nlohmann::json::object());
+  EXPECT_EQ(read(j.dump()), "ck.json: field 'islands' does not hold 1 islands");
+
+  // A malformed island: the error names it and its field.
+  Fixture f;
+  srch::Evaluator ev(f.trace, {}, 2);
+  srch::SearchOptions o = small();
+  o.generations = 2;
+  srch::Island island(f.grammar, f.sizes, ev, o);
+  island.start();
+  nlohmann::json state = island.save();
+  state.erase("rng");
+  j = good;
+  j["islands"][0] = state;
+  srch::IslandOptions io;
+  io.settings = settings;
+  io.resume = &j;
+  io.resume_path = "ck.json";
+  o.generations = 4;
+  EXPECT_EQ(error_of([&] { srch::run_islands(f.grammar, f.sizes, ev, o, io); }),
+            "ck.json: field 'islands[0]': missing field 'rng'");
+  state = island.save();
+  state["population"][0]["genome"] = "xyz";
+  j["islands"][0] = state;
+  EXPECT_EQ(error_of([&] { srch::run_islands(f.grammar, f.sizes, ev, o, io); }),
+            "ck.json: field 'islands[0]': field 'genome' has an odd number of hex digits");
+}
+
+}  // namespace
