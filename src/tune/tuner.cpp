@@ -199,7 +199,7 @@ class Tuner {
     report("calibrate", "replaying on default libtailor and glibc, one real run");
     const auto t0 = Clock::now();
     const double loop = replay::run_driver(tools_, default_, plan_).at("seconds").get<double>();
-    replay::run_driver(tools_, glibc_, plan_);
+    const double glibc_loop = replay::run_driver(tools_, glibc_, plan_).at("seconds").get<double>();
     r_.replays += 2;
     replay_cost_ = seconds_since(t0) / 2;
     // Short loops are noisy: enough rounds that each side measures about
@@ -207,6 +207,8 @@ class Tuner {
     search_rounds_ = static_cast<unsigned>(std::clamp(std::ceil(0.25 / std::max(loop, 1e-4)), 3.0, 9.0));
     final_rounds_ = static_cast<unsigned>(std::clamp(std::ceil(0.5 / std::max(loop, 1e-4)), 5.0, 15.0));
     real_cost_ = run_program(real_spec(default_config_, true)).seconds;
+    // glibc's real run, estimated from its replay against default libtailor's.
+    glibc_factor_ = std::clamp(glibc_loop / std::max(loop, 1e-6), 1.0, 4.0);
     reserve_ = final_reserve(kMaxSearchFinalists + o_.candidates.size()) +
                real_reserve(std::min<std::size_t>(2, kMaxSearchFinalists) + o_.candidates.size());
   }
@@ -216,10 +218,11 @@ class Tuner {
   double final_reserve(std::size_t finalists) const {
     return static_cast<double>(final_rounds_) * static_cast<double>(2 + finalists) * replay_cost_;
   }
-  // Time for the real runs: --runs rounds of default libtailor, glibc (taken
-  // as twice as slow) and each verified finalist.
+  // Time for the real runs: --runs rounds of default libtailor, glibc (as
+  // much slower as on the replay, at most) and each verified finalist.
   double real_reserve(std::size_t verified) const {
-    return static_cast<double>(std::max(1u, o_.runs)) * static_cast<double>(3 + verified) * real_cost_ * 1.1;
+    return static_cast<double>(std::max(1u, o_.runs)) * (static_cast<double>(1 + verified) + glibc_factor_) *
+           real_cost_ * 1.1;
   }
 
   RunSpec real_spec(const std::string& config, bool libtailor) const {
@@ -514,13 +517,20 @@ class Tuner {
     }
     // Rounds: as many as fit (at least one), at most --runs.
     if (real_cost_ == 0) real_cost_ = r_.record_seconds / 1.5;
-    const double per_round = std::max(0.01, real_cost_ * 1.1) * static_cast<double>(specs.size() + 1);
+    const double per_round =
+        std::max(0.01, real_cost_ * 1.1) * (static_cast<double>(specs.size() - 1) + glibc_factor_);
     unsigned rounds = std::max(1u, o_.runs);
     while (rounds > 1 && per_round * rounds > seconds_until(deadline_)) --rounds;
-    if (rounds < 3) r_.notes.push_back("only " + std::to_string(rounds) + " real round(s) fit in the budget: noisy");
-    r_.real_rounds = rounds;
     std::vector<std::vector<double>> t(specs.size()), m(specs.size()), rt(specs.size()), rm(specs.size());
     for (unsigned round = 0; round < rounds; ++round) {
+      // A round is as long as the last one was (the estimate above knows
+      // default libtailor's time only; glibc may be several times slower):
+      // one that would end past the budget is not started.
+      const auto round_start = Clock::now();
+      if (round > 0 && Clock::now() + last_round_ > deadline_) {
+        rounds = round;
+        break;
+      }
       for (std::size_t k = 0; k < specs.size(); ++k) {
         report("real runs", "round " + std::to_string(round + 1) + "/" + std::to_string(rounds) + ": " + labels[k]);
         const RunResult run = run_program(specs[k]);
@@ -534,7 +544,10 @@ class Tuner {
         rt[k].push_back(t[k].back() / t[0].back());
         rm[k].push_back(m[k].back() / m[0].back());
       }
+      last_round_ = Clock::now() - round_start;
     }
+    if (rounds < 3) r_.notes.push_back("only " + std::to_string(rounds) + " real round(s) fit in the budget: noisy");
+    r_.real_rounds = rounds;
     for (std::size_t k = 0; k < specs.size(); ++k) {
       Row row;
       row.label = labels[k];
@@ -586,6 +599,8 @@ class Tuner {
   TraceTraits traits_;
   replay::Allocator default_, glibc_;
   double replay_cost_ = 0.05, reserve_ = 0, real_cost_ = 0;
+  Clock::duration last_round_{};
+  double glibc_factor_ = 2;  // glibc's time over default libtailor's, from the calibration replays
   static constexpr std::size_t kMaxSearchFinalists = 3;  // the tuned tunables and two DMMs
   unsigned search_rounds_ = 3, final_rounds_ = 5;
   std::vector<Finalist> search_finalists_, given_;
