@@ -220,9 +220,12 @@ class Tuner {
   }
   // Time for the real runs: --runs rounds of default libtailor, glibc (as
   // much slower as on the replay, at most) and each verified finalist.
+  // At most 40% of the budget: a long program gets fewer rounds rather than
+  // no search at all.
   double real_reserve(std::size_t verified) const {
-    return static_cast<double>(std::max(1u, o_.runs)) * (static_cast<double>(1 + verified) + glibc_factor_) *
-           real_cost_ * 1.1;
+    const double all = static_cast<double>(std::max(1u, o_.runs)) *
+                       (static_cast<double>(1 + verified) + glibc_factor_) * real_cost_ * 1.1;
+    return std::min(all, 0.4 * o_.budget_seconds);
   }
 
   RunSpec real_spec(const std::string& config, bool libtailor) const {
