@@ -7,10 +7,8 @@
 // libtailor would read, so bad values are reported exactly as a program under
 // LD_PRELOAD would report them.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <cstdlib>
-#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -18,12 +16,12 @@
 
 #include "commands.h"
 #include "config.h"
+#include "program_run.h"
 
 namespace tailor::cli {
 
 namespace {
 
-namespace fs = std::filesystem;
 namespace al = tailor::alloc;
 
 const char* source_name(al::Source s) {
@@ -52,7 +50,7 @@ struct ConfigCmdOptions {
 
 int run_config(const ConfigCmdOptions& o) {
   std::string exe;
-  if (!o.program.empty()) exe = resolve_executable(o.program);
+  if (!o.program.empty()) exe = tune::resolve_executable(o.program);
   auto file = std::make_unique<al::ConfigFile>();
   al::config_file_load(*file, &env_lookup);
   al::Config c{};
@@ -91,30 +89,6 @@ int run_config(const ConfigCmdOptions& o) {
 }
 
 }  // namespace
-
-std::string resolve_executable(const std::string& program) {
-  auto canonical = [&](const fs::path& p) -> std::string {
-    std::error_code ec;
-    if (!fs::is_regular_file(p, ec) || access(p.c_str(), X_OK) != 0) return {};
-    const fs::path c = fs::canonical(p, ec);
-    return ec ? std::string() : c.string();
-  };
-  if (program.find('/') != std::string::npos) {
-    std::string r = canonical(program);
-    if (r.empty()) throw std::runtime_error(program + ": no such executable file");
-    return r;
-  }
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  for (std::size_t start = 0; start <= dirs.size();) {
-    std::size_t end = dirs.find(':', start);
-    if (end == std::string::npos) end = dirs.size();
-    const std::string dir = end > start ? dirs.substr(start, end - start) : ".";
-    if (std::string r = canonical(fs::path(dir) / program); !r.empty()) return r;
-    start = end + 1;
-  }
-  throw std::runtime_error(program + ": not found in PATH");
-}
 
 void add_config(CLI::App& app, Runner& run) {
   auto o = std::make_shared<ConfigCmdOptions>();

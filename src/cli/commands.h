@@ -28,10 +28,4 @@ void add_pools(CLI::App& app, Runner& run);
 /// binary's tree, or installed); throws if there is none.
 std::string default_grammar();
 
-/// The executable a command name runs: a path as given, else the first
-/// executable file of that name in PATH, symlinks resolved (what a program's
-/// /proc/self/exe says, and so what libtailor's [program ...] sections match).
-/// Throws std::runtime_error if there is none.
-std::string resolve_executable(const std::string& program);
-
 }  // namespace tailor::cli

@@ -9,7 +9,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
 #include <string_view>
 
@@ -26,6 +28,15 @@ bool has_name(std::string_view var, std::string_view name) {
 }  // namespace
 
 namespace {
+
+// stdin, stdout and stderr to /dev/null (in a child, before exec).
+void redirect_to_null() {
+  const int null = ::open("/dev/null", O_RDWR);
+  if (null < 0) return;
+  dup2(null, STDIN_FILENO);
+  dup2(null, STDOUT_FILENO);
+  dup2(null, STDERR_FILENO);
+}
 
 // Through tailor-run: the variables are passed as its arguments and applied
 // in the program's process only; the result comes back on a pipe.
@@ -49,14 +60,7 @@ RunResult run_measured(const RunSpec& spec) {
     throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
   }
   if (child == 0) {
-    if (spec.quiet) {
-      const int null = ::open("/dev/null", O_RDWR);
-      if (null >= 0) {
-        dup2(null, STDIN_FILENO);
-        dup2(null, STDOUT_FILENO);
-        dup2(null, STDERR_FILENO);
-      }
-    }
+    if (spec.quiet) redirect_to_null();
     execv(argv[0], argv.data());
     _exit(125);
   }
@@ -122,12 +126,7 @@ RunResult run_program(const RunSpec& spec) {
       digits[n] = '\0';
     }
     if (spec.quiet) {
-      const int null = ::open("/dev/null", O_RDWR);
-      if (null >= 0) {
-        dup2(null, STDIN_FILENO);
-        dup2(null, STDOUT_FILENO);
-        dup2(null, STDERR_FILENO);
-      }
+      redirect_to_null();
     } else if (spec.stdout_to_stderr) {
       dup2(STDERR_FILENO, STDOUT_FILENO);
     }
@@ -147,6 +146,31 @@ RunResult run_program(const RunSpec& spec) {
     r.status = WEXITSTATUS(status);
   }
   return r;
+}
+
+std::string resolve_executable(const std::string& program) {
+  namespace fs = std::filesystem;
+  auto canonical = [](const fs::path& p) -> std::string {
+    std::error_code ec;
+    if (!fs::is_regular_file(p, ec) || access(p.c_str(), X_OK) != 0) return {};
+    const fs::path c = fs::canonical(p, ec);
+    return ec ? std::string() : c.string();
+  };
+  if (program.find('/') != std::string::npos) {
+    std::string r = canonical(program);
+    if (r.empty()) throw std::runtime_error(program + ": no such executable file");
+    return r;
+  }
+  const char* path = std::getenv("PATH");
+  const std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  for (std::size_t start = 0; start <= dirs.size();) {
+    std::size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    const std::string dir = end > start ? dirs.substr(start, end - start) : ".";
+    if (std::string r = canonical(fs::path(dir) / program); !r.empty()) return r;
+    start = end + 1;
+  }
+  throw std::runtime_error(program + ": not found in PATH");
 }
 
 std::string describe_status(const RunResult& r) {

@@ -36,6 +36,12 @@ struct RunResult {
 /// (status 127/126 from exec is reported as such).
 RunResult run_program(const RunSpec& spec);
 
+/// The executable a command name runs: a path as given, else the first
+/// executable file of that name in PATH, symlinks resolved (what the
+/// program's /proc/self/exe says, and so what libtailor's [program ...]
+/// sections match). Throws std::runtime_error if there is none.
+std::string resolve_executable(const std::string& program);
+
 /// "exited with status 3", "was killed by signal 11 (Segmentation fault)".
 std::string describe_status(const RunResult& r);
 

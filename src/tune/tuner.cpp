@@ -69,7 +69,11 @@ class Tuner {
     helper_ = layout::find(layout::Item::kRunHelper).string();
     if (!fs::exists(tools_.libtailor))
       throw std::runtime_error("libtailor.so not found at " + tools_.libtailor + " (build it, or set TAILOR_LIB)");
-    r_.executable = resolve(o_.command.front());
+    try {
+      r_.executable = resolve_executable(o_.command.front());
+    } catch (const std::runtime_error& e) {
+      throw TuneError(e.what());
+    }
     record();
     build_plan();
     default_config_ = write_config("default", Settings{});
@@ -112,25 +116,6 @@ class Tuner {
 
   void report(const std::string& phase, const std::string& detail) {
     if (progress_) progress_(Progress{phase, detail, r_.replays, std::max(0.0, seconds_until(deadline_))});
-  }
-
-  static std::string resolve(const std::string& program) {
-    auto canonical = [](const fs::path& p) -> std::string {
-      std::error_code ec;
-      if (!fs::is_regular_file(p, ec) || access(p.c_str(), X_OK) != 0) return {};
-      const fs::path c = fs::canonical(p, ec);
-      return ec ? std::string() : c.string();
-    };
-    if (program.find('/') != std::string::npos) {
-      std::string r = canonical(program);
-      if (r.empty()) throw TuneError(program + ": no such executable file");
-      return r;
-    }
-    const char* path = std::getenv("PATH");
-    std::istringstream dirs(path ? path : "/usr/local/bin:/usr/bin:/bin");
-    for (std::string dir; std::getline(dirs, dir, ':');)
-      if (std::string r = canonical(fs::path(dir.empty() ? "." : dir) / program); !r.empty()) return r;
-    throw TuneError(program + ": not found in PATH");
   }
 
   void prepare_work_dir() {
