@@ -64,6 +64,7 @@ class Tuner {
     for (const char* v : kTunables)
       if (const char* set = std::getenv(v); set != nullptr && *set != '\0')
         r_.notes.push_back(std::string(v) + "=" + set + " is set here: ignored by every measured run");
+    for (const auto& c : o_.candidates) add_given(c);  // bad input before the program runs
     prepare_work_dir();
     tools_ = replay::find_tools();
     helper_ = layout::find(layout::Item::kRunHelper).string();
@@ -79,7 +80,6 @@ class Tuner {
     default_config_ = write_config("default", Settings{});
     default_ = libtailor_with(default_config_);
     glibc_ = replay::resolve_allocator("glibc", tools_, {});
-    for (const auto& c : o_.candidates) add_given(c);
 
     if (o_.search) {
       estimate_costs();
