@@ -76,15 +76,16 @@ Segment* huge_cache_take(std::size_t total) noexcept {
       g_os_counters.bytes_mapped.fetch_sub(size - total, std::memory_order_relaxed);
       size = total;
     } else if (size < total) {  // too small: grow it, moving its pages if it must
+      // Out of the registry while mremap may move it: once the kernel has
+      // released the old range another thread may map and register a segment
+      // there, and unregistering after the move would erase that one (misuse.h).
+      segment_unregister(seg);
       void* q = os::remap(seg, size, total, g_config.segment_size);
       if (q == nullptr) {
         huge_unmap(seg, size);
         return nullptr;
       }
-      if (q != seg) {  // moved: the registry follows (misuse.h)
-        segment_unregister(seg);
-        segment_register(q);
-      }
+      segment_register(q);
       seg = static_cast<Segment*>(q);
       g_os_counters.bytes_mapped.fetch_add(total - size, std::memory_order_relaxed);
       size = total;

@@ -473,12 +473,13 @@ void* huge_realloc(Segment* seg, void* p, std::size_t size) noexcept {
   if (total <= old) {
     os::shrink(seg, old, total);
   } else {
+    // Unregistered across the move, as in huge_cache_take: the block is the
+    // caller's alone meanwhile, and the old range may be another's by the
+    // time mremap returns.
+    segment_unregister(seg);
     void* q = os::remap(seg, old, total, seg_size);
+    segment_register(q == nullptr ? seg : q);
     if (q == nullptr) return nullptr;
-    if (q != seg) {
-      segment_unregister(seg);
-      segment_register(q);
-    }
     seg = static_cast<Segment*>(q);
   }
   g_os_counters.bytes_mapped.fetch_add(total - old, std::memory_order_relaxed);  // wraps correctly when shrinking
