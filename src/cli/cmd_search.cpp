@@ -184,7 +184,7 @@ int search_run(const SearchCmdOptions& o, srch::Ring* ring) {
   std::vector<std::uint64_t> sizes;
   if (multi) {
     for (const TraceSet& s : sets) {
-      const std::vector<std::uint64_t> own = sim::sizes_of(s.whole.operations);
+      const std::vector<std::uint64_t> own = sim::sizes_of(s.whole);
       sizes.insert(sizes.end(), own.begin(), own.end());
     }
     std::sort(sizes.begin(), sizes.end());

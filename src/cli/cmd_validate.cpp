@@ -110,7 +110,7 @@ int validate_cmd(const ValidateCmdOptions& o) {
   const bool tty = isatty(STDERR_FILENO) == 1;
   if (tty) fmt::print(stderr, "reading {} ({} events)...", o.trace, r.event_count());
   const simulate::ReplayTrace replay_trace = simulate::load_replay(r);
-  const std::vector<std::uint64_t> sizes = simulate::sizes_of(replay_trace.operations);
+  const std::vector<std::uint64_t> sizes = simulate::sizes_of(replay_trace);
 
   // EXA and specs with exact classes but no sizes of their own get the
   // trace's sizes for real too, as the simulator gives them.

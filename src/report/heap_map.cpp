@@ -22,9 +22,9 @@ std::vector<Moment> heap_moments(const simulate::ReplayTrace& trace) {
   std::uint64_t in_use = 0, peak = 0, peak_op = 0;
   for (std::uint64_t i = 0; i < n; ++i) {
     const simulate::Operation& op = trace.operations[i];
-    if (op.kind == simulate::Operation::kAllocate) {
-      bytes[op.block] = op.bytes;
-      in_use += op.bytes;
+    if (op.kind() == simulate::Operation::kAllocate) {
+      bytes[op.block] = trace.bytes(op);
+      in_use += trace.bytes(op);
     } else {
       in_use -= bytes[op.block];
     }

@@ -46,8 +46,7 @@ Evaluator::Evaluator(const simulate::ReplayTrace& trace, Weights weights, unsign
       weights_(weights),
       threads_(std::max(1u, threads)),
       kng_(simulate::simulate(trace, "kng")),
-      routing_(simulate::routing_sizes(trace)),
-      sizes_(simulate::sizes_of(trace.operations)),
+      sizes_(simulate::sizes_of(trace)),
       exact_(exact_sizes ? *exact_sizes : sizes_) {
   kng_.series.clear();
   // A DMM's time ratio is at least any of its allocators' steps over
@@ -100,7 +99,7 @@ std::vector<Evaluation> Evaluator::evaluate(const std::vector<const simulate::Dm
   auto work = [&] {
     for (std::size_t k; (k = next.fetch_add(1)) < todo.size();) {
       try {
-        results[k] = simulate::simulate_part(trace_, routing_, *todo[k].second, exact_, max_steps_);
+        results[k] = simulate::simulate_part(trace_, *todo[k].second, exact_, max_steps_);
       } catch (const std::invalid_argument&) {
         results[k].reset();  // the model rejects it for this trace (e.g. an area too small)
       } catch (const std::length_error&) {

@@ -92,7 +92,6 @@ class Evaluator : public Fitness {
   /// for them, and quadratic ones (farthest fit on long lists) would take hours.
   static constexpr std::uint64_t kSlowest = 20;
   std::uint64_t max_steps_ = 0;
-  std::vector<std::uint64_t> routing_;  // routing size of every operation
   std::vector<std::uint64_t> sizes_;    // the trace's sizes (<TRACE_SIZE>)
   std::vector<std::uint64_t> exact_;    // the sizes of exact classes
   std::map<std::string, Evaluation> cache_;

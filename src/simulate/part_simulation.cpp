@@ -14,19 +14,7 @@
 
 namespace tailor::simulate {
 
-std::vector<std::uint64_t> routing_sizes(const ReplayTrace& trace) {
-  std::vector<std::uint64_t> by_block(trace.summary.max_live_blocks);
-  std::vector<std::uint64_t> out(trace.operations.size());
-  for (std::size_t i = 0; i < trace.operations.size(); ++i) {
-    const Operation& op = trace.operations[i];
-    if (op.kind == Operation::kAllocate) by_block[op.block] = routing_size(op.bytes, op.alignment());
-    out[i] = by_block[op.block];
-  }
-  return out;
-}
-
-std::optional<PartResult> simulate_part(const ReplayTrace& trace, std::span<const std::uint64_t> routing,
-                                        const AllocatorSpec& a, const std::vector<std::uint64_t>& trace_sizes,
+std::optional<PartResult> simulate_part(const ReplayTrace& trace, const AllocatorSpec& a, const std::vector<std::uint64_t>& trace_sizes,
                                         std::uint64_t max_steps) {
   // An address space like the DMM's (a multiple of 2^40): the same addresses
   // modulo 2^40, so the same choices (treap priorities, alignment).
@@ -50,15 +38,24 @@ std::optional<PartResult> simulate_part(const ReplayTrace& trace, std::span<cons
   PartResult r;
   std::uint64_t held = 0, simulated = 0;
   const Operation* ops = trace.operations.data();
+  const std::uint64_t* sizes = trace.sizes.data();
+  // Whether each distinct size without alignment is this allocator's: one
+  // byte per size instead of a routing size per operation.
+  std::vector<std::uint8_t> mine(trace.sizes.size());
+  auto in_range = [&](std::uint64_t bytes, std::uint64_t alignment) {
+    const std::uint64_t size = std::max<std::uint64_t>(dmm::routing_size(bytes, alignment), 1);
+    return size > lo && size <= hi;
+  };
+  for (std::size_t k = 0; k < mine.size(); ++k) mine[k] = in_range(sizes[k], 0);
   for (std::size_t i = 0; i < trace.operations.size(); ++i) {
-    const std::uint64_t size = std::max<std::uint64_t>(routing[i], 1);
-    if (size <= lo || size > hi) continue;
-    const Operation& op = ops[i];
-    if (op.kind == Operation::kAllocate) {
-      live[op.block] = part->allocate(op.bytes, op.alignment()).address;
+    const Operation op = ops[i];
+    if (op.align_log2() == 0 ? !mine[op.size()] : !in_range(sizes[op.size()], op.alignment())) continue;
+    if (op.kind() == Operation::kAllocate) {
+      const std::uint64_t bytes = sizes[op.size()];
+      live[op.block] = part->allocate(bytes, op.alignment()).address;
       if (live[op.block] == 0) [[unlikely]]
         throw std::length_error("allocator " + std::string(to_string(a.mechanism)) + " cannot serve a request of " +
-                                std::to_string(op.bytes) + " bytes");
+                                std::to_string(bytes) + " bytes");
     } else
       part->release(live[op.block]);
     if (memory.held() != held) [[unlikely]] {

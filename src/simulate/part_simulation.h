@@ -22,10 +22,6 @@
 
 namespace tailor::simulate {
 
-/// The routing size (dmm_spec.h) of every operation of a trace: a release
-/// has its block's. Computed once per trace.
-std::vector<std::uint64_t> routing_sizes(const ReplayTrace& trace);
-
 struct PartResult {
   std::uint64_t steps = 0, reads = 0, writes = 0, splits = 0, coalesces = 0, system_requests = 0;
   /// (operation index, bytes held after it) at every operation that changed them.
@@ -33,13 +29,13 @@ struct PartResult {
 };
 
 /// Simulates allocator `a` (with its range) on the operations of `trace`
-/// whose routing size lies in the range. Throws SpecError if it cannot be
+/// whose routing size (dmm/spec.h; a release has its block's) lies in the
+/// range. Throws SpecError if it cannot be
 /// built. Gives up (std::nullopt) once it has taken more than `max_steps`
 /// steps: a search need not finish simulating an allocator that is already
 /// far slower than Kingsley (a farthest fit scanning a long list on every
 /// request is quadratic).
-std::optional<PartResult> simulate_part(const ReplayTrace& trace, std::span<const std::uint64_t> routing,
-                                        const AllocatorSpec& a, const std::vector<std::uint64_t>& trace_sizes,
+std::optional<PartResult> simulate_part(const ReplayTrace& trace, const AllocatorSpec& a, const std::vector<std::uint64_t>& trace_sizes,
                                         std::uint64_t max_steps = UINT64_MAX);
 
 /// The metrics of the DMM made of `parts` (time series and fragmentation

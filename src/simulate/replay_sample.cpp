@@ -29,6 +29,7 @@ ReplayTrace sample_objects(const ReplayTrace& trace, std::uint32_t one_in) {
   if (one_in == 0) throw std::invalid_argument("sample_objects: one_in must be positive");
   ReplayTrace s;
   s.summary.page_size = trace.summary.page_size;
+  s.sizes = trace.sizes;  // the same indices
   s.operations.reserve(trace.operations.size() / one_in + 16);
   constexpr std::uint32_t kDropped = UINT32_MAX;
   std::vector<std::uint32_t> id_of(trace.summary.max_live_blocks, kDropped);  // whole trace's id -> sample's
@@ -42,7 +43,7 @@ ReplayTrace sample_objects(const ReplayTrace& trace, std::uint32_t one_in) {
       trace_offset = trace.event_offsets[next_offset++].second;
     Operation op = trace.operations[i];
     if (op.block >= id_of.size()) id_of.resize(op.block + 1, kDropped);
-    if (op.kind == Operation::kAllocate) {
+    if (op.kind() == Operation::kAllocate) {
       if (mix(ordinal++) % one_in != 0) {
         id_of[op.block] = kDropped;
         continue;
@@ -56,8 +57,8 @@ ReplayTrace sample_objects(const ReplayTrace& trace, std::uint32_t one_in) {
         bytes_of.push_back(0);
       }
       id_of[op.block] = id;
-      bytes_of[id] = op.bytes;
-      in_use += op.bytes;
+      bytes_of[id] = trace.bytes(op);
+      in_use += trace.bytes(op);
       ++live;
       ++s.summary.allocations;
       s.summary.max_in_use_bytes = std::max(s.summary.max_in_use_bytes, in_use);

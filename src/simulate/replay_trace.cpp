@@ -22,6 +22,24 @@ ReplayBuilder::ReplayBuilder(std::uint32_t page_size, std::uint64_t expected_eve
   r_.summary.page_size = page_size ? page_size : 4096;
   live_.reserve(1 << 16);
   r_.operations.reserve(expected_events);
+  small_index_.assign(kDirectSizes, 0);
+}
+
+std::uint32_t ReplayBuilder::size_index(std::uint64_t bytes) {
+  std::uint32_t* slot;
+  if (bytes < kDirectSizes) {
+    slot = &small_index_[bytes];
+    if (*slot != 0) return *slot - 1;
+  } else {
+    auto [it, fresh] = large_index_.try_emplace(bytes, 0);
+    if (!fresh) return it->second - 1;
+    slot = &it->second;
+  }
+  if (r_.sizes.size() >= Operation::kMaxSizes)
+    throw std::length_error("replay: the trace requests more than 2^25 distinct sizes (the replay form's limit)");
+  r_.sizes.push_back(bytes);
+  *slot = static_cast<std::uint32_t>(r_.sizes.size());
+  return *slot - 1;
 }
 
 void ReplayBuilder::push(const Operation& op) {
@@ -42,12 +60,9 @@ void ReplayBuilder::release(std::uint64_t address) {
   }
   const std::uint32_t id = it->second;
   live_.erase(it);
-  in_use_ -= live_bytes_[id];
+  in_use_ -= r_.sizes[live_word_[id] >> 7];
   free_ids_.push_back(id);
-  Operation op;
-  op.kind = Operation::kRelease;
-  op.block = id;
-  push(op);
+  push(Operation{id, live_word_[id] | Operation::kRelease});
   ++r_.summary.releases;
 }
 
@@ -60,12 +75,9 @@ void ReplayBuilder::move(std::uint64_t from, std::uint64_t to, std::uint64_t byt
   }
   const std::uint32_t old = it->second;
   live_.erase(it);
-  in_use_ -= live_bytes_[old];  // as tailor stats counts: the old block ends first
-  allocate(to, bytes, 0);       // an allocator moving a block needs the new one before it frees the old
-  Operation op;
-  op.kind = Operation::kRelease;
-  op.block = old;
-  push(op);
+  in_use_ -= r_.sizes[live_word_[old] >> 7];  // as tailor stats counts: the old block ends first
+  allocate(to, bytes, 0);                      // an allocator moving a block needs the new one before it frees the old
+  push(Operation{old, live_word_[old] | Operation::kRelease});
   ++r_.summary.releases;
   free_ids_.push_back(old);
 }
@@ -80,21 +92,18 @@ void ReplayBuilder::allocate(std::uint64_t address, std::uint64_t bytes, std::ui
     id = free_ids_.back();
     free_ids_.pop_back();
   } else {
-    if (live_bytes_.size() >= UINT32_MAX) throw std::length_error("replay: more than 2^32 blocks live at once");
-    id = static_cast<std::uint32_t>(live_bytes_.size());
-    live_bytes_.push_back(0);
+    if (live_word_.size() >= UINT32_MAX) throw std::length_error("replay: more than 2^32 blocks live at once");
+    id = static_cast<std::uint32_t>(live_word_.size());
+    live_word_.push_back(0);
   }
-  live_.emplace(address, id);
-  live_bytes_[id] = bytes;
-  in_use_ += bytes;
-  r_.summary.max_in_use_bytes = std::max(r_.summary.max_in_use_bytes, in_use_);
-  Operation op;
-  op.kind = Operation::kAllocate;
-  op.block = id;
-  op.bytes = bytes;
   // Alignments are powers of two; anything else (a bad call that still
   // returned a block) is rounded up to one.
-  op.align_log2 = alignment > 1 ? static_cast<std::uint8_t>(std::bit_width(alignment - 1)) : 0;
+  const unsigned align_log2 = alignment > 1 ? std::min(63u, static_cast<unsigned>(std::bit_width(alignment - 1))) : 0;
+  const Operation op = Operation::make(Operation::kAllocate, id, size_index(bytes), align_log2);
+  live_.emplace(address, id);
+  live_word_[id] = op.word;
+  in_use_ += bytes;
+  r_.summary.max_in_use_bytes = std::max(r_.summary.max_in_use_bytes, in_use_);
   push(op);
   ++r_.summary.allocations;
 }
@@ -139,7 +148,7 @@ void ReplayBuilder::add(const Event& e) {
 }
 
 ReplayTrace ReplayBuilder::finish() {
-  r_.summary.max_live_blocks = live_bytes_.size();
+  r_.summary.max_live_blocks = live_word_.size();
   r_.summary.live_blocks_at_end = live_.size();
   return std::move(r_);
 }

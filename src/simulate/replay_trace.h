@@ -1,9 +1,16 @@
 // SPDX-License-Identifier: MIT
 // ReplayTrace: a trace loaded once into the compact form every simulation
 // loops over: an array of allocate(block, bytes, alignment) / release(block)
-// operations, 16 bytes each, with dense block ids (0 .. most blocks live at
+// operations, 8 bytes each, with dense block ids (0 .. most blocks live at
 // once - 1) instead of addresses, so that a simulator indexes arrays and never
-// hashes an address per event.
+// hashes an address per event, and with the requested bytes as an index into
+// the trace's table of distinct sizes: programs request few distinct sizes
+// (tens to thousands), so the table stays in cache and the simulation loop
+// pays one load from it per allocation, while a 1 G-operation trace fits in
+// 8 GB. A trace with more than 2^25 distinct sizes is refused (length_error).
+// A release carries its block's size and alignment too, so that the size by
+// which a DMM routes it (dmm/spec.h: routing_size) is known from the
+// operation alone.
 //
 // Accounting follows tailor stats (src/analyze/trace_stats.h), so that the
 // in-use bytes the simulators are checked against are the same number:
@@ -31,18 +38,26 @@
 
 namespace tailor::simulate {
 
-/// One operation of a replay. 16 bytes.
+/// One operation of a replay. 8 bytes: the block id, and one word with the
+/// kind (bit 0), log2 of the alignment asked for (bits 1-6; 0 = none) and the
+/// index of the requested bytes in ReplayTrace::sizes (bits 7-31).
 struct Operation {
   enum Kind : std::uint8_t { kAllocate = 0, kRelease = 1 };
-  std::uint64_t bytes = 0;       ///< requested bytes (allocate); 0 for a release
-  std::uint32_t block = 0;       ///< dense block id
-  Kind kind = kAllocate;
-  std::uint8_t align_log2 = 0;   ///< log2 of the alignment an aligned call asked for; 0 = no alignment asked
-  std::uint16_t reserved = 0;
+  static constexpr std::uint32_t kMaxSizes = std::uint32_t{1} << 25;  ///< distinct sizes a trace may have
 
-  std::uint64_t alignment() const noexcept { return align_log2 ? std::uint64_t{1} << align_log2 : 0; }
+  std::uint32_t block = 0;  ///< dense block id
+  std::uint32_t word = 0;
+
+  static constexpr Operation make(Kind kind, std::uint32_t block, std::uint32_t size, unsigned align_log2) noexcept {
+    return {block, (size << 7) | ((align_log2 & 63u) << 1) | kind};
+  }
+  constexpr Kind kind() const noexcept { return static_cast<Kind>(word & 1); }
+  constexpr unsigned align_log2() const noexcept { return (word >> 1) & 63u; }
+  /// The requested bytes' index in ReplayTrace::sizes (a release: its block's).
+  constexpr std::uint32_t size() const noexcept { return word >> 7; }
+  constexpr std::uint64_t alignment() const noexcept { return align_log2() ? std::uint64_t{1} << align_log2() : 0; }
 };
-static_assert(sizeof(Operation) == 16);
+static_assert(sizeof(Operation) == 8);
 
 struct ReplaySummary {
   std::uint64_t events = 0;            ///< trace events read
@@ -62,7 +77,11 @@ struct ReplaySummary {
 
 struct ReplayTrace {
   std::vector<Operation> operations;
+  std::vector<std::uint64_t> sizes;  ///< distinct requested sizes, in order of first request
   ReplaySummary summary;
+
+  /// The bytes an operation requested (a release: its block's request).
+  std::uint64_t bytes(const Operation& op) const noexcept { return sizes[op.size()]; }
 
   /// Index (0-based, in merged order) of the trace event that produced operation `op`.
   std::uint64_t event_of(std::uint64_t op) const;
@@ -84,6 +103,7 @@ class ReplayBuilder {
   void release(std::uint64_t address);
   void move(std::uint64_t from, std::uint64_t to, std::uint64_t bytes);  // realloc that returned a block
   void push(const Operation& op);
+  std::uint32_t size_index(std::uint64_t bytes);
 
   ReplayTrace r_;
   std::unordered_map<std::uint64_t, std::uint32_t> live_;  // address -> block id
@@ -91,7 +111,10 @@ class ReplayBuilder {
   std::uint64_t in_use_ = 0;
   std::uint64_t event_ = 0;  // index of the event being added
   std::uint64_t offset_ = UINT64_MAX;
-  std::vector<std::uint64_t> live_bytes_;  // by block id
+  std::vector<std::uint32_t> live_word_;  // by block id: its allocation's Operation::word
+  static constexpr std::uint64_t kDirectSizes = 1 << 16;  // sizes below are indexed by an array, the rest hashed
+  std::vector<std::uint32_t> small_index_;                 // bytes -> index + 1 (0: not seen yet)
+  std::unordered_map<std::uint64_t, std::uint32_t> large_index_;
 };
 
 /// Reads every event of `reader` (from the start) into a ReplayTrace.

@@ -55,9 +55,9 @@ Metrics run_on_fresh_memory(std::string_view name, const ReplayTrace& trace, con
 Metrics simulate(const ReplayTrace& trace, const DmmSpec& spec, const SimulateOptions& options,
                  const std::string& origin) {
   std::uint64_t largest = 0;
-  for (const Operation& op : trace.operations) largest = std::max(largest, routing_size(op.bytes, op.alignment()));
+  for (const Operation& op : trace.operations) largest = std::max(largest, routing_size(trace.bytes(op), op.alignment()));
   check_covers(spec, largest, origin);
-  Dmm dmm(spec, spec.exact_sizes.empty() ? sizes_of(trace.operations) : spec.exact_sizes, origin);
+  Dmm dmm(spec, spec.exact_sizes.empty() ? sizes_of(trace) : spec.exact_sizes, origin);
   Metrics m = run(dmm, dmm.memory(), trace, options);
   m.dmm = spec.name.empty() ? "spec" : spec.name;
   return m;
@@ -82,7 +82,7 @@ Metrics simulate(const ReplayTrace& trace, std::string_view name, const Simulate
       return BinaryBuddy<Mem>(m, BinaryBuddy<Mem>::kDefaultMaxOrder, page);
     });
   if (name == "s10" || name == "exa") {
-    SizeClasses classes = name == "s10" ? s10_classes() : exa_classes(sizes_of(trace.operations));
+    SizeClasses classes = name == "s10" ? s10_classes() : exa_classes(sizes_of(trace));
     const SegregatedConfig config = name == "s10" ? s10_config(page) : exa_config(page);
     require(SegregatedLists<Mem>::check(classes, config));
     return run_on_fresh_memory(name, trace, options,

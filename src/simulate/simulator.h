@@ -75,6 +75,7 @@ Metrics run(A& allocator, const Mem& memory, const ReplayTrace& trace, const Sim
   };
   std::vector<Live> live(trace.summary.max_live_blocks);
   const Operation* ops = trace.operations.data();
+  const std::uint64_t* sizes = trace.sizes.data();
   const std::uint64_t n = trace.operations.size();
   const std::uint64_t every =
       options.sample_every ? options.sample_every : std::max<std::uint64_t>(1, n / SimulateOptions::kDefaultSamples);
@@ -89,16 +90,17 @@ Metrics run(A& allocator, const Mem& memory, const ReplayTrace& trace, const Sim
   for (std::uint64_t done = 0; done < n;) {
     const std::uint64_t stop = std::min(n, done + SimulateOptions::kProgressEvery);
     for (std::uint64_t i = done; i < stop; ++i) {
-      const Operation& op = ops[i];
+      const Operation op = ops[i];
       Live& b = live[op.block];
-      if (op.kind == Operation::kAllocate) {
-        const Block got = allocator.allocate(op.bytes, op.alignment());
+      if (op.kind() == Operation::kAllocate) {
+        const std::uint64_t bytes = sizes[op.size()];
+        const Block got = allocator.allocate(bytes, op.alignment());
         if (got.address == 0) [[unlikely]]
-          unservable(op.bytes, op.alignment());
-        b = {got.address, got.bytes, op.bytes};
-        requested += op.bytes;
+          unservable(bytes, op.alignment());
+        b = {got.address, got.bytes, bytes};
+        requested += bytes;
         block_bytes += got.bytes;
-        observer.allocated(i, op.bytes, op.alignment(), got);
+        observer.allocated(i, bytes, op.alignment(), got);
       } else {
         const std::uint64_t released = allocator.release(b.address);
         observer.released(i, b.address, b.block_bytes, released);

@@ -6,26 +6,31 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <type_traits>
 #include <vector>
 
 #include "dmm/segregated_lists.h"
+#include "replay_trace.h"
 
 namespace tailor::simulate {
 
-/// The sizes (segregated_size) of every allocation in a sequence of
-/// operations with `kind`, `bytes` and `alignment()` (a ReplayTrace's
-/// operations), without repeats, in increasing order.
-template <class Operations>
-std::vector<std::uint64_t> sizes_of(const Operations& operations) {
+/// The sizes (segregated_size) of every allocation of a trace, without
+/// repeats, in increasing order.
+inline std::vector<std::uint64_t> sizes_of(const ReplayTrace& trace) {
   constexpr std::uint64_t kDirect = 1 << 16;  // sizes below are marked in a bitmap, the rest collected
   constexpr std::uint64_t kWord = dmm::kSizeWord;
   std::vector<bool> small(kDirect / kWord);
   std::vector<std::uint64_t> sizes;
-  for (const auto& op : operations) {
-    using Op = std::remove_cvref_t<decltype(op)>;
-    if (op.kind != Op::kAllocate) continue;
-    const std::uint64_t s = dmm::segregated_size(op.bytes, op.alignment());
+  // Each distinct (size, alignment) pair once: most traces ask for no alignment.
+  std::vector<std::uint64_t> seen_plain((trace.sizes.size() + 63) / 64);
+  for (const Operation& op : trace.operations) {
+    if (op.kind() != Operation::kAllocate) continue;
+    if (op.align_log2() == 0) {
+      std::uint64_t& w = seen_plain[op.size() / 64];
+      const std::uint64_t bit = std::uint64_t{1} << (op.size() % 64);
+      if (w & bit) continue;
+      w |= bit;
+    }
+    const std::uint64_t s = dmm::segregated_size(trace.bytes(op), op.alignment());
     if (s == 0) continue;  // no block can serve it: allocate will say so
     if (s < kDirect)
       small[s / kWord] = true;

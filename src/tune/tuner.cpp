@@ -170,10 +170,9 @@ class Tuner {
     if (!o_.search) return;
     trace::Reader again(trace_);
     whole_ = sim::load_replay(again);
-    for (const auto& op : whole_.operations) {
-      if (op.kind != sim::Operation::kAllocate) continue;
-      traits_.large_blocks |= op.bytes > 128 * 1024;
-      traits_.huge_blocks |= op.bytes > 32 * 1024 * 1024;
+    for (const std::uint64_t bytes : whole_.sizes) {  // every size in the table was requested
+      traits_.large_blocks |= bytes > 128 * 1024;
+      traits_.huge_blocks |= bytes > 32 * 1024 * 1024;
     }
   }
 

@@ -68,7 +68,7 @@ struct TwoTraces {
   sim::ReplayTrace small = churn({24, 24, 48, 24, 40}, 3000, 400);
   sim::ReplayTrace large = churn({1000, 3000, 700, 5000, 1500}, 1500, 60);
   std::vector<std::uint64_t> sizes = [this] {
-    std::vector<std::uint64_t> s = sim::sizes_of(small.operations), l = sim::sizes_of(large.operations);
+    std::vector<std::uint64_t> s = sim::sizes_of(small), l = sim::sizes_of(large);
     s.insert(s.end(), l.begin(), l.end());
     std::sort(s.begin(), s.end());
     s.erase(std::unique(s.begin(), s.end()), s.end());
@@ -155,7 +155,7 @@ struct Fixture {
   sim::ReplayTrace trace = sim::build_replay(tailor::test::random_events(31, 6000));
   sim::ReplayTrace sample = sim::sample_objects(trace, 3);
   srch::Grammar grammar = srch::Grammar::load(std::string(TAILOR_SHARE_DIR) + "/search/dmm.bnf");
-  std::vector<std::uint64_t> sizes = sim::sizes_of(trace.operations);
+  std::vector<std::uint64_t> sizes = sim::sizes_of(trace);
 };
 
 srch::SearchOptions small(bool pareto = false) {

@@ -110,7 +110,7 @@ TEST(Weights, ParsedAndChecked) {
 struct Fixture {
   sim::ReplayTrace trace = sim::build_replay(tailor::test::random_events(21, 4000));
   srch::Grammar grammar = srch::Grammar::load(std::string(TAILOR_SHARE_DIR) + "/search/dmm.bnf");
-  std::vector<std::uint64_t> sizes = sim::sizes_of(trace.operations);
+  std::vector<std::uint64_t> sizes = sim::sizes_of(trace);
 };
 
 srch::SearchOptions small(std::uint64_t seed) {
@@ -164,7 +164,7 @@ TEST(Search, OnASampleTheBestIsMeasuredOnTheWholeTrace) {
   const sim::ReplayTrace whole = sim::build_replay(tailor::test::random_events(22, 12000));
   const sim::ReplayTrace sample = sim::sample_objects(whole, 4);
   const srch::Grammar grammar = srch::Grammar::load(std::string(TAILOR_SHARE_DIR) + "/search/dmm.bnf");
-  const std::vector<std::uint64_t> sizes = sim::sizes_of(whole.operations);
+  const std::vector<std::uint64_t> sizes = sim::sizes_of(whole);
   for (unsigned threads : {1u, 2u}) {
     srch::Evaluator ranked(sample, {}, threads), measured(whole, {}, threads);
     srch::SearchOptions o = small(3);

@@ -104,8 +104,7 @@ TEST(Dmm, UncoveredSizesAreAnErrorNamingTheField) {
 
 TEST(Dmm, RandomValidSpecsPassTheChecker) {
   const sim::ReplayTrace t = sim::build_replay(tailor::test::random_events(6, 6000));
-  const std::vector<std::uint64_t> routing = sim::routing_sizes(t);
-  const std::vector<std::uint64_t> sizes = sim::sizes_of(t.operations);
+  const std::vector<std::uint64_t> sizes = sim::sizes_of(t);
   std::mt19937_64 rng(99);
   int valid = 0, tried = 0;
   while (valid < 150 && tried < 5000) {
@@ -133,7 +132,7 @@ TEST(Dmm, RandomValidSpecsPassTheChecker) {
       EXPECT_GE(m.memory_usage, t.summary.max_in_use_bytes);
       // Assembled from the allocators' own runs, the metrics are the same.
       std::vector<sim::PartResult> runs;
-      for (const auto& a : spec.allocators) runs.push_back(*sim::simulate_part(t, routing, a, sizes));
+      for (const auto& a : spec.allocators) runs.push_back(*sim::simulate_part(t, a, sizes));
       std::vector<const sim::PartResult*> views;
       for (const auto& r : runs) views.push_back(&r);
       const sim::Metrics c = sim::combine_parts(views, t);

@@ -26,15 +26,16 @@ Replayed replay(const sim::ReplayTrace& t) {
   std::uint64_t in_use = 0;
   for (const auto& op : t.operations) {
     if (op.block >= bytes.size()) bytes.resize(op.block + 1), live.resize(op.block + 1);
-    if (op.kind == sim::Operation::kAllocate) {
+    if (op.kind() == sim::Operation::kAllocate) {
       EXPECT_FALSE(live[op.block]) << "block " << op.block << " allocated twice";
       live[op.block] = true;
-      bytes[op.block] = op.bytes;
-      in_use += op.bytes;
+      bytes[op.block] = t.bytes(op);
+      in_use += t.bytes(op);
       ++r.allocations, ++r.live;
       r.max_in_use = std::max(r.max_in_use, in_use);
     } else {
       EXPECT_TRUE(live[op.block]) << "block " << op.block << " released while not live";
+      EXPECT_EQ(t.bytes(op), bytes[op.block]) << "a release carries its block's size";
       live[op.block] = false;
       in_use -= bytes[op.block];
       ++r.releases, --r.live;
@@ -49,8 +50,8 @@ TEST(ReplaySample, OneInOneIsTheWholeTrace) {
   const sim::ReplayTrace s = sim::sample_objects(t, 1);
   ASSERT_EQ(s.operations.size(), t.operations.size());
   for (std::size_t i = 0; i < t.operations.size(); ++i) {
-    EXPECT_EQ(s.operations[i].kind, t.operations[i].kind);
-    EXPECT_EQ(s.operations[i].bytes, t.operations[i].bytes);
+    EXPECT_EQ(s.operations[i].kind(), t.operations[i].kind());
+    EXPECT_EQ(s.bytes(s.operations[i]), t.bytes(t.operations[i]));
     EXPECT_EQ(s.event_of(i), t.event_of(i));
   }
   EXPECT_EQ(s.summary.max_in_use_bytes, t.summary.max_in_use_bytes);
@@ -78,11 +79,11 @@ TEST(ReplaySample, KeepsWholeObjectsAndAConsistentSummary) {
     for (std::size_t i = 0; i < s.operations.size(); ++i) {
       // (a realloc is two operations of one event: a release, then an allocation)
       while (j < t.operations.size() &&
-             (t.event_of(j) != s.event_of(i) || t.operations[j].kind != s.operations[i].kind))
+             (t.event_of(j) != s.event_of(i) || t.operations[j].kind() != s.operations[i].kind()))
         ++j;
       ASSERT_LT(j, t.operations.size()) << "operation " << i << " names no event of the whole trace";
-      EXPECT_EQ(t.operations[j].kind, s.operations[i].kind);
-      EXPECT_EQ(t.operations[j].bytes, s.operations[i].bytes);
+      EXPECT_EQ(t.operations[j].kind(), s.operations[i].kind());
+      EXPECT_EQ(t.bytes(t.operations[j]), s.bytes(s.operations[i]));
     }
     // Deterministic, and it replays under the checker.
     EXPECT_EQ(sim::sample_objects(t, k).operations.size(), s.operations.size());

@@ -61,16 +61,17 @@ TEST(ReplayTrace, IdsReallocAndDroppedEvents) {
   };
   const auto A = Operation::kAllocate, R = Operation::kRelease;
   const std::vector<Want> want = {
-      {A, 0, 100, 0, 1}, {A, 1, 200, 0, 2}, {R, 0, 0, 0, 3},   {A, 0, 50, 0, 4},
-      {A, 2, 300, 0, 5}, {R, 1, 0, 0, 5},   {A, 1, 70, 0, 9},  {A, 3, 100, 64, 10},
-      {R, 0, 0, 0, 11},  {A, 0, 8, 0, 11},  {R, 2, 0, 0, 12},  {A, 2, 30, 0, 13},
+      // a release carries its block's request
+      {A, 0, 100, 0, 1}, {A, 1, 200, 0, 2}, {R, 0, 100, 0, 3}, {A, 0, 50, 0, 4},
+      {A, 2, 300, 0, 5}, {R, 1, 200, 0, 5}, {A, 1, 70, 0, 9},  {A, 3, 100, 64, 10},
+      {R, 0, 50, 0, 11}, {A, 0, 8, 0, 11},  {R, 2, 300, 0, 12}, {A, 2, 30, 0, 13},
   };
   ASSERT_EQ(t.operations.size(), want.size());
   for (std::size_t i = 0; i < want.size(); ++i) {
     SCOPED_TRACE(i);
-    EXPECT_EQ(t.operations[i].kind, want[i].kind);
+    EXPECT_EQ(t.operations[i].kind(), want[i].kind);
     EXPECT_EQ(t.operations[i].block, want[i].block);
-    EXPECT_EQ(t.operations[i].bytes, want[i].bytes);
+    EXPECT_EQ(t.bytes(t.operations[i]), want[i].bytes);
     EXPECT_EQ(t.operations[i].alignment(), want[i].alignment);
     EXPECT_EQ(t.event_of(i), want[i].event);
   }
@@ -87,13 +88,44 @@ TEST(ReplayTrace, IdsReallocAndDroppedEvents) {
   EXPECT_EQ(s.max_live_blocks, 4u);
   EXPECT_EQ(s.live_blocks_at_end, 4u);
   EXPECT_EQ(s.max_in_use_bytes, 520u);  // after e10: 50 + 300 + 70 + 100
+  // The distinct sizes, once each in order of first request (100 twice: once plain, once aligned).
+  EXPECT_EQ(t.sizes, (std::vector<std::uint64_t>{100, 200, 50, 300, 70, 8, 30}));
+}
+
+TEST(ReplayTrace, OperationsAreEightBytesAndKeepEveryField) {
+  static_assert(sizeof(Operation) == 8);
+  for (const auto kind : {Operation::kAllocate, Operation::kRelease})
+    for (const std::uint32_t block : {0u, 1u, 0xffffffffu})
+      for (const std::uint32_t size : {0u, 1u, Operation::kMaxSizes - 1})
+        for (const unsigned align : {0u, 4u, 63u}) {
+          const Operation op = Operation::make(kind, block, size, align);
+          EXPECT_EQ(op.kind(), kind);
+          EXPECT_EQ(op.block, block);
+          EXPECT_EQ(op.size(), size);
+          EXPECT_EQ(op.align_log2(), align);
+          EXPECT_EQ(op.alignment(), align ? std::uint64_t{1} << align : 0);
+        }
+}
+
+TEST(ReplayTrace, LargeAndSmallSizesShareOneTable) {
+  std::vector<Event> v;
+  std::uint64_t address = 0x10000;
+  for (std::uint64_t size : {8ull, 65535ull, 65536ull, 1ull << 40, 8ull, 1ull << 40, 65536ull}) {
+    v.push_back(ev(Op::Malloc, size, address));
+    v.push_back(ev(Op::Free, 0, address));
+    address += 0x1000;
+  }
+  sim::ReplayTrace t = sim::build_replay(v);
+  EXPECT_EQ(t.sizes, (std::vector<std::uint64_t>{8, 65535, 65536, 1ull << 40}));
+  ASSERT_EQ(t.operations.size(), 14u);
+  for (std::size_t i = 0; i < 14; ++i) EXPECT_EQ(t.bytes(t.operations[i]), v[i - i % 2].size) << i;
 }
 
 TEST(ReplayTrace, FailedReallocChangesNothing) {
   std::vector<Event> v = {ev(Op::Malloc, 10, 0x1000), ev(Op::Realloc, 1u << 30, 0, 0x1000), ev(Op::Free, 0, 0x1000)};
   sim::ReplayTrace t = sim::build_replay(v);
   ASSERT_EQ(t.operations.size(), 2u);
-  EXPECT_EQ(t.operations[1].kind, Operation::kRelease);
+  EXPECT_EQ(t.operations[1].kind(), Operation::kRelease);
   EXPECT_EQ(t.summary.failed, 1u);
   EXPECT_EQ(t.event_of(1), 2u);
 }

@@ -81,13 +81,15 @@ TEST(Segregated, ExaClassChoice) {
 }
 
 TEST(Segregated, SizesOfATrace) {
-  std::vector<sim::Operation> ops(5);
-  ops[0].bytes = 24;
-  ops[1].bytes = 17;  // 24 again
-  ops[2].bytes = 100000;
-  ops[3].kind = sim::Operation::kRelease;
-  ops[4].bytes = 1, ops[4].align_log2 = 6;  // 1 + 48 -> 56
-  EXPECT_EQ(sim::sizes_of(ops), (std::vector<std::uint64_t>{24, 56, 100000}));
+  sim::ReplayTrace t;
+  t.sizes = {24, 17, 100000, 1};
+  t.operations = {sim::Operation::make(sim::Operation::kAllocate, 0, 0, 0),
+                  sim::Operation::make(sim::Operation::kAllocate, 1, 1, 0),  // 24 again
+                  sim::Operation::make(sim::Operation::kAllocate, 2, 2, 0),
+                  sim::Operation::make(sim::Operation::kRelease, 2, 2, 0),
+                  sim::Operation::make(sim::Operation::kAllocate, 3, 3, 6),  // 1 + 48 -> 56
+                  sim::Operation::make(sim::Operation::kAllocate, 4, 3, 0)};  // 1 -> 8
+  EXPECT_EQ(sim::sizes_of(t), (std::vector<std::uint64_t>{8, 24, 56, 100000}));
 }
 
 TEST(Segregated, CarvingChunksAndHeldBytesByHand) {
