@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // `tailor search TRACE... [-o best.json] [--seed S] [--generations G]
 // [--population P] [--threads N] [--weights ...] [--pareto [--front-dir D]]
-// [--grammar F] [--sample OPS] [--aggregate mean|worst] [--islands N
+// [--grammar F] [--sample OPS] [--validate-sample OPS] [--aggregate mean|worst] [--islands N
 // --migrate-every G --migrants K] [--checkpoint F --checkpoint-every G]
 // [--resume F]`:
 // grammatical evolution of a custom DMM for one trace or a set of traces
@@ -54,6 +54,7 @@ struct SearchCmdOptions {
   unsigned population = 60;
   unsigned threads = 0;
   std::uint64_t sample = 500000;  // at most this many operations in the evolution's sample (0: the whole trace)
+  std::uint64_t validate_sample = 5000000;  // ... in the sample candidates for the best are measured on (0: the whole trace)
   std::string front_dir;  // --pareto: write the front's DMMs there as specs
   bool pareto = false;
   bool json = false;
@@ -99,15 +100,20 @@ std::string read_file(const std::string& path, const char* what) {
   return text.str();
 }
 
-// One trace of the search: the whole trace, its sample (if the trace is
-// larger than --sample), and their evaluators.
+// One trace of the search on three tiers, so that the evolution's time does
+// not grow with the trace: candidates are ranked on a sample (if the trace is
+// larger than --sample); a candidate for the best is measured on a larger
+// sample (if the trace is larger than --validate-sample); the found DMM is
+// measured on the whole trace at the end. Each tier normalizes to Kingsley on
+// its own operations.
 struct TraceSet {
   std::string path;
   sim::ReplayTrace whole;
-  std::uint32_t one_in = 1;
-  std::optional<sim::ReplayTrace> sampled;
-  std::unique_ptr<srch::Evaluator> ranked, measured;  // measured: null when not sampled
+  std::uint32_t one_in = 1, validate_one_in = 1;   // objects kept: one in k
+  std::optional<sim::ReplayTrace> sampled, validation;
+  std::unique_ptr<srch::Evaluator> ranked, validating, measured;  // null when the tier is the whole trace
   srch::Evaluator& whole_evaluator() { return measured ? *measured : *ranked; }
+  srch::Evaluator& validating_evaluator() { return validating ? *validating : whole_evaluator(); }
   const sim::ReplayTrace& ranked_on() const { return sampled ? *sampled : whole; }
 };
 
@@ -171,10 +177,19 @@ int search_run(const SearchCmdOptions& o, srch::Ring* ring) {
     if (tty) fmt::print(stderr, "\r\033[K");
     if (s.whole.operations.empty()) throw std::runtime_error(path + ": the trace has no allocation to search for");
     // The evolution ranks candidates on one object in k when the trace is larger
-    // than --sample; candidates for the best are measured on the whole trace
-    // (SearchOptions::validator), so what is reported is the whole trace's.
+    // than --sample; candidates for the best are measured on a larger sample
+    // (SearchOptions::validator) when the trace is larger than
+    // --validate-sample, and the found DMM on the whole trace, so what is
+    // reported is the whole trace's.
     s.one_in = o.sample ? sim::sampling_rate(s.whole, o.sample) : 1;
-    if (s.one_in > 1) s.sampled = sim::sample_objects(s.whole, s.one_in);
+    if (s.one_in > 1) {
+      s.sampled = sim::sample_objects(s.whole, s.one_in);
+      const std::uint32_t k = o.validate_sample ? sim::sampling_rate(s.whole, o.validate_sample) : 1;
+      if (k > 1 && k < s.one_in) {  // a larger sample than the ranking one, smaller than the trace
+        s.validate_one_in = k;
+        s.validation = sim::sample_objects(s.whole, k);
+      }
+    }
   }
   // Default threads: the cores, shared out among the ranks on this machine.
   const unsigned threads =
@@ -191,25 +206,31 @@ int search_run(const SearchCmdOptions& o, srch::Ring* ring) {
     sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
   }
   const std::vector<std::uint64_t>* exact = multi ? &sizes : nullptr;
-  bool any_sampled = false;
+  bool any_sampled = false, any_validation = false;
   for (TraceSet& s : sets) {
     s.ranked = std::make_unique<srch::Evaluator>(s.ranked_on(), weights, threads, exact);
+    if (s.validation) s.validating = std::make_unique<srch::Evaluator>(*s.validation, weights, threads, exact);
     if (s.sampled) s.measured = std::make_unique<srch::Evaluator>(s.whole, weights, threads, exact);
     any_sampled |= s.sampled.has_value();
+    any_validation |= s.validation.has_value();
   }
   if (!multi) sizes = sets.front().whole_evaluator().trace_sizes();
 
-  std::vector<srch::Evaluator*> ranked_list, whole_list;
+  std::vector<srch::Evaluator*> ranked_list, validating_list, whole_list;
   for (TraceSet& s : sets) {
     ranked_list.push_back(s.ranked.get());
+    validating_list.push_back(&s.validating_evaluator());
     whole_list.push_back(&s.whole_evaluator());
   }
-  std::optional<srch::MultiEvaluator> multi_ranked, multi_whole;
+  std::optional<srch::MultiEvaluator> multi_ranked, multi_validating, multi_whole;
   if (multi) {
     multi_ranked.emplace(ranked_list, how);
+    multi_validating.emplace(validating_list, how);
     multi_whole.emplace(whole_list, how);
   }
   srch::Fitness& ranked = multi ? static_cast<srch::Fitness&>(*multi_ranked) : *sets.front().ranked;
+  srch::Fitness& validating =
+      multi ? static_cast<srch::Fitness&>(*multi_validating) : sets.front().validating_evaluator();
   srch::Fitness& whole = multi ? static_cast<srch::Fitness&>(*multi_whole) : sets.front().whole_evaluator();
 
   srch::SearchOptions so;
@@ -217,7 +238,7 @@ int search_run(const SearchCmdOptions& o, srch::Ring* ring) {
   so.generations = o.generations;
   so.population = o.population;
   so.pareto = o.pareto;
-  if (any_sampled) so.validator = &whole;
+  if (any_sampled) so.validator = &validating;
 
   srch::IslandOptions io;
   io.islands = islands;
@@ -235,6 +256,7 @@ int search_run(const SearchCmdOptions& o, srch::Ring* ring) {
                  {"weights", {{"time", weights.time}, {"memory", weights.memory}, {"energy", weights.energy}}},
                  {"pareto", o.pareto},
                  {"sample", o.sample},
+                 {"validate_sample", o.validate_sample},
                  {"islands", islands},
                  {"migrate_every", o.migrate_every},
                  {"migrants", o.migrants}};
@@ -258,6 +280,28 @@ int search_run(const SearchCmdOptions& o, srch::Ring* ring) {
   if (!res.best.eval.valid) throw std::runtime_error("the search found no valid DMM (check the grammar)");
 
   sim::DmmSpec best = *res.best.spec;
+  // The found DMM's measure is the whole trace's. When candidates were
+  // measured on a validation sample, which can still flatter a DMM, the finalists (the best few measured
+  // on the validation sample) are measured together, and the best on the
+  // whole trace is the found DMM.
+  srch::Evaluation found = res.best.eval;
+  if (any_validation) {
+    if (tty) fmt::print(stderr, "measuring the {} finalists on the whole trace...", res.finalists.size());
+    std::vector<const sim::DmmSpec*> specs;
+    for (const srch::Individual& f : res.finalists) specs.push_back(&*f.spec);
+    const std::vector<srch::Evaluation> evals = whole.evaluate(specs);
+    if (tty) fmt::print(stderr, "\r\033[K");
+    found = {};
+    for (std::size_t i = 0; i < evals.size(); ++i)
+      if (evals[i].valid && (!found.valid || evals[i].fitness < found.fitness)) {
+        found = evals[i];
+        best = *res.finalists[i].spec;
+      }
+    if (!found.valid)
+      throw std::runtime_error(
+          "no finalist could be measured on the whole trace (a request none of its allocators serves, or far "
+          "more steps than Kingsley's); search again with --validate-sample 0 to measure candidates on the whole trace");
+  }
   best.name = "found";
   // Exact classes are the trace's sizes: the file carries them, so that the
   // DMM run for real (TAILOR_DMM) has the classes the search measured.
@@ -289,7 +333,7 @@ int search_run(const SearchCmdOptions& o, srch::Ring* ring) {
   for (auto& p : per) rows.push_back(multi ? srch::aggregate(p, how) : p.front());
   std::vector<std::string> columns = names;
   columns.push_back("found");
-  rows.push_back(res.best.eval);
+  rows.push_back(found);
 
   auto table_json = [&](const std::vector<srch::Evaluation>& evals) {
     nlohmann::json table = nlohmann::json::array();
@@ -310,7 +354,7 @@ int search_run(const SearchCmdOptions& o, srch::Ring* ring) {
   auto trace_rows = [&](std::size_t t) {
     std::vector<srch::Evaluation> r;
     for (auto& p : per) r.push_back(p[t]);
-    r.push_back(res.best.eval.per_trace.at(t));
+    r.push_back(found.per_trace.at(t));
     return r;
   };
 
@@ -322,12 +366,17 @@ int search_run(const SearchCmdOptions& o, srch::Ring* ring) {
                        {"spec", sim::to_json(*ind.spec)}});
       if (!front_files.empty()) front.back()["file"] = front_files[i];
     }
+    auto validation_json = [](const TraceSet& s) {
+      return nlohmann::json{{"one_in", s.validate_one_in},
+                            {"operations", s.validation ? s.validation->operations.size() : s.whole.operations.size()}};
+    };
     nlohmann::json j;
     if (multi) {
       nlohmann::json traces = nlohmann::json::array();
       for (std::size_t t = 0; t < sets.size(); ++t)
         traces.push_back({{"trace", sets[t].path},
                           {"sample", {{"one_in", sets[t].one_in}, {"operations", sets[t].ranked_on().operations.size()}}},
+                          {"validation_sample", validation_json(sets[t])},
                           {"normalized_to_kng", table_json(trace_rows(t))}});
       j = {{"traces", traces}, {"aggregate", o.aggregate}};
     } else {
@@ -340,8 +389,10 @@ int search_run(const SearchCmdOptions& o, srch::Ring* ring) {
               {"evaluations", res.evaluations},
               {"allocator_simulations", res.simulations},
               {"seconds", res.seconds}});
-    if (!multi)
+    if (!multi) {
       j["sample"] = {{"one_in", sets.front().one_in}, {"operations", sets.front().ranked_on().operations.size()}};
+      j["validation_sample"] = validation_json(sets.front());
+    }
     if (islands > 1) {
       j["islands"] = {{"islands", islands}, {"migrate_every", o.migrate_every}, {"migrants", o.migrants}};
       j["migration_seconds"] = res.migration_seconds;  // rank 0's
@@ -366,12 +417,17 @@ int search_run(const SearchCmdOptions& o, srch::Ring* ring) {
                islands, o.population / islands, o.migrants, o.migrate_every);
   fmt::print("evaluated   {} individuals, {} allocators simulated on their share of the trace, {:.1f} s\n",
              res.evaluations, res.simulations, res.seconds);
-  for (const TraceSet& s : sets)
-    if (s.sampled)
-      fmt::print("sampled     {}ranked on 1 object in {} ({} of {} operations); {} candidates for the best measured on "
-                 "the whole trace\n",
-                 multi ? s.path + ": " : std::string(), s.one_in, s.sampled->operations.size(), s.whole.operations.size(),
-                 res.validations);
+  for (const TraceSet& s : sets) {
+    if (!s.sampled) continue;
+    const std::string where =
+        s.validation ? fmt::format("1 object in {} ({} operations), the found DMM on the whole trace", s.validate_one_in,
+                                   s.validation->operations.size())
+                     : std::string("the whole trace");
+    fmt::print("sampled     {}ranked on 1 object in {} ({} of {} operations); {} candidates for the best measured on "
+               "{}\n",
+               multi ? s.path + ": " : std::string(), s.one_in, s.sampled->operations.size(), s.whole.operations.size(),
+               res.validations, where);
+  }
   fmt::print("\n");
   fmt::print("Improvement over Kingsley (seed 002's Table 3; higher is better){}\n",
              multi ? fmt::format(", {} over the {} traces", how == srch::Aggregate::kMean ? "mean" : "worst", sets.size())
@@ -400,8 +456,8 @@ int search_run(const SearchCmdOptions& o, srch::Ring* ring) {
   fmt::print("\nThe found DMM (seed 002's Table 4): {} allocator(s)\n", best.allocators.size());
   for (const auto& a : best.allocators) fmt::print("  {}\n", describe(a));
   if (o.pareto) {
-    fmt::print("\nPareto front ({} DMMs; time, memory, energy normalized to Kingsley, lower is better)\n",
-               res.front.size());
+    fmt::print("\nPareto front ({} DMMs; time, memory, energy normalized to Kingsley, lower is better{})\n",
+               res.front.size(), any_validation ? "; measured on the validation sample" : "");
     for (std::size_t i = 0; i < res.front.size(); ++i) {
       const srch::Individual& ind = res.front[i];
       fmt::print("  time {:.3f}  memory {:.3f}  energy {:.3f}  {} allocator(s){}\n", ind.eval.time, ind.eval.memory,
@@ -457,7 +513,12 @@ void add_search(CLI::App& app, Runner& run) {
       ->capture_default_str();
   cmd->add_option("--sample", o->sample,
                   "Rank candidates on one object in k, k chosen to leave at most this many operations; a candidate "
-                  "for the best is measured on the whole trace (0: rank on the whole trace)")
+                  "for the best is measured on the validation sample (0: rank on the whole trace)")
+      ->capture_default_str();
+  cmd->add_option("--validate-sample", o->validate_sample,
+                  "Measure candidates for the best on one object in k, k chosen to leave at most this many "
+                  "operations, and the found DMM on the whole trace at the end (0, or not above --sample: measure "
+                  "candidates on the whole trace)")
       ->capture_default_str();
   CLI::Option* pareto =
       cmd->add_flag("--pareto", o->pareto, "Pareto mode (non-dominated sorting with crowding distance); prints the front");

@@ -321,6 +321,7 @@ class Island::Engine {
   SearchResult finish() {
     SearchResult r;
     r.best = best_;
+    r.finalists = finalists_;
     r.validations = validations_;
     if (o_.pareto) {
       for (const auto& ind : pop_)
@@ -377,6 +378,7 @@ class Island::Engine {
             {"rng", rng.str()},
             {"population", pop},
             {"best", individual_to_json(best_)},
+            {"finalists", individuals_to_json(finalists_)},
             {"best_ranked", std::bit_cast<std::uint64_t>(best_ranked_)},
             {"validated", validated},
             {"evaluations", evaluations_},
@@ -401,6 +403,7 @@ class Island::Engine {
     }
     SearchResult r;
     r.best = best_;
+    r.finalists = finalists_;
     r.evaluations = evaluations_;
     r.simulations = evaluator_.simulations();
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -483,7 +486,9 @@ class Island::Engine {
   }
 
   void consider(const Individual& ind) {
-    if (ind.eval.valid && (!best_.eval.valid || ind.eval.fitness < best_.eval.fitness)) best_ = ind;
+    if (!ind.eval.valid) return;
+    if (!best_.eval.valid || ind.eval.fitness < best_.eval.fitness) best_ = ind;
+    keep_finalist(finalists_, ind, o_.finalists);
   }
   void report(unsigned gen) {
     if (!o_.progress) return;
@@ -500,6 +505,7 @@ class Island::Engine {
   std::vector<Individual> pop_;
   unsigned generation_ = 0;
   Individual best_;
+  std::vector<Individual> finalists_;  // SearchOptions::finalists, best first
   double best_ranked_ = std::numeric_limits<double>::infinity();  // the best's fitness on the evaluator's trace
   std::map<std::string, Evaluation> validated_;                    // phenotype -> the validator's measure
   std::uint64_t evaluations_ = 0, validations_ = 0;
@@ -557,6 +563,24 @@ SearchResult Island::finish() { return engine_->finish(); }
 nlohmann::json Island::save() const { return engine_->save(); }
 void Island::restore(const nlohmann::json& state) { engine_->restore(state); }
 
+void keep_finalist(std::vector<Individual>& finalists, const Individual& ind, std::size_t keep) {
+  if (keep == 0 || !ind.eval.valid) return;
+  if (std::any_of(finalists.begin(), finalists.end(), [&](const Individual& f) { return f.phenotype == ind.phenotype; }))
+    return;
+  if (finalists.size() == keep && !(ind.eval.fitness < finalists.back().eval.fitness)) return;
+  // After the ones at least as fit: the first seen stays ahead on a tie.
+  auto at = std::upper_bound(finalists.begin(), finalists.end(), ind.eval.fitness,
+                             [](double f, const Individual& x) { return f < x.eval.fitness; });
+  finalists.insert(at, ind);
+  if (finalists.size() > keep) finalists.pop_back();
+}
+
+nlohmann::json individuals_to_json(const std::vector<Individual>& list) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& ind : list) a.push_back(individual_to_json(ind));
+  return a;
+}
+
 nlohmann::json individual_to_json(const Individual& ind) {
   return {{"genome", to_hex(ind.genome)}, {"used", ind.used},          {"measured", ind.measured},
           {"rank", ind.rank},             {"crowding", bits(ind.crowding)}, {"eval", evaluation_to_json(ind.eval)}};
@@ -588,6 +612,10 @@ void Island::Engine::restore(const nlohmann::json& j) {
   pop_.clear();
   for (const auto& ind : pop) pop_.push_back(individual_from_json(ind, grammar_, sizes_, o_.max_wraps));
   best_ = individual_from_json(field(j, "best"), grammar_, sizes_, o_.max_wraps);
+  finalists_.clear();
+  const nlohmann::json& finalists = field(j, "finalists");
+  if (!finalists.is_array()) throw std::invalid_argument("field 'finalists' is not an array");
+  for (const auto& f : finalists) finalists_.push_back(individual_from_json(f, grammar_, sizes_, o_.max_wraps));
   best_ranked_ = get_double(j, "best_ranked");
   validated_.clear();
   const nlohmann::json& validated = field(j, "validated");

@@ -44,6 +44,10 @@ struct SearchOptions {
   /// whole trace) before it can become the best, and carries that measure
   /// from then on; so `best` is always measured by the validator.
   Fitness* validator = nullptr;
+  /// The best few DMMs (distinct, by the validator's measure, or the
+  /// evaluator's without one) kept in SearchResult::finalists, so that a
+  /// caller can measure them once more on the whole trace.
+  unsigned finalists = 4;
 };
 
 struct Individual {
@@ -60,6 +64,7 @@ struct Individual {
 struct SearchResult {
   Individual best;                 ///< lowest weighted fitness seen
   std::vector<Individual> front;   ///< Pareto mode: the final non-dominated DMMs
+  std::vector<Individual> finalists;  ///< the best SearchOptions::finalists DMMs seen, best first (best included)
   std::uint64_t validations = 0;   ///< DMMs the validator measured
   std::uint64_t evaluations = 0;   ///< individuals evaluated (cache hits included)
   std::uint64_t simulations = 0;   ///< distinct DMMs simulated
@@ -120,10 +125,15 @@ class Island {
   std::unique_ptr<Engine> engine_;
 };
 
+/// Adds a valid `ind` to `finalists` (best fitness first, one per phenotype,
+/// at most `keep`; the earlier stays ahead on a tie).
+void keep_finalist(std::vector<Individual>& finalists, const Individual& ind, std::size_t keep);
+
 /// JSON of individuals and evaluations, exact (doubles as their bits), for
 /// checkpoints and migration; from_json rebuilds the phenotype and spec from
 /// the genome. Both throw std::invalid_argument naming a missing or bad field.
 nlohmann::json individual_to_json(const Individual& ind);
+nlohmann::json individuals_to_json(const std::vector<Individual>& list);
 Individual individual_from_json(const nlohmann::json& j, const Grammar& grammar,
                                 const std::vector<std::uint64_t>& trace_sizes, unsigned max_wraps);
 

@@ -65,19 +65,21 @@ nlohmann::json result_to_json(const SearchResult& r) {
   nlohmann::json front = nlohmann::json::array();
   for (const auto& ind : r.front) front.push_back(individual_to_json(ind));
   return {{"best", individual_to_json(r.best)},
+          {"finalists", individuals_to_json(r.finalists)},
           {"front", front},
           {"validations", r.validations},
           {"evaluations", r.evaluations}};
 }
 
 // The islands' results made one: the best of the bests (the first island's
-// on a tie), the union of the fronts without the DMMs another dominates or
+// on a tie), the best `keep` of their finalists, the union of the fronts without the DMMs another dominates or
 // repeats, best fitness first; counters summed.
-SearchResult combine(const std::vector<SearchResult>& results) {
+SearchResult combine(const std::vector<SearchResult>& results, std::size_t keep) {
   SearchResult r;
   std::vector<Individual> all;
   for (const SearchResult& x : results) {
     if (x.best.eval.valid && (!r.best.eval.valid || x.best.eval.fitness < r.best.eval.fitness)) r.best = x.best;
+    for (const Individual& f : x.finalists) keep_finalist(r.finalists, f, keep);
     all.insert(all.end(), x.front.begin(), x.front.end());
     r.validations += x.validations;
     r.evaluations += x.evaluations;
@@ -214,14 +216,14 @@ SearchResult run_islands(const Grammar& grammar, const std::vector<std::uint64_t
   if (n == 1) {
     r = results.front();
   } else if (!ring || processes == 1) {
-    r = combine(results);
+    r = combine(results, options.finalists);
   } else {
     nlohmann::json mine = nlohmann::json::array();
     for (const auto& x : results) mine.push_back(result_to_json(x));
     const std::vector<std::string> parts =
         ring->gather(nlohmann::json{{"simulations", simulations}, {"islands", mine}}.dump());
     if (me != 0) {
-      r = combine(results);
+      r = combine(results, options.finalists);
     } else {
       std::vector<SearchResult> everyone;
       simulations = 0;
@@ -231,13 +233,15 @@ SearchResult run_islands(const Grammar& grammar, const std::vector<std::uint64_t
         for (const auto& j : process.at("islands")) {
           SearchResult x;
           x.best = individual_from_json(j.at("best"), grammar, trace_sizes, options.max_wraps);
+          for (const auto& f : j.at("finalists"))
+            x.finalists.push_back(individual_from_json(f, grammar, trace_sizes, options.max_wraps));
           for (const auto& f : j.at("front")) x.front.push_back(individual_from_json(f, grammar, trace_sizes, options.max_wraps));
           x.validations = j.at("validations").get<std::uint64_t>();
           x.evaluations = j.at("evaluations").get<std::uint64_t>();
           everyone.push_back(std::move(x));
         }
       }
-      r = combine(everyone);
+      r = combine(everyone, options.finalists);
     }
   }
   r.simulations = simulations;  // on every process of the search

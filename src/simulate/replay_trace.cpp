@@ -20,7 +20,6 @@ std::uint64_t ReplayTrace::event_of(std::uint64_t op) const {
 
 ReplayBuilder::ReplayBuilder(std::uint32_t page_size, std::uint64_t expected_events) {
   r_.summary.page_size = page_size ? page_size : 4096;
-  live_.reserve(1 << 16);
   r_.operations.reserve(expected_events);
   small_index_.assign(kDirectSizes, 0);
 }
@@ -53,13 +52,13 @@ void ReplayBuilder::push(const Operation& op) {
 }
 
 void ReplayBuilder::release(std::uint64_t address) {
-  auto it = live_.find(address);
-  if (it == live_.end()) {
+  const std::uint32_t* found = live_.find(address);
+  if (found == nullptr) {
     ++r_.summary.unknown_releases;
     return;
   }
-  const std::uint32_t id = it->second;
-  live_.erase(it);
+  const std::uint32_t id = *found;
+  live_.erase(address);
   in_use_ -= r_.sizes[live_word_[id] >> 7];
   free_ids_.push_back(id);
   push(Operation{id, live_word_[id] | Operation::kRelease});
@@ -67,14 +66,14 @@ void ReplayBuilder::release(std::uint64_t address) {
 }
 
 void ReplayBuilder::move(std::uint64_t from, std::uint64_t to, std::uint64_t bytes) {
-  auto it = live_.find(from);
-  if (it == live_.end()) {
+  const std::uint32_t* found = live_.find(from);
+  if (found == nullptr) {
     ++r_.summary.unknown_releases;
     allocate(to, bytes, 0);
     return;
   }
-  const std::uint32_t old = it->second;
-  live_.erase(it);
+  const std::uint32_t old = *found;
+  live_.erase(from);
   in_use_ -= r_.sizes[live_word_[old] >> 7];  // as tailor stats counts: the old block ends first
   allocate(to, bytes, 0);                      // an allocator moving a block needs the new one before it frees the old
   push(Operation{old, live_word_[old] | Operation::kRelease});
@@ -83,9 +82,11 @@ void ReplayBuilder::move(std::uint64_t from, std::uint64_t to, std::uint64_t byt
 }
 
 void ReplayBuilder::allocate(std::uint64_t address, std::uint64_t bytes, std::uint64_t alignment) {
-  if (live_.contains(address)) {
+  auto [slot, fresh] = live_.try_emplace(address);
+  if (!fresh) {  // the trace missed this address's release
     ++r_.summary.reused_live;
     release(address);
+    slot = live_.try_emplace(address).first;
   }
   std::uint32_t id;
   if (!free_ids_.empty()) {
@@ -100,7 +101,7 @@ void ReplayBuilder::allocate(std::uint64_t address, std::uint64_t bytes, std::ui
   // returned a block) is rounded up to one.
   const unsigned align_log2 = alignment > 1 ? std::min(63u, static_cast<unsigned>(std::bit_width(alignment - 1))) : 0;
   const Operation op = Operation::make(Operation::kAllocate, id, size_index(bytes), align_log2);
-  live_.emplace(address, id);
+  *slot = id;
   live_word_[id] = op.word;
   in_use_ += bytes;
   r_.summary.max_in_use_bytes = std::max(r_.summary.max_in_use_bytes, in_use_);

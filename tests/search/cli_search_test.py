@@ -5,6 +5,8 @@ with `--mpi MPIRUN`, the island model across MPI ranks.
 usage: cli_search_test.py TAILOR WL_A WL_B WORKDIR [--mpi MPIRUN | --no-mpi-build]
 
 Records two tiny bundled workloads, then checks:
+- the three tiers (--sample, --validate-sample, the whole trace): the found
+  DMM's measure is what `tailor simulate` gives on the whole trace;
 - several traces: the found DMM's aggregate is the mean (or the worst) of
   its per-trace fitness, and unreadable traces are errors naming the file;
 - checkpoints: a search resumed from a checkpoint prints what the
@@ -72,6 +74,23 @@ if not MODE:
               f"--aggregate {how}: found {agg} is the {how} of the traces' {found}")
         kng = j["normalized_to_kng"][0]
         check(kng["dmm"] == "kng" and kng["fitness"] == 1.0, f"--aggregate {how}: Kingsley aggregates to 1")
+    # Three tiers: ranked on a sample, candidates measured on a larger one,
+    # the found DMM measured on the whole trace (what tailor simulate says).
+    found_spec = os.path.join(WORK, "found.json")
+    j = json.loads(run([TAILOR, "search", A, "--json", "--generations", "4", "--population", "16", "--threads", "1",
+                        "--sample", "3000", "--validate-sample", "20000", "-o", found_spec]).stdout)
+    ranked, validated = j["sample"]["operations"], j["validation_sample"]["operations"]
+    check(ranked <= 3000 < validated <= 20000 and j["validation_sample"]["one_in"] > 1,
+          f"--validate-sample: ranked on {ranked}, candidates measured on {validated} operations")
+    sim = json.loads(run([TAILOR, "simulate", A, "--json", "--dmm", found_spec]).stdout)["dmms"][0]
+    found = j["normalized_to_kng"][-1]
+    check(found["steps"] == sim["steps"] and found["memory_usage_bytes"] == sim["memory_usage_bytes"],
+          f"the found DMM's measure is the whole trace's: search {found['steps']} steps {found['memory_usage_bytes']} B, "
+          f"simulate {sim['steps']} steps {sim['memory_usage_bytes']} B")
+    j0 = json.loads(run([TAILOR, "search", A, "--json", "--generations", "4", "--population", "16", "--threads", "1",
+                         "--sample", "3000", "--validate-sample", "0"]).stdout)
+    check(j0["validation_sample"]["one_in"] == 1, "--validate-sample 0: candidates measured on the whole trace")
+
     missing = os.path.join(WORK, "missing.trace")
     p = run([TAILOR, "search", A, missing] + SMALL, ok=False)
     check(p.returncode == 1 and missing in p.stderr and "Traceback" not in p.stderr,

@@ -180,7 +180,37 @@ TEST(Search, OnASampleTheBestIsMeasuredOnTheWholeTrace) {
     static std::string first;
     if (threads == 1) first = r.best.phenotype;
     else EXPECT_EQ(r.best.phenotype, first);  // deterministic whatever the threads
+    // The finalists: the best first, distinct, by the validator's measure, in order.
+    ASSERT_FALSE(r.finalists.empty());
+    EXPECT_LE(r.finalists.size(), o.finalists);
+    EXPECT_EQ(r.finalists.front().phenotype, r.best.phenotype);
+    for (std::size_t i = 1; i < r.finalists.size(); ++i) {
+      EXPECT_LE(r.finalists[i - 1].eval.fitness, r.finalists[i].eval.fitness);
+      EXPECT_NE(r.finalists[i - 1].phenotype, r.finalists[i].phenotype);
+      EXPECT_TRUE(r.finalists[i].measured);
+    }
   }
+}
+
+TEST(Search, FinalistsKeepTheBestFewDistinctOnes) {
+  auto ind = [](const char* phenotype, double fitness) {
+    srch::Individual i;
+    i.phenotype = phenotype;
+    i.eval.valid = true;
+    i.eval.fitness = fitness;
+    return i;
+  };
+  std::vector<srch::Individual> f;
+  for (const auto& i : {ind("a", 0.9), ind("b", 0.5), ind("a", 0.9), ind("c", 0.7), ind("d", 0.95), ind("e", 0.5),
+                        ind("f", 0.4)})
+    srch::keep_finalist(f, i, 3);
+  srch::Individual invalid = ind("g", 0.1);
+  invalid.eval.valid = false;
+  srch::keep_finalist(f, invalid, 3);
+  ASSERT_EQ(f.size(), 3u);
+  EXPECT_EQ(f[0].phenotype, "f");
+  EXPECT_EQ(f[1].phenotype, "b");  // ahead of e, as fit and seen first
+  EXPECT_EQ(f[2].phenotype, "e");
 }
 
 TEST(Search, BeatsRandomSamplingWithTheSameEvaluations) {
