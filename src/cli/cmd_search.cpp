@@ -103,17 +103,22 @@ std::string read_file(const std::string& path, const char* what) {
 // One trace of the search on three tiers, so that the evolution's time does
 // not grow with the trace: candidates are ranked on a sample (if the trace is
 // larger than --sample); a candidate for the best is measured on a larger
-// sample (if the trace is larger than --validate-sample); the found DMM is
-// measured on the whole trace at the end. Each tier normalizes to Kingsley on
-// its own operations.
+// sample and on the trace's first operations, and carries the worse of the
+// two (if the trace is larger than --validate-sample); the finalists are
+// measured on the whole trace at the end. Each view normalizes to Kingsley
+// on its own operations.
 struct TraceSet {
   std::string path;
   sim::ReplayTrace whole;
   std::uint32_t one_in = 1, validate_one_in = 1;   // objects kept: one in k
-  std::optional<sim::ReplayTrace> sampled, validation;
-  std::unique_ptr<srch::Evaluator> ranked, validating, measured;  // null when the tier is the whole trace
+  std::optional<sim::ReplayTrace> sampled, validation, head;  // head: the prefix
+  std::unique_ptr<srch::Evaluator> ranked, measured;  // measured: null when not sampled
+  std::unique_ptr<srch::Evaluator> validating, validating_head;
+  std::unique_ptr<srch::MultiEvaluator> validating_worst;  // the worse of the two
   srch::Evaluator& whole_evaluator() { return measured ? *measured : *ranked; }
-  srch::Evaluator& validating_evaluator() { return validating ? *validating : whole_evaluator(); }
+  srch::Fitness& validating_fitness() {
+    return validating_worst ? static_cast<srch::Fitness&>(*validating_worst) : whole_evaluator();
+  }
   const sim::ReplayTrace& ranked_on() const { return sampled ? *sampled : whole; }
 };
 
@@ -184,10 +189,13 @@ int search_run(const SearchCmdOptions& o, srch::Ring* ring) {
     s.one_in = o.sample ? sim::sampling_rate(s.whole, o.sample) : 1;
     if (s.one_in > 1) {
       s.sampled = sim::sample_objects(s.whole, s.one_in);
-      const std::uint32_t k = o.validate_sample ? sim::sampling_rate(s.whole, o.validate_sample) : 1;
-      if (k > 1 && k < s.one_in) {  // a larger sample than the ranking one, smaller than the trace
+      // Half the validation operations in an object sample, half in the prefix.
+      const std::uint64_t half = o.validate_sample / 2;
+      const std::uint32_t k = half ? sim::sampling_rate(s.whole, half) : 1;
+      if (k > 1 && k < s.one_in && s.whole.operations.size() > o.validate_sample) {
         s.validate_one_in = k;
         s.validation = sim::sample_objects(s.whole, k);
+        s.head = sim::prefix(s.whole, half);
       }
     }
   }
@@ -209,17 +217,22 @@ int search_run(const SearchCmdOptions& o, srch::Ring* ring) {
   bool any_sampled = false, any_validation = false;
   for (TraceSet& s : sets) {
     s.ranked = std::make_unique<srch::Evaluator>(s.ranked_on(), weights, threads, exact);
-    if (s.validation) s.validating = std::make_unique<srch::Evaluator>(*s.validation, weights, threads, exact);
+    if (s.validation) {
+      s.validating = std::make_unique<srch::Evaluator>(*s.validation, weights, threads, exact);
+      s.validating_head = std::make_unique<srch::Evaluator>(*s.head, weights, threads, exact);
+      s.validating_worst = std::make_unique<srch::MultiEvaluator>(
+          std::vector<srch::Fitness*>{s.validating.get(), s.validating_head.get()}, srch::Aggregate::kWorst);
+    }
     if (s.sampled) s.measured = std::make_unique<srch::Evaluator>(s.whole, weights, threads, exact);
     any_sampled |= s.sampled.has_value();
     any_validation |= s.validation.has_value();
   }
   if (!multi) sizes = sets.front().whole_evaluator().trace_sizes();
 
-  std::vector<srch::Evaluator*> ranked_list, validating_list, whole_list;
+  std::vector<srch::Fitness*> ranked_list, validating_list, whole_list;
   for (TraceSet& s : sets) {
     ranked_list.push_back(s.ranked.get());
-    validating_list.push_back(&s.validating_evaluator());
+    validating_list.push_back(&s.validating_fitness());
     whole_list.push_back(&s.whole_evaluator());
   }
   std::optional<srch::MultiEvaluator> multi_ranked, multi_validating, multi_whole;
@@ -230,7 +243,7 @@ int search_run(const SearchCmdOptions& o, srch::Ring* ring) {
   }
   srch::Fitness& ranked = multi ? static_cast<srch::Fitness&>(*multi_ranked) : *sets.front().ranked;
   srch::Fitness& validating =
-      multi ? static_cast<srch::Fitness&>(*multi_validating) : sets.front().validating_evaluator();
+      multi ? static_cast<srch::Fitness&>(*multi_validating) : sets.front().validating_fitness();
   srch::Fitness& whole = multi ? static_cast<srch::Fitness&>(*multi_whole) : sets.front().whole_evaluator();
 
   srch::SearchOptions so;
@@ -368,7 +381,8 @@ int search_run(const SearchCmdOptions& o, srch::Ring* ring) {
     }
     auto validation_json = [](const TraceSet& s) {
       return nlohmann::json{{"one_in", s.validate_one_in},
-                            {"operations", s.validation ? s.validation->operations.size() : s.whole.operations.size()}};
+                            {"operations", s.validation ? s.validation->operations.size() : s.whole.operations.size()},
+                            {"prefix_operations", s.head ? s.head->operations.size() : 0}};
     };
     nlohmann::json j;
     if (multi) {
@@ -420,8 +434,10 @@ int search_run(const SearchCmdOptions& o, srch::Ring* ring) {
   for (const TraceSet& s : sets) {
     if (!s.sampled) continue;
     const std::string where =
-        s.validation ? fmt::format("1 object in {} ({} operations), the found DMM on the whole trace", s.validate_one_in,
-                                   s.validation->operations.size())
+        s.validation ? fmt::format("1 object in {} ({} operations) and the first {} operations (the worse of the two), "
+                                   "{} finalists on the whole trace",
+                                   s.validate_one_in, s.validation->operations.size(), s.head->operations.size(),
+                                   res.finalists.size())
                      : std::string("the whole trace");
     fmt::print("sampled     {}ranked on 1 object in {} ({} of {} operations); {} candidates for the best measured on "
                "{}\n",

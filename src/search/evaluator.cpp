@@ -170,7 +170,7 @@ Evaluation aggregate(std::vector<Evaluation> per_trace, Aggregate how) {
 
 std::vector<Evaluation> MultiEvaluator::evaluate(const std::vector<const simulate::DmmSpec*>& specs) {
   std::vector<std::vector<Evaluation>> by_trace;
-  for (Evaluator* t : traces_) by_trace.push_back(t->evaluate(specs));
+  for (Fitness* t : traces_) by_trace.push_back(t->evaluate(specs));
   std::vector<Evaluation> out(specs.size());
   for (std::size_t i = 0; i < specs.size(); ++i) {
     if (!specs[i]) continue;
@@ -183,7 +183,7 @@ std::vector<Evaluation> MultiEvaluator::evaluate(const std::vector<const simulat
 
 std::uint64_t MultiEvaluator::simulations() const noexcept {
   std::uint64_t n = 0;
-  for (const Evaluator* t : traces_) n += t->simulations();
+  for (const Fitness* t : traces_) n += t->simulations();
   return n;
 }
 

@@ -110,15 +110,16 @@ const char* to_string(Aggregate a) noexcept;
 Evaluation aggregate(std::vector<Evaluation> per_trace, Aggregate how);
 
 /// The fitness of a DMM over several traces: each trace's Evaluator (each
-/// normalized to Kingsley on its trace), aggregated.
+/// normalized to Kingsley on its trace), aggregated. Also over several views
+/// of one trace (its validation sample and its prefix: the worst of them).
 class MultiEvaluator : public Fitness {
  public:
-  MultiEvaluator(std::vector<Evaluator*> traces, Aggregate how) : traces_(std::move(traces)), how_(how) {}
+  MultiEvaluator(std::vector<Fitness*> traces, Aggregate how) : traces_(std::move(traces)), how_(how) {}
   std::vector<Evaluation> evaluate(const std::vector<const simulate::DmmSpec*>& specs) override;
   std::uint64_t simulations() const noexcept override;
 
  private:
-  std::vector<Evaluator*> traces_;
+  std::vector<Fitness*> traces_;
   Aggregate how_;
 };
 

@@ -87,4 +87,34 @@ ReplayTrace sample_objects(const ReplayTrace& trace, std::uint32_t one_in) {
   return s;
 }
 
+ReplayTrace prefix(const ReplayTrace& trace, std::uint64_t operations) {
+  ReplayTrace p;
+  const std::uint64_t n = std::min<std::uint64_t>(operations, trace.operations.size());
+  p.operations.assign(trace.operations.begin(), trace.operations.begin() + static_cast<std::ptrdiff_t>(n));
+  p.sizes = trace.sizes;
+  for (const auto& entry : trace.event_offsets)
+    if (entry.first < n) p.event_offsets.push_back(entry);
+  p.summary.page_size = trace.summary.page_size;
+  // Every release in the prefix is of a block allocated in it, and carries its size.
+  std::uint64_t in_use = 0, now_live = 0;
+  std::uint32_t ids = 0;
+  for (const Operation& op : p.operations) {
+    if (op.kind() == Operation::kAllocate) {
+      in_use += p.bytes(op);
+      ++now_live;
+      ++p.summary.allocations;
+      ids = std::max(ids, op.block + 1);
+      p.summary.max_in_use_bytes = std::max(p.summary.max_in_use_bytes, in_use);
+    } else {
+      in_use -= p.bytes(op);
+      --now_live;
+      ++p.summary.releases;
+    }
+  }
+  p.summary.events = n == 0 ? 0 : p.event_of(n - 1) + 1;
+  p.summary.max_live_blocks = ids;
+  p.summary.live_blocks_at_end = now_live;
+  return p;
+}
+
 }  // namespace tailor::simulate

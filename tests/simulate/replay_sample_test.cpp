@@ -105,3 +105,32 @@ TEST(ReplaySample, RateLeavesAtMostTheOperationsAsked) {
 }
 
 }  // namespace
+
+TEST(ReplaySample, PrefixIsTheFirstOperationsWithTheirOwnSummary) {
+  const sim::ReplayTrace t = sim::build_replay(tailor::test::random_events(9, 20000));
+  for (std::uint64_t n : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{777}, std::uint64_t{5000},
+                          static_cast<std::uint64_t>(t.operations.size()), std::uint64_t{1} << 40}) {
+    SCOPED_TRACE(n);
+    const sim::ReplayTrace p = sim::prefix(t, n);
+    const std::size_t want = std::min<std::uint64_t>(n, t.operations.size());
+    ASSERT_EQ(p.operations.size(), want);
+    for (std::size_t i = 0; i < want; ++i) {
+      EXPECT_EQ(p.operations[i].word, t.operations[i].word);
+      EXPECT_EQ(p.operations[i].block, t.operations[i].block);
+      EXPECT_EQ(p.event_of(i), t.event_of(i));
+    }
+    const Replayed r = replay(p);
+    EXPECT_EQ(r.allocations, p.summary.allocations);
+    EXPECT_EQ(r.releases, p.summary.releases);
+    EXPECT_EQ(r.max_in_use, p.summary.max_in_use_bytes);
+    EXPECT_EQ(r.live, p.summary.live_blocks_at_end);
+    EXPECT_LE(p.summary.max_live_blocks, t.summary.max_live_blocks);
+    if (want == t.operations.size()) {
+      EXPECT_EQ(p.summary.max_in_use_bytes, t.summary.max_in_use_bytes);
+      EXPECT_EQ(p.summary.events, t.event_of(want - 1) + 1);
+    }
+    sim::SimulateOptions o;
+    o.check = true;
+    EXPECT_NO_THROW(sim::simulate(p, "kng", o));
+  }
+}
