@@ -109,7 +109,7 @@ Page* page_new(Heap* h, std::uint32_t c) {
   pg->block_size = sc.size;
   pg->reserved = sc.blocks;
   pg->block_magic = block_magic(sc.size);
-  pg->min_request = c == 0 ? 0 : g_classes.cls[c - 1].size;
+  pg->size_span = c == 0 ? sc.size + 1 : sc.size - g_classes.cls[c - 1].size;  // class 0: sizes 0..size
   extend(pg);
   list_push_front(h->queues[c], pg);
   update_direct(h, c);
@@ -177,7 +177,7 @@ void* large_alloc(Heap* h, std::size_t size, std::size_t align) {
   pg->size_class = 0xffff;
   pg->block_size = static_cast<std::size_t>(n) << g_config.slice_shift;
   pg->block_magic = block_magic(pg->block_size);
-  pg->min_request = pg->block_size - slice;
+  pg->size_span = slice;  // sizes above block_size - slice
   pg->reserved = pg->capacity = pg->used = 1;
   if (!pg->is_zero) block_key(pg->start) = 0;
   return pg->start;
@@ -343,6 +343,7 @@ Heap* heap_new() {
   if (mem == nullptr) return nullptr;
   Heap* h = new (mem) Heap();
   h->pool.owner = h;
+  h->tag = heap_tag_new();
   g_created.fetch_add(1, std::memory_order_relaxed);
   return h;
 }

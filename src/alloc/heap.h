@@ -16,6 +16,7 @@
 
 #include "segment.h"
 #include "size_class.h"
+#include "misuse.h"
 
 namespace tailor::alloc {
 
@@ -36,6 +37,10 @@ constexpr std::uint32_t kStashMisses = 64;
 constexpr std::uint32_t kStashPause = 4096;
 
 struct alignas(64) Heap {
+  // This heap's byte in the segment registry (misuse.h), which free compares
+  // with the byte of the block's segment; kTagNone (equal to no byte) for
+  // heaps beyond the tags and the empty heap.
+  std::uint32_t tag = kTagNone;
   Page* direct[kDirectSlots];  // sizes 0..1024 -> current page of their class (or its stash)
   PageQueue queues[kMaxClasses] = {};
   SegmentPool pool = {};
@@ -86,6 +91,15 @@ void* heap_malloc_aligned_on(Heap* heap, std::size_t size, std::size_t align) no
 // A heap no thread owns: the caller serializes its use (dmm_front.cpp).
 Heap* heap_create_detached() noexcept;
 void page_free_slow(Heap* heap, Page* page) noexcept;  // local free left used == 0 or page was full
+// The owner's free of a checked block p of its page pg (marks it freed).
+[[gnu::always_inline]] inline void free_owned(Heap* h, Page* pg, void* p) noexcept {
+  auto* b = static_cast<Block*>(p);
+  block_key(b) = g_free_key;
+  b->next = pg->local_free;
+  pg->local_free = b;
+  if (__builtin_expect(--pg->used != 0 && !pg->in_full, 1)) return;
+  page_free_slow(h, pg);
+}
 void free_remote(Segment* seg, void* p) noexcept;      // another heap's block, or huge
 void heap_collect(Heap* heap) noexcept;
 // heap_collect on every idle heap (those of exited threads): malloc_trim.

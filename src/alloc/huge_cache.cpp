@@ -83,7 +83,7 @@ Segment* huge_cache_take(std::size_t total) noexcept {
       }
       if (q != seg) {  // moved: the registry follows (misuse.h)
         segment_unregister(seg);
-        segment_register(q);
+        segment_register(q, kTagNone);
       }
       seg = static_cast<Segment*>(q);
       g_os_counters.bytes_mapped.fetch_add(total - size, std::memory_order_relaxed);

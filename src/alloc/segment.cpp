@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "huge_cache.h"
+#include "heap.h"
 #include "misuse.h"
 #include "os.h"
 
@@ -51,14 +52,14 @@ Page* set_free_span(Segment* seg, std::uint32_t idx, std::uint32_t n, std::uint8
   Page* head = seg->pages() + idx;
   head->kind = PageKind::kFree;
   head->slice_count = n;
-  head->slice_offset = 0;
+  set_slice_back(*head, 0);
   head->is_zero = zero;
   head->dirty_slices = dirty;
   head->purge_at = purge_at;
   head->in_full = 0;
   head->block_magic = 0;
   head->start = reinterpret_cast<std::uint8_t*>(seg) + slice_bytes(idx);
-  if (n > 1) seg->pages()[idx + n - 1].slice_offset = n - 1;
+  if (n > 1) set_slice_back(seg->pages()[idx + n - 1], n - 1);
   return head;
 }
 
@@ -74,7 +75,7 @@ Segment* segment_new(SegmentPool& pool) {
   auto* seg = static_cast<Segment*>(os::reserve_aligned(size, size));
   if (seg == nullptr) return nullptr;
   if (g_config.huge_pages) os::advise_huge_pages(seg, size);
-  segment_register(seg);
+  segment_register(seg, pool.owner != nullptr ? pool.owner->tag : kTagNone);
   g_os_counters.segments.fetch_add(1, std::memory_order_relaxed);
   g_os_counters.bytes_mapped.fetch_add(size, std::memory_order_relaxed);
   const std::uint32_t slices = segment_slices();
@@ -88,7 +89,7 @@ Segment* segment_new(SegmentPool& pool) {
   seg->region = pool.region;
   for (std::uint32_t i = 0; i < header_slices; ++i) {
     seg->pages()[i].kind = PageKind::kHeader;
-    seg->pages()[i].slice_offset = i;
+    set_slice_back(seg->pages()[i], i);
   }
   seg->prev = nullptr;
   seg->next = pool.segments;
@@ -204,9 +205,9 @@ Page* span_alloc(SegmentPool& pool, std::uint32_t n) noexcept {
   Segment* seg = segment_of_page(s);
   const auto idx = static_cast<std::uint32_t>(s - seg->pages());
   take_free_span(pool, seg, s, idx, n);
-  for (std::uint32_t i = 1; i < n; ++i) seg->pages()[idx + i].slice_offset = i;
+  for (std::uint32_t i = 1; i < n; ++i) set_slice_back(seg->pages()[idx + i], i);
   s->slice_count = n;
-  s->slice_offset = 0;
+  set_slice_back(*s, 0);
   s->free = s->local_free = nullptr;
   s->used = s->capacity = s->reserved = 0;
   s->in_full = 0;
@@ -234,10 +235,10 @@ Page* span_alloc_aligned(SegmentPool& pool, std::uint32_t n, std::uint32_t align
   if (head != 0) {
     *pg = *s;
     pg->start = reinterpret_cast<std::uint8_t*>(seg) + slice_bytes(at);
-    for (std::uint32_t i = 1; i < n; ++i) seg->pages()[at + i].slice_offset = i;
+    for (std::uint32_t i = 1; i < n; ++i) set_slice_back(seg->pages()[at + i], i);
   }
   pg->slice_count = n;
-  pg->slice_offset = 0;
+  set_slice_back(*pg, 0);
   pg->kind = PageKind::kLarge;  // in use: the caller sets the kind it wants
   // Describe both slacks before freeing either: freeing may purge, and the
   // purge walks the segment span by span.
@@ -246,10 +247,10 @@ Page* span_alloc_aligned(SegmentPool& pool, std::uint32_t n, std::uint32_t align
     Page* slack = seg->pages() + from;
     slack->kind = PageKind::kLarge;
     slack->slice_count = count;
-    slack->slice_offset = 0;
+    set_slice_back(*slack, 0);
     slack->is_zero = static_cast<std::uint8_t>(clean);
     slack->start = reinterpret_cast<std::uint8_t*>(seg) + slice_bytes(from);
-    for (std::uint32_t i = 1; i < count; ++i) seg->pages()[from + i].slice_offset = i;
+    for (std::uint32_t i = 1; i < count; ++i) set_slice_back(seg->pages()[from + i], i);
     return slack;
   };
   Page* before = head != 0 ? describe(idx, head) : nullptr;
@@ -284,7 +285,7 @@ void span_release(SegmentPool& pool, Page* page, std::uint32_t dirty) noexcept {
   }
   if (idx > seg->header_slices) {
     Page* last = seg->pages() + idx - 1;
-    Page* left = last - last->slice_offset;
+    Page* left = span_head(last);
     if (left->kind == PageKind::kFree) {
       bin_remove(pool, left);
       n += left->slice_count;
@@ -321,7 +322,7 @@ bool span_try_grow(SegmentPool& pool, Page* page, std::uint32_t slices) noexcept
   if (right->kind != PageKind::kFree || right->slice_count < need) return false;
   take_free_span(pool, seg, right, r, need);
   right->kind = PageKind::kClass;
-  for (std::uint32_t i = n; i < slices; ++i) seg->pages()[idx + i].slice_offset = i;
+  for (std::uint32_t i = n; i < slices; ++i) set_slice_back(seg->pages()[idx + i], i);
   page->slice_count = slices;
   seg->used_slices += need;
   return true;
@@ -424,7 +425,7 @@ void* huge_alloc(std::size_t size, std::size_t align) noexcept {
   }
   if (fresh && g_config.huge_pages) os::advise_huge_pages(seg, total);
   if (fresh) {
-    segment_register(seg);
+    segment_register(seg, kTagNone);
     g_os_counters.segments.fetch_add(1, std::memory_order_relaxed);
     g_os_counters.bytes_mapped.fetch_add(total, std::memory_order_relaxed);
   }
@@ -477,7 +478,7 @@ void* huge_realloc(Segment* seg, void* p, std::size_t size) noexcept {
     if (q == nullptr) return nullptr;
     if (q != seg) {
       segment_unregister(seg);
-      segment_register(q);
+      segment_register(q, kTagNone);
     }
     seg = static_cast<Segment*>(q);
   }
