@@ -17,7 +17,13 @@
 
 namespace tailor::alloc {
 
-std::uint8_t* g_segmap = nullptr;
+namespace {
+// Until the registry is made (at load), free's fast path reads this: free(NULL)
+// looks up byte 0 and finds 0 (the slow path returns), even in a constructor
+// that runs before libtailor's.
+std::uint8_t g_segmap_boot[64];
+}  // namespace
+std::uint8_t* g_segmap = g_segmap_boot;
 std::uintptr_t g_free_key = 0;
 
 namespace {
@@ -139,12 +145,13 @@ void report(const char* fn, Verdict v, void* p, std::size_t size, std::uintptr_t
 }  // namespace
 
 void misuse_init() noexcept {
-  if (g_segmap != nullptr) return;  // done at load (misuse_at_load), before process_init
-  g_segmap = static_cast<std::uint8_t*>(os::reserve_aligned(kSegmapBytes, os::page_size()));
-  if (g_segmap == nullptr) {
+  if (g_segmap != g_segmap_boot) return;  // done at load (misuse_at_load), before process_init
+  auto* map = static_cast<std::uint8_t*>(os::reserve_aligned(kSegmapBytes, os::page_size()));
+  if (map == nullptr) {
     os::write_stderr("tailor: cannot reserve the segment registry; aborting\n");
     abort();
   }
+  g_segmap = map;
   std::uintptr_t key = 0;
   if (getrandom(&key, sizeof key, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof key)) key = 0;
   key ^= os::now_ms() * 0x9e3779b97f4a7c15u ^ reinterpret_cast<std::uintptr_t>(&key);
