@@ -50,6 +50,7 @@ struct alignas(64) Heap {
   Block* batch_tail = nullptr;
   std::uint32_t batch_count = 0;
   std::atomic<Heap*> next_idle{nullptr};   // link on the idle (abandoned) list
+  Heap* next_all = nullptr;                // link on the list of every heap (never unlinked: heaps live for ever)
   // Blocks of other heaps that this thread freed, kept to be reused by its
   // next malloc of their class (most recently freed first, so the memory is
   // still in this core's cache), as glibc's tcache and tcmalloc's thread
@@ -106,6 +107,20 @@ void heap_collect(Heap* heap) noexcept;
 void idle_heaps_collect() noexcept;
 Heap* heap_get() noexcept;                             // the thread's heap, set up if needed
 void process_init() noexcept;                          // idempotent
+// What a heap holds (mallinfo2): bytes of its segments that hold memory
+// (headers, pages, the resident slices of free spans; not address space
+// reserved and never used, or purged), bytes in live
+// blocks (a class page's used blocks times their size, a large page's
+// block), free chunks (free spans and free blocks of class pages) and the
+// bytes of free spans still resident. Another thread's heap is read while
+// it runs (relaxed loads of its descriptors, under segments_lock so that no
+// segment is unmapped meanwhile): a racy snapshot.
+struct HeapTotals {
+  std::uint64_t arena, used, free_chunks, releasable;
+};
+void heap_totals(Heap* heap, HeapTotals& out) noexcept;
+// fn(heap, arg) for every heap ever made (live, idle, the DMM's fallback).
+void heaps_for_each(void (*fn)(Heap*, void*), void* arg) noexcept;
 std::uint64_t heaps_created() noexcept;
 std::uint64_t heaps_adopted() noexcept;
 std::uint64_t heaps_idle() noexcept;

@@ -4,6 +4,8 @@
 // blocks mapped one per segment.
 #include "segment.h"
 
+#include <sched.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -92,9 +94,11 @@ Segment* segment_new(SegmentPool& pool) {
     set_slice_back(seg->pages()[i], i);
   }
   seg->prev = nullptr;
+  segments_lock();
   seg->next = pool.segments;
   if (seg->next) seg->next->prev = seg;
   pool.segments = seg;
+  segments_unlock();
   pool.segment_count++;
   Page* span = set_free_span(seg, header_slices, slices - header_slices, 1, 0, 0);
   pool.free_bytes += slice_bytes(span->slice_count);
@@ -107,6 +111,7 @@ void segment_release(SegmentPool& pool, Segment* seg) {
   bin_remove(pool, span);
   pool.free_bytes -= slice_bytes(span->slice_count);
   pool.dirty_bytes -= slice_bytes(span->dirty_slices);
+  segments_lock();
   if (seg->prev) seg->prev->next = seg->next;
   else pool.segments = seg->next;
   if (seg->next) seg->next->prev = seg->prev;
@@ -115,6 +120,7 @@ void segment_release(SegmentPool& pool, Segment* seg) {
   g_os_counters.bytes_mapped.fetch_sub(seg->size, std::memory_order_relaxed);
   segment_unregister(seg);
   os::release(seg, seg->size);
+  segments_unlock();
 }
 
 void purge_span(SegmentPool& pool, Page* span) {
@@ -359,6 +365,7 @@ void pool_purge(SegmentPool& pool, bool force) noexcept {
 }
 
 void pool_release_all(SegmentPool& pool) noexcept {
+  segments_lock();
   for (Segment* seg = pool.segments; seg != nullptr;) {
     Segment* next = seg->next;
     g_os_counters.segments.fetch_sub(1, std::memory_order_relaxed);
@@ -368,6 +375,7 @@ void pool_release_all(SegmentPool& pool) noexcept {
     seg = next;
   }
   pool.segments = nullptr;
+  segments_unlock();
   pool.segment_count = 0;
   for (auto& b : pool.bins) b = nullptr;
   pool.bin_mask = 0;
@@ -389,9 +397,36 @@ void pool_stats(const SegmentPool& pool, std::uint64_t& used, std::uint64_t& fre
   dirty = pool.dirty_bytes;
 }
 
+// ------------------------------------------------------------ segments lock
+
+namespace {
+std::atomic<bool> g_segments_lock{false};
+}  // namespace
+
+void segments_lock() noexcept {
+  while (g_segments_lock.exchange(true, std::memory_order_acquire))
+    while (g_segments_lock.load(std::memory_order_relaxed)) sched_yield();
+}
+void segments_unlock() noexcept { g_segments_lock.store(false, std::memory_order_release); }
+void segments_lock_reset() noexcept { g_segments_lock.store(false, std::memory_order_relaxed); }
+
 // ---------------------------------------------------------------- huge blocks
 
 namespace {
+void raise_max(std::atomic<std::uint64_t>& max, std::uint64_t v) {
+  std::uint64_t m = max.load(std::memory_order_relaxed);
+  while (v > m && !max.compare_exchange_weak(m, v, std::memory_order_relaxed)) {
+  }
+}
+
+// A live huge block more (blocks 1) or one resized (blocks 0, bytes the
+// difference, wrapping when it shrinks): mallinfo2's hblks and hblkhd.
+void huge_count(std::uint64_t blocks, std::uint64_t bytes) {
+  const std::uint64_t n = g_os_counters.huge_blocks.fetch_add(blocks, std::memory_order_relaxed) + blocks;
+  const std::uint64_t b = g_os_counters.huge_bytes.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  raise_max(g_os_counters.huge_blocks_max, n);
+  raise_max(g_os_counters.huge_bytes_max, b);
+}
 std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) & ~(to - 1); }
 }  // namespace
 
@@ -429,9 +464,9 @@ void* huge_alloc(std::size_t size, std::size_t align) noexcept {
     g_os_counters.segments.fetch_add(1, std::memory_order_relaxed);
     g_os_counters.bytes_mapped.fetch_add(total, std::memory_order_relaxed);
   }
-  g_os_counters.huge_blocks.fetch_add(1, std::memory_order_relaxed);
   seg->heap.store(nullptr, std::memory_order_relaxed);
   seg->size = total;
+  huge_count(1, total);
   seg->huge_align = align;
   seg->kind = SegmentKind::kHuge;
   seg->region = nullptr;
@@ -449,6 +484,7 @@ void* huge_alloc(std::size_t size, std::size_t align) noexcept {
 
 void huge_free(Segment* seg) noexcept {
   g_os_counters.huge_blocks.fetch_sub(1, std::memory_order_relaxed);
+  g_os_counters.huge_bytes.fetch_sub(seg->size, std::memory_order_relaxed);
   seg->pages()->used = 0;  // a cached mapping: a second free is a double free (misuse.h)
   if (!huge_cache_put(seg)) huge_unmap(seg, seg->size);
 }
@@ -483,6 +519,7 @@ void* huge_realloc(Segment* seg, void* p, std::size_t size) noexcept {
     seg = static_cast<Segment*>(q);
   }
   g_os_counters.bytes_mapped.fetch_add(total - old, std::memory_order_relaxed);  // wraps correctly when shrinking
+  huge_count(0, total - old);
   seg->size = total;
   Page* page = seg->pages();
   page->start = reinterpret_cast<std::uint8_t*>(seg) + off;

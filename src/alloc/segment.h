@@ -161,7 +161,17 @@ void* huge_realloc(Segment* seg, void* p, std::size_t size) noexcept;
 // Process-wide counters (tailor_stats).
 struct OsCounters {
   std::atomic<std::uint64_t> segments, bytes_mapped, huge_blocks, bytes_purged;
+  std::atomic<std::uint64_t> huge_bytes;                       // mapped bytes of live huge blocks
+  std::atomic<std::uint64_t> huge_blocks_max, huge_bytes_max;  // their highest values so far
 };
 extern OsCounters g_os_counters;
+
+// Segments are linked into and out of pools under this lock (a spin lock,
+// taken only where a segment is mapped or unmapped), so that mallinfo2 can
+// walk other threads' pools with no segment unmapped under it. A forked
+// child resets it (the thread that held it is gone).
+void segments_lock() noexcept;
+void segments_unlock() noexcept;
+void segments_lock_reset() noexcept;
 
 }  // namespace tailor::alloc
