@@ -52,70 +52,46 @@ inline void* malloc_inline_at(std::size_t size, const void* site) noexcept {
 }
 
 [[gnu::always_inline]] inline void free_inline(void* p) noexcept {
-  if (TAILOR_UNLIKELY(p == nullptr)) return;
-  if (TAILOR_UNLIKELY(dmm_owns(p))) {  // a block of the DMM serving malloc (dmm_front.h)
-    dmm_free(p);
-    return;
-  }
-  Segment* seg = segment_of(p);
-  if (TAILOR_UNLIKELY(!segment_known(seg))) {  // never handed out (misuse.h)
-    misuse_unknown("free", p);
-    return;
-  }
+  Segment* seg = segment_of_fast(p);  // NULL: 0, never registered
   Heap* h = tl_heap;
-  if (TAILOR_LIKELY(seg->heap.load(std::memory_order_relaxed) == h)) {
+  // The segment's registry byte is this heap's tag: libtailor's, and ours
+  // (misuse.h). Anything else (NULL, unknown, a DMM's block, another heap's,
+  // huge, a tagless heap's) is sorted out of line.
+  if (TAILOR_LIKELY(segment_tag(seg) == h->tag)) {
     Page* pg = page_of(seg, p);
-    auto* b = static_cast<Block*>(p);
-    if (TAILOR_UNLIKELY(!block_start_ok(pg, p) || block_key(b) == g_free_key)) {  // interior, or freed
+    if (TAILOR_UNLIKELY(!block_start_ok(pg, p) || block_key(p) == g_free_key)) {  // interior, or freed
       misuse_in_segment("free", seg, p);
       return;
     }
-    block_key(b) = g_free_key;
-    b->next = pg->local_free;
-    pg->local_free = b;
-    if (TAILOR_LIKELY(--pg->used != 0 && !pg->in_full)) return;
-    page_free_slow(h, pg);
+    free_owned(h, pg, p);
     return;
   }
-  free_remote(seg, p);
+  free_not_mine(p);  // a tail call: nothing to save on the owner's path
 }
 
 // Sized frees. operator delete(p, size) (strict): the block's class must be
-// the class of `size` (min_request < size <= block_size, in the descriptor
-// the free reads anyway), checked in the same pass as free's own checks.
-// free_sized, free_aligned_sized and aligned sized delete: misuse.h's
-// size_check (loose: what realloc and alignment may leave), then free.
+// the class of `size` (block_size - size < size_span: min_request < size <=
+// block_size, in the descriptor the free reads anyway), checked in the same
+// pass as free's own checks. free_sized, free_aligned_sized and aligned sized
+// delete: misuse.h's size_check (loose: what realloc and alignment may
+// leave), then free.
 [[gnu::always_inline]] inline void delete_sized_inline(void* p, std::size_t size, const char* fn) noexcept {
-  if (TAILOR_UNLIKELY(p == nullptr)) return;
-  if (TAILOR_UNLIKELY(dmm_owns(p))) {
-    dmm_free(p);
-    return;
-  }
-  Segment* seg = segment_of(p);
-  if (TAILOR_UNLIKELY(!segment_known(seg))) {
-    misuse_unknown(fn, p);
-    return;
-  }
+  Segment* seg = segment_of_fast(p);  // NULL: 0, never registered
   Heap* h = tl_heap;
-  if (TAILOR_LIKELY(seg->heap.load(std::memory_order_relaxed) == h)) {
+  if (TAILOR_LIKELY(segment_tag(seg) == h->tag)) {
     Page* pg = page_of(seg, p);
-    auto* b = static_cast<Block*>(p);
-    if (TAILOR_UNLIKELY(!block_start_ok(pg, p) || block_key(b) == g_free_key)) {
+    if (TAILOR_UNLIKELY(!block_start_ok(pg, p) || block_key(p) == g_free_key)) {
       misuse_in_segment(fn, seg, p);
       return;
     }
-    if (TAILOR_UNLIKELY(size > pg->block_size || size - 1 < pg->min_request)) {  // size 0: any class
-      misuse_wrong_size(fn, p, size, pg->block_size);
+    if (TAILOR_UNLIKELY(pg->block_size - size >= pg->size_span)) {
+      misuse_size_in_segment(fn, seg, p, size);
       return;
     }
-    block_key(b) = g_free_key;
-    b->next = pg->local_free;
-    pg->local_free = b;
-    if (TAILOR_LIKELY(--pg->used != 0 && !pg->in_full)) return;
-    page_free_slow(h, pg);
+    free_owned(h, pg, p);
     return;
   }
-  delete_sized_remote(seg, p, size, fn);  // a tail call: nothing to save on the owner's path
+  delete_sized_not_mine(p, size, fn);
 }
 
 inline void free_sized_inline(void* p, std::size_t size, std::size_t align, const char* fn) noexcept {

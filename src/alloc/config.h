@@ -61,7 +61,7 @@ struct ConfigFile {
   bool read;
 };
 
-extern Config g_config;
+extern Config g_config __attribute__((visibility("hidden")));  // hidden: loaded RIP-relative
 
 struct ParamInfo {
   const char* env;    // TAILOR_NAME

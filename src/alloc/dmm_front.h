@@ -27,8 +27,8 @@
 namespace tailor::alloc {
 
 // The DMM's range: [g_dmm_base, g_dmm_base + g_dmm_size); size 0: no DMM.
-extern std::uintptr_t g_dmm_base;
-extern std::uintptr_t g_dmm_size;
+extern std::uintptr_t g_dmm_base __attribute__((visibility("hidden")));
+extern std::uintptr_t g_dmm_size __attribute__((visibility("hidden")));
 
 inline bool dmm_owns(const void* p) noexcept {
   return reinterpret_cast<std::uintptr_t>(p) - g_dmm_base < g_dmm_size;

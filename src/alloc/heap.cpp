@@ -29,6 +29,10 @@ std::atomic<int> g_init_state{0};  // 0: not started, 1: running, 2: done
 pthread_key_t g_thread_key;
 std::atomic<std::uint64_t> g_idle{0};  // Treiber stack of idle heaps: (tag << 48) | pointer
 std::atomic<std::uint64_t> g_created{0}, g_adopted{0}, g_idle_count{0}, g_idle_sweeps{0};
+std::atomic<Heap*> g_all_heaps{nullptr};  // every heap, newest first (heap_new)
+pthread_once_t g_fork_once = PTHREAD_ONCE_INIT;
+void fork_child_reset() { segments_lock_reset(); }
+void register_fork_handler() { pthread_atfork(nullptr, nullptr, &fork_child_reset); }
 
 constexpr std::uint64_t kPtrMask = (std::uint64_t{1} << 48) - 1;
 
@@ -109,7 +113,7 @@ Page* page_new(Heap* h, std::uint32_t c) {
   pg->block_size = sc.size;
   pg->reserved = sc.blocks;
   pg->block_magic = block_magic(sc.size);
-  pg->min_request = c == 0 ? 0 : g_classes.cls[c - 1].size;
+  pg->size_span = c == 0 ? sc.size + 1 : sc.size - g_classes.cls[c - 1].size;  // class 0: sizes 0..size
   extend(pg);
   list_push_front(h->queues[c], pg);
   update_direct(h, c);
@@ -177,7 +181,7 @@ void* large_alloc(Heap* h, std::size_t size, std::size_t align) {
   pg->size_class = 0xffff;
   pg->block_size = static_cast<std::size_t>(n) << g_config.slice_shift;
   pg->block_magic = block_magic(pg->block_size);
-  pg->min_request = pg->block_size - slice;
+  pg->size_span = slice;  // sizes above block_size - slice
   pg->reserved = pg->capacity = pg->used = 1;
   if (!pg->is_zero) block_key(pg->start) = 0;
   return pg->start;
@@ -343,6 +347,11 @@ Heap* heap_new() {
   if (mem == nullptr) return nullptr;
   Heap* h = new (mem) Heap();
   h->pool.owner = h;
+  h->tag = heap_tag_new();
+  Heap* head = g_all_heaps.load(std::memory_order_relaxed);
+  do {
+    h->next_all = head;
+  } while (!g_all_heaps.compare_exchange_weak(head, h, std::memory_order_release, std::memory_order_relaxed));
   g_created.fetch_add(1, std::memory_order_relaxed);
   return h;
 }
@@ -358,6 +367,9 @@ Heap* heap_init_thread() {
   }
   tl_heap = h;
   pthread_setspecific(g_thread_key, h);
+  // After the heap is set: pthread_atfork may allocate. A child forked while
+  // another thread held segments_lock (segment.h) must not wait for it.
+  pthread_once(&g_fork_once, &register_fork_handler);
   return h;
 }
 
@@ -567,6 +579,61 @@ void idle_heaps_collect() noexcept {
     idle_push(taken);
     taken = next;
   }
+}
+
+namespace {
+template <class T>
+T peek(const T& field) {
+  T v;
+  __atomic_load(&field, &v, __ATOMIC_RELAXED);
+  return v;
+}
+}  // namespace
+
+void heap_totals(Heap* h, HeapTotals& t) noexcept {
+  t = HeapTotals{};
+  const std::size_t slice = g_config.slice_size;
+  segments_lock();
+  for (Segment* seg = peek(h->pool.segments); seg != nullptr; seg = peek(seg->next)) {
+    const std::uint32_t slices = peek(seg->slice_count);
+    const std::uint32_t header = peek(seg->header_slices);
+    t.arena += std::uint64_t{header} * slice;
+    for (std::uint32_t i = header; i < slices;) {
+      Page* p = seg->pages() + i;
+      std::uint32_t n = peek(p->slice_count);
+      if (n == 0 || n > slices - i) n = 1;  // a descriptor being rewritten: step one slice
+      const PageKind kind = peek(p->kind);
+      if (kind != PageKind::kFree) t.arena += std::uint64_t{n} * slice;
+      switch (kind) {
+        case PageKind::kClass: {
+          std::uint64_t used = peek(p->used), reserved = peek(p->reserved);
+          if (used > reserved) used = reserved;
+          t.used += used * peek(p->block_size);
+          t.free_chunks += reserved - used;
+          break;
+        }
+        case PageKind::kLarge:
+          if (peek(p->used) != 0) t.used += peek(p->block_size);
+          else t.free_chunks++;
+          break;
+        case PageKind::kFree: {  // only its resident slices are memory the heap holds
+          const std::uint64_t dirty = std::uint64_t{peek(p->dirty_slices)} * slice;
+          t.free_chunks++;
+          t.arena += dirty;
+          t.releasable += dirty;
+          break;
+        }
+        default:
+          break;
+      }
+      i += n;
+    }
+  }
+  segments_unlock();
+}
+
+void heaps_for_each(void (*fn)(Heap*, void*), void* arg) noexcept {
+  for (Heap* h = g_all_heaps.load(std::memory_order_acquire); h != nullptr; h = h->next_all) fn(h, arg);
 }
 
 std::uint64_t heaps_created() noexcept { return g_created.load(std::memory_order_relaxed); }

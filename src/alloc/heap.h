@@ -16,6 +16,7 @@
 
 #include "segment.h"
 #include "size_class.h"
+#include "misuse.h"
 
 namespace tailor::alloc {
 
@@ -36,6 +37,10 @@ constexpr std::uint32_t kStashMisses = 64;
 constexpr std::uint32_t kStashPause = 4096;
 
 struct alignas(64) Heap {
+  // This heap's byte in the segment registry (misuse.h), which free compares
+  // with the byte of the block's segment; kTagNone (equal to no byte) for
+  // heaps beyond the tags and the empty heap.
+  std::uint32_t tag = kTagNone;
   Page* direct[kDirectSlots];  // sizes 0..1024 -> current page of their class (or its stash)
   PageQueue queues[kMaxClasses] = {};
   SegmentPool pool = {};
@@ -45,6 +50,7 @@ struct alignas(64) Heap {
   Block* batch_tail = nullptr;
   std::uint32_t batch_count = 0;
   std::atomic<Heap*> next_idle{nullptr};   // link on the idle (abandoned) list
+  Heap* next_all = nullptr;                // link on the list of every heap (never unlinked: heaps live for ever)
   // Blocks of other heaps that this thread freed, kept to be reused by its
   // next malloc of their class (most recently freed first, so the memory is
   // still in this core's cache), as glibc's tcache and tcmalloc's thread
@@ -86,12 +92,35 @@ void* heap_malloc_aligned_on(Heap* heap, std::size_t size, std::size_t align) no
 // A heap no thread owns: the caller serializes its use (dmm_front.cpp).
 Heap* heap_create_detached() noexcept;
 void page_free_slow(Heap* heap, Page* page) noexcept;  // local free left used == 0 or page was full
+// The owner's free of a checked block p of its page pg (marks it freed).
+[[gnu::always_inline]] inline void free_owned(Heap* h, Page* pg, void* p) noexcept {
+  auto* b = static_cast<Block*>(p);
+  block_key(b) = g_free_key;
+  b->next = pg->local_free;
+  pg->local_free = b;
+  if (__builtin_expect(--pg->used != 0 && !pg->in_full, 1)) return;
+  page_free_slow(h, pg);
+}
 void free_remote(Segment* seg, void* p) noexcept;      // another heap's block, or huge
 void heap_collect(Heap* heap) noexcept;
 // heap_collect on every idle heap (those of exited threads): malloc_trim.
 void idle_heaps_collect() noexcept;
 Heap* heap_get() noexcept;                             // the thread's heap, set up if needed
 void process_init() noexcept;                          // idempotent
+// What a heap holds (mallinfo2): bytes of its segments that hold memory
+// (headers, pages, the resident slices of free spans; not address space
+// reserved and never used, or purged), bytes in live
+// blocks (a class page's used blocks times their size, a large page's
+// block), free chunks (free spans and free blocks of class pages) and the
+// bytes of free spans still resident. Another thread's heap is read while
+// it runs (relaxed loads of its descriptors, under segments_lock so that no
+// segment is unmapped meanwhile): a racy snapshot.
+struct HeapTotals {
+  std::uint64_t arena, used, free_chunks, releasable;
+};
+void heap_totals(Heap* heap, HeapTotals& out) noexcept;
+// fn(heap, arg) for every heap ever made (live, idle, the DMM's fallback).
+void heaps_for_each(void (*fn)(Heap*, void*), void* arg) noexcept;
 std::uint64_t heaps_created() noexcept;
 std::uint64_t heaps_adopted() noexcept;
 std::uint64_t heaps_idle() noexcept;

@@ -85,7 +85,7 @@ Segment* huge_cache_take(std::size_t total) noexcept {
         huge_unmap(seg, size);
         return nullptr;
       }
-      segment_register(q);
+      segment_register(q, kTagNone);
       seg = static_cast<Segment*>(q);
       g_os_counters.bytes_mapped.fetch_add(total - size, std::memory_order_relaxed);
       size = total;

@@ -6,16 +6,24 @@
 
 #include <sys/random.h>
 
+#include <atomic>
 #include <cstdlib>
 
 #include "config.h"
+#include "dmm_front.h"
 #include "heap.h"
 #include "os.h"
 #include "size_class.h"
 
 namespace tailor::alloc {
 
-std::uint8_t* g_segmap = nullptr;
+namespace {
+// Until the registry is made (at load), free's fast path reads this: free(NULL)
+// looks up byte 0 and finds 0 (the slow path returns), even in a constructor
+// that runs before libtailor's.
+std::uint8_t g_segmap_boot[64];
+}  // namespace
+std::uint8_t* g_segmap = g_segmap_boot;
 std::uintptr_t g_free_key = 0;
 
 namespace {
@@ -137,12 +145,13 @@ void report(const char* fn, Verdict v, void* p, std::size_t size, std::uintptr_t
 }  // namespace
 
 void misuse_init() noexcept {
-  if (g_segmap != nullptr) return;  // done at load (misuse_at_load), before process_init
-  g_segmap = static_cast<std::uint8_t*>(os::reserve_aligned(kSegmapBytes, os::page_size()));
-  if (g_segmap == nullptr) {
+  if (g_segmap != g_segmap_boot) return;  // done at load (misuse_at_load), before process_init
+  auto* map = static_cast<std::uint8_t*>(os::reserve_aligned(kSegmapBytes, os::page_size()));
+  if (map == nullptr) {
     os::write_stderr("tailor: cannot reserve the segment registry; aborting\n");
     abort();
   }
+  g_segmap = map;
   std::uintptr_t key = 0;
   if (getrandom(&key, sizeof key, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof key)) key = 0;
   key ^= os::now_ms() * 0x9e3779b97f4a7c15u ^ reinterpret_cast<std::uintptr_t>(&key);
@@ -150,7 +159,17 @@ void misuse_init() noexcept {
   os::fault_init();       // TAILOR_FAULT_INJECT, in test builds only (os.h)
 }
 
-void segment_register(const void* seg) noexcept { __atomic_store_n(&g_segmap[segmap_index(seg)], 1, __ATOMIC_RELAXED); }
+void segment_register(const void* seg, std::uint32_t tag) noexcept {
+  const auto b = static_cast<std::uint8_t>(tag >= 1 && tag <= kTagLast ? tag : kTagShared);
+  __atomic_store_n(&g_segmap[segmap_index(seg)], b, __ATOMIC_RELAXED);
+}
+
+std::uint32_t heap_tag_new() noexcept {
+  static std::atomic<std::uint32_t> next{1};
+  if (next.load(std::memory_order_relaxed) > kTagLast) return kTagNone;  // (the counter never wraps)
+  const std::uint32_t t = next.fetch_add(1, std::memory_order_relaxed);
+  return t <= kTagLast ? t : kTagNone;
+}
 void segment_unregister(const void* seg) noexcept {
   __atomic_store_n(&g_segmap[segmap_index(seg)], 0, __ATOMIC_RELAXED);
 }
@@ -184,6 +203,10 @@ void misuse_wrong_size(const char* fn, const void* p, std::size_t given, std::si
   l.dec(block);
   l.add(" bytes)");
   emit(l);
+}
+
+void misuse_size_in_segment(const char* fn, Segment* seg, void* p, std::size_t given) noexcept {
+  misuse_wrong_size(fn, p, given, page_of(seg, p)->block_size);
 }
 
 bool pointer_check(const char* fn, void* p) noexcept {
@@ -229,8 +252,40 @@ bool size_check(const char* fn, void* p, std::size_t size, std::size_t align, bo
   return false;
 }
 
-void delete_sized_remote(Segment* seg, void* p, std::size_t size, const char* fn) noexcept {
-  if (size_check(fn, p, size, 0, true)) free_remote(seg, p);
+void free_not_mine(void* p) noexcept {
+  if (p == nullptr) return;
+  Segment* seg = segment_of(p);
+  if (segment_tag(seg) == 0) {
+    if (dmm_owns(p)) dmm_free(p);  // a block of the DMM serving malloc (dmm_front.h)
+    else misuse_unknown("free", p);
+    return;
+  }
+  Heap* h = tl_heap;
+  if (seg->heap.load(std::memory_order_relaxed) == h) {  // a heap without a tag (kTagNone)
+    Page* pg = page_of(seg, p);
+    if (!block_start_ok(pg, p) || block_key(p) == g_free_key) {
+      misuse_in_segment("free", seg, p);
+      return;
+    }
+    free_owned(h, pg, p);
+    return;
+  }
+  free_remote(seg, p);
+}
+
+void delete_sized_not_mine(void* p, std::size_t size, const char* fn) noexcept {
+  if (p == nullptr) return;
+  Segment* seg = segment_of(p);
+  if (segment_tag(seg) == 0) {
+    if (dmm_owns(p)) dmm_free(p);
+    else misuse_unknown(fn, p);
+    return;
+  }
+  if (size_check(fn, p, size, 0, true)) {
+    Heap* h = tl_heap;
+    if (seg->heap.load(std::memory_order_relaxed) == h) free_owned(h, page_of(seg, p), p);
+    else free_remote(seg, p);
+  }
 }
 
 }  // namespace tailor::alloc

@@ -7,7 +7,12 @@
 //    reserved, touched only where segments are): a pointer whose segment
 //    is not registered was never handed out (stack, global, another
 //    allocator's, freed huge mapping); it is rejected before anything is
-//    read through it.
+//    read through it. The byte is also the owner's tag: the first 254
+//    heaps have a tag of their own (1-254), which the free fast path
+//    compares with the thread heap's (one load answers both "is this
+//    libtailor's?" and "is it mine?", without reading the segment);
+//    later heaps, huge and region segments are registered as kTagShared,
+//    whose owner the slow path reads from the segment header.
 //  - Every block handed out has its second word cleared; free writes a
 //    per-process random key there. A free that finds the key is a double
 //    free, wherever the first free left the block (page lists, another
@@ -35,14 +40,22 @@ constexpr unsigned kAddressBits = 47;    // user space on x86-64 (as the idle st
 extern std::uint8_t* g_segmap __attribute__((visibility("hidden")));         // 1 where a segment header starts (address >> 20)
 extern std::uintptr_t g_free_key __attribute__((visibility("hidden")));      // the mark of a freed block (second word)
 
+// Registry values: 0 unknown, 1..kTagLast the owner heap's tag, kTagShared
+// registered with the owner in the segment header (or none: huge, region).
+constexpr std::uint32_t kTagLast = 254;
+constexpr std::uint8_t kTagShared = 255;
+constexpr std::uint32_t kTagNone = 256;  // Heap::tag of heaps that have no tag: equals no registry byte
+
 enum class OnError : int { kAbort = 0, kWarn = 1, kIgnore = 2 };
 
-inline bool segment_known(const Segment* seg) noexcept {
-  // Relaxed atomic: a plain load on x86-64; registered before any pointer into
-  // the segment is handed out, so the program's own hand-over orders it. An
-  // address above 2^47 (not user space) indexes past the map: not checked.
-  return __atomic_load_n(&g_segmap[reinterpret_cast<std::uintptr_t>(seg) >> kSegmapShift], __ATOMIC_RELAXED) != 0;
+// The registry byte of a segment (0: not libtailor's). Relaxed atomic: a
+// plain load on x86-64; registered before any pointer into the segment is
+// handed out, so the program's own hand-over orders it. An address above
+// 2^47 (not user space) indexes past the map: not checked.
+inline std::uint32_t segment_tag(const Segment* seg) noexcept {
+  return __atomic_load_n(&g_segmap[reinterpret_cast<std::uintptr_t>(seg) >> kSegmapShift], __ATOMIC_RELAXED);
 }
+inline bool segment_known(const Segment* seg) noexcept { return segment_tag(seg) != 0; }
 
 using alias_word = std::uintptr_t __attribute__((may_alias));
 inline alias_word& block_key(void* p) noexcept { return static_cast<alias_word*>(p)[1]; }
@@ -58,7 +71,10 @@ inline bool block_start_ok(const Page* pg, const void* p) noexcept {
 
 // Sets up the registry and the key (process_init, before any segment).
 void misuse_init() noexcept;
-void segment_register(const void* seg) noexcept;
+// tag: the owner heap's Heap::tag (kTagNone or no owner: kTagShared).
+void segment_register(const void* seg, std::uint32_t tag) noexcept;
+// A tag for a new heap: 1..kTagLast while they last, then kTagNone.
+std::uint32_t heap_tag_new() noexcept;
 void segment_unregister(const void* seg) noexcept;
 
 // Reports misuse found by a fast path: `fn` is the entry point ("free",
@@ -70,6 +86,17 @@ void segment_unregister(const void* seg) noexcept;
 [[gnu::cold, gnu::noinline]] void misuse_in_segment(const char* fn, Segment* seg, void* p) noexcept;
 [[gnu::cold, gnu::noinline]] void misuse_wrong_size(const char* fn, const void* p, std::size_t given,
                                                     std::size_t block) noexcept;
+// The same for a block of a class or large page of seg (its size read there).
+[[gnu::cold, gnu::noinline]] void misuse_size_in_segment(const char* fn, Segment* seg, void* p,
+                                                         std::size_t given) noexcept;
+
+// Free of a pointer whose registry byte is not the thread heap's tag (the
+// fast paths look it up at segment_of_fast): NULL, unknown (a DMM's block,
+// or misuse), a tagless heap's own block (checked as on the fast path),
+// another heap's, huge or a region's (free_remote). Sized delete checks the
+// size as well (size_check, strict).
+[[gnu::noinline]] void free_not_mine(void* p) noexcept;
+[[gnu::noinline]] void delete_sized_not_mine(void* p, std::size_t size, const char* fn) noexcept;
 
 // Full check of a pointer about to be freed by a path that is not the owner's
 // fast path (another thread's block, huge, realloc, usable size): true if it
@@ -82,8 +109,5 @@ bool pointer_check(const char* fn, void* p) noexcept;
 // free may proceed.
 bool size_check(const char* fn, void* p, std::size_t size, std::size_t align, bool strict) noexcept;
 
-// Sized delete of a block the thread does not own (or huge, or a region's):
-// size_check (strict), then free_remote.
-void delete_sized_remote(Segment* seg, void* p, std::size_t size, const char* fn) noexcept;
 
 }  // namespace tailor::alloc

@@ -4,11 +4,14 @@
 // forwarding to the core. Kept in one object file so that linking -ltailor
 // statically pulls in the whole family at once. errno follows glibc: ENOMEM
 // on exhaustion or overflow, EINVAL for a bad alignment; free preserves it.
+#include <malloc.h>
+
 #include <cerrno>
 #include <cstddef>
 
 #include "alloc.h"
 #include "huge_cache.h"
+#include "mallinfo.h"
 
 using namespace tailor::alloc;
 
@@ -105,6 +108,37 @@ TAILOR_EXPORT int malloc_trim(std::size_t) noexcept {
              ? 1
              : 0;
 }
+
+// glibc's mallinfo2, mallinfo and malloc_stats, from libtailor's own state
+// (mallinfo.h: what each field means here). mallinfo's int fields are
+// truncated as glibc's are.
+TAILOR_EXPORT struct mallinfo2 mallinfo2() noexcept {
+  const MallInfo m = mallinfo_collect(false);
+  struct mallinfo2 r {};
+  r.arena = m.arena;
+  r.ordblks = m.ordblks;
+  r.hblks = m.hblks;
+  r.hblkhd = m.hblkhd;
+  r.uordblks = m.uordblks;
+  r.fordblks = m.fordblks;
+  r.keepcost = m.keepcost;
+  return r;
+}
+
+TAILOR_EXPORT struct mallinfo mallinfo() noexcept {
+  const MallInfo m = mallinfo_collect(false);
+  struct mallinfo r {};
+  r.arena = static_cast<int>(m.arena);
+  r.ordblks = static_cast<int>(m.ordblks);
+  r.hblks = static_cast<int>(m.hblks);
+  r.hblkhd = static_cast<int>(m.hblkhd);
+  r.uordblks = static_cast<int>(m.uordblks);
+  r.fordblks = static_cast<int>(m.fordblks);
+  r.keepcost = static_cast<int>(m.keepcost);
+  return r;
+}
+
+TAILOR_EXPORT void malloc_stats() noexcept { malloc_stats_print(); }
 
 // glibc's internal names, which some programs and libraries call directly.
 // (Wrappers rather than aliases: glibc's declarations of the targets carry

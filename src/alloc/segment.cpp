@@ -4,10 +4,13 @@
 // blocks mapped one per segment.
 #include "segment.h"
 
+#include <sched.h>
+
 #include <cerrno>
 #include <cstring>
 
 #include "huge_cache.h"
+#include "heap.h"
 #include "misuse.h"
 #include "os.h"
 
@@ -51,14 +54,14 @@ Page* set_free_span(Segment* seg, std::uint32_t idx, std::uint32_t n, std::uint8
   Page* head = seg->pages() + idx;
   head->kind = PageKind::kFree;
   head->slice_count = n;
-  head->slice_offset = 0;
+  set_slice_back(*head, 0);
   head->is_zero = zero;
   head->dirty_slices = dirty;
   head->purge_at = purge_at;
   head->in_full = 0;
   head->block_magic = 0;
   head->start = reinterpret_cast<std::uint8_t*>(seg) + slice_bytes(idx);
-  if (n > 1) seg->pages()[idx + n - 1].slice_offset = n - 1;
+  if (n > 1) set_slice_back(seg->pages()[idx + n - 1], n - 1);
   return head;
 }
 
@@ -74,7 +77,7 @@ Segment* segment_new(SegmentPool& pool) {
   auto* seg = static_cast<Segment*>(os::reserve_aligned(size, size));
   if (seg == nullptr) return nullptr;
   if (g_config.huge_pages) os::advise_huge_pages(seg, size);
-  segment_register(seg);
+  segment_register(seg, pool.owner != nullptr ? pool.owner->tag : kTagNone);
   g_os_counters.segments.fetch_add(1, std::memory_order_relaxed);
   g_os_counters.bytes_mapped.fetch_add(size, std::memory_order_relaxed);
   const std::uint32_t slices = segment_slices();
@@ -88,12 +91,14 @@ Segment* segment_new(SegmentPool& pool) {
   seg->region = pool.region;
   for (std::uint32_t i = 0; i < header_slices; ++i) {
     seg->pages()[i].kind = PageKind::kHeader;
-    seg->pages()[i].slice_offset = i;
+    set_slice_back(seg->pages()[i], i);
   }
   seg->prev = nullptr;
+  segments_lock();
   seg->next = pool.segments;
   if (seg->next) seg->next->prev = seg;
   pool.segments = seg;
+  segments_unlock();
   pool.segment_count++;
   Page* span = set_free_span(seg, header_slices, slices - header_slices, 1, 0, 0);
   pool.free_bytes += slice_bytes(span->slice_count);
@@ -106,6 +111,7 @@ void segment_release(SegmentPool& pool, Segment* seg) {
   bin_remove(pool, span);
   pool.free_bytes -= slice_bytes(span->slice_count);
   pool.dirty_bytes -= slice_bytes(span->dirty_slices);
+  segments_lock();
   if (seg->prev) seg->prev->next = seg->next;
   else pool.segments = seg->next;
   if (seg->next) seg->next->prev = seg->prev;
@@ -114,6 +120,7 @@ void segment_release(SegmentPool& pool, Segment* seg) {
   g_os_counters.bytes_mapped.fetch_sub(seg->size, std::memory_order_relaxed);
   segment_unregister(seg);
   os::release(seg, seg->size);
+  segments_unlock();
 }
 
 void purge_span(SegmentPool& pool, Page* span) {
@@ -204,9 +211,9 @@ Page* span_alloc(SegmentPool& pool, std::uint32_t n) noexcept {
   Segment* seg = segment_of_page(s);
   const auto idx = static_cast<std::uint32_t>(s - seg->pages());
   take_free_span(pool, seg, s, idx, n);
-  for (std::uint32_t i = 1; i < n; ++i) seg->pages()[idx + i].slice_offset = i;
+  for (std::uint32_t i = 1; i < n; ++i) set_slice_back(seg->pages()[idx + i], i);
   s->slice_count = n;
-  s->slice_offset = 0;
+  set_slice_back(*s, 0);
   s->free = s->local_free = nullptr;
   s->used = s->capacity = s->reserved = 0;
   s->in_full = 0;
@@ -234,10 +241,10 @@ Page* span_alloc_aligned(SegmentPool& pool, std::uint32_t n, std::uint32_t align
   if (head != 0) {
     *pg = *s;
     pg->start = reinterpret_cast<std::uint8_t*>(seg) + slice_bytes(at);
-    for (std::uint32_t i = 1; i < n; ++i) seg->pages()[at + i].slice_offset = i;
+    for (std::uint32_t i = 1; i < n; ++i) set_slice_back(seg->pages()[at + i], i);
   }
   pg->slice_count = n;
-  pg->slice_offset = 0;
+  set_slice_back(*pg, 0);
   pg->kind = PageKind::kLarge;  // in use: the caller sets the kind it wants
   // Describe both slacks before freeing either: freeing may purge, and the
   // purge walks the segment span by span.
@@ -246,10 +253,10 @@ Page* span_alloc_aligned(SegmentPool& pool, std::uint32_t n, std::uint32_t align
     Page* slack = seg->pages() + from;
     slack->kind = PageKind::kLarge;
     slack->slice_count = count;
-    slack->slice_offset = 0;
+    set_slice_back(*slack, 0);
     slack->is_zero = static_cast<std::uint8_t>(clean);
     slack->start = reinterpret_cast<std::uint8_t*>(seg) + slice_bytes(from);
-    for (std::uint32_t i = 1; i < count; ++i) seg->pages()[from + i].slice_offset = i;
+    for (std::uint32_t i = 1; i < count; ++i) set_slice_back(seg->pages()[from + i], i);
     return slack;
   };
   Page* before = head != 0 ? describe(idx, head) : nullptr;
@@ -284,7 +291,7 @@ void span_release(SegmentPool& pool, Page* page, std::uint32_t dirty) noexcept {
   }
   if (idx > seg->header_slices) {
     Page* last = seg->pages() + idx - 1;
-    Page* left = last - last->slice_offset;
+    Page* left = span_head(last);
     if (left->kind == PageKind::kFree) {
       bin_remove(pool, left);
       n += left->slice_count;
@@ -321,7 +328,7 @@ bool span_try_grow(SegmentPool& pool, Page* page, std::uint32_t slices) noexcept
   if (right->kind != PageKind::kFree || right->slice_count < need) return false;
   take_free_span(pool, seg, right, r, need);
   right->kind = PageKind::kClass;
-  for (std::uint32_t i = n; i < slices; ++i) seg->pages()[idx + i].slice_offset = i;
+  for (std::uint32_t i = n; i < slices; ++i) set_slice_back(seg->pages()[idx + i], i);
   page->slice_count = slices;
   seg->used_slices += need;
   return true;
@@ -358,6 +365,7 @@ void pool_purge(SegmentPool& pool, bool force) noexcept {
 }
 
 void pool_release_all(SegmentPool& pool) noexcept {
+  segments_lock();
   for (Segment* seg = pool.segments; seg != nullptr;) {
     Segment* next = seg->next;
     g_os_counters.segments.fetch_sub(1, std::memory_order_relaxed);
@@ -367,6 +375,7 @@ void pool_release_all(SegmentPool& pool) noexcept {
     seg = next;
   }
   pool.segments = nullptr;
+  segments_unlock();
   pool.segment_count = 0;
   for (auto& b : pool.bins) b = nullptr;
   pool.bin_mask = 0;
@@ -388,9 +397,36 @@ void pool_stats(const SegmentPool& pool, std::uint64_t& used, std::uint64_t& fre
   dirty = pool.dirty_bytes;
 }
 
+// ------------------------------------------------------------ segments lock
+
+namespace {
+std::atomic<bool> g_segments_lock{false};
+}  // namespace
+
+void segments_lock() noexcept {
+  while (g_segments_lock.exchange(true, std::memory_order_acquire))
+    while (g_segments_lock.load(std::memory_order_relaxed)) sched_yield();
+}
+void segments_unlock() noexcept { g_segments_lock.store(false, std::memory_order_release); }
+void segments_lock_reset() noexcept { g_segments_lock.store(false, std::memory_order_relaxed); }
+
 // ---------------------------------------------------------------- huge blocks
 
 namespace {
+void raise_max(std::atomic<std::uint64_t>& max, std::uint64_t v) {
+  std::uint64_t m = max.load(std::memory_order_relaxed);
+  while (v > m && !max.compare_exchange_weak(m, v, std::memory_order_relaxed)) {
+  }
+}
+
+// A live huge block more (blocks 1) or one resized (blocks 0, bytes the
+// difference, wrapping when it shrinks): mallinfo2's hblks and hblkhd.
+void huge_count(std::uint64_t blocks, std::uint64_t bytes) {
+  const std::uint64_t n = g_os_counters.huge_blocks.fetch_add(blocks, std::memory_order_relaxed) + blocks;
+  const std::uint64_t b = g_os_counters.huge_bytes.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  raise_max(g_os_counters.huge_blocks_max, n);
+  raise_max(g_os_counters.huge_bytes_max, b);
+}
 std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) & ~(to - 1); }
 }  // namespace
 
@@ -424,13 +460,13 @@ void* huge_alloc(std::size_t size, std::size_t align) noexcept {
   }
   if (fresh && g_config.huge_pages) os::advise_huge_pages(seg, total);
   if (fresh) {
-    segment_register(seg);
+    segment_register(seg, kTagNone);
     g_os_counters.segments.fetch_add(1, std::memory_order_relaxed);
     g_os_counters.bytes_mapped.fetch_add(total, std::memory_order_relaxed);
   }
-  g_os_counters.huge_blocks.fetch_add(1, std::memory_order_relaxed);
   seg->heap.store(nullptr, std::memory_order_relaxed);
   seg->size = total;
+  huge_count(1, total);
   seg->huge_align = align;
   seg->kind = SegmentKind::kHuge;
   seg->region = nullptr;
@@ -448,6 +484,7 @@ void* huge_alloc(std::size_t size, std::size_t align) noexcept {
 
 void huge_free(Segment* seg) noexcept {
   g_os_counters.huge_blocks.fetch_sub(1, std::memory_order_relaxed);
+  g_os_counters.huge_bytes.fetch_sub(seg->size, std::memory_order_relaxed);
   seg->pages()->used = 0;  // a cached mapping: a second free is a double free (misuse.h)
   if (!huge_cache_put(seg)) huge_unmap(seg, seg->size);
 }
@@ -478,11 +515,12 @@ void* huge_realloc(Segment* seg, void* p, std::size_t size) noexcept {
     // time mremap returns.
     segment_unregister(seg);
     void* q = os::remap(seg, old, total, seg_size);
-    segment_register(q == nullptr ? seg : q);
+    segment_register(q == nullptr ? seg : q, kTagNone);
     if (q == nullptr) return nullptr;
     seg = static_cast<Segment*>(q);
   }
   g_os_counters.bytes_mapped.fetch_add(total - old, std::memory_order_relaxed);  // wraps correctly when shrinking
+  huge_count(0, total - old);
   seg->size = total;
   Page* page = seg->pages();
   page->start = reinterpret_cast<std::uint8_t*>(seg) + off;

@@ -36,8 +36,9 @@ struct Block { Block* next; };
 enum class PageKind : std::uint8_t { kHeader, kFree, kClass, kLarge, kHuge, kRegion };
 
 // One per slice; the fields are meaningful on the first slice of a span,
-// except slice_offset, which every slice of a page has (distance to the span
-// head) and the last slice of a free span has (for coalescing from the right).
+// except slice_back, which every slice of a page has (distance to the span
+// head, in bytes of descriptors: page_of subtracts it without a multiply)
+// and the last slice of a free span has (for coalescing from the right).
 struct Page {
   Block* free;            // blocks ready for malloc (owner only)
   Block* local_free;      // blocks freed by the owner since the last refill
@@ -52,12 +53,12 @@ struct Page {
   Page* next;             // class queue or span bin
   Page* prev;
   std::uint32_t slice_count;
-  std::uint32_t slice_offset;
+  std::uint32_t slice_back;  // (slices from the span's head) * sizeof(Page)
   std::uint64_t purge_at; // free span: when it may go back to the OS
   std::uint8_t is_zero;   // memory of this span reads as zero (fresh or purged)
   std::uint32_t dirty_slices;  // free span: slices with resident pages (counted from its start)
   std::uint64_t block_magic;   // class or large page: block_magic(block_size) (misuse.h); otherwise 0
-  std::size_t min_request;     // class or large page: sizes above this (and up to block_size) are its own
+  std::size_t size_span;       // class or large page: its own sizes are those with block_size - size < size_span
 };
 
 // kRegion: a segment of a region pool (no thread heap owns it), or a region
@@ -99,10 +100,27 @@ inline Segment* segment_of(const void* p) noexcept {
   return reinterpret_cast<Segment*>((reinterpret_cast<std::uintptr_t>(p) - 1) & g_config.segment_mask);
 }
 
+// The same for the fast paths of free: p & mask. Equal to segment_of(p)
+// for every block of a class or large page (never a segment's first byte);
+// for NULL it is 0, and for a huge block aligned to a segment boundary it
+// is an address inside that block's own mapping, which the registry does
+// not know (misuse.h): both go to free's slow path, which uses segment_of.
+inline Segment* segment_of_fast(const void* p) noexcept {
+  return reinterpret_cast<Segment*>(reinterpret_cast<std::uintptr_t>(p) & g_config.segment_mask);
+}
+
 inline Page* page_of(Segment* seg, const void* p) noexcept {
   std::size_t i = (reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(seg)) >> g_config.slice_shift;
   Page* slice = seg->pages() + i;
-  return slice - slice->slice_offset;
+  return reinterpret_cast<Page*>(reinterpret_cast<std::uint8_t*>(slice) - slice->slice_back);
+}
+
+// The slice `i` slices after its span's head.
+inline void set_slice_back(Page& slice, std::uint32_t i) noexcept {
+  slice.slice_back = i * static_cast<std::uint32_t>(sizeof(Page));
+}
+inline Page* span_head(Page* slice) noexcept {
+  return reinterpret_cast<Page*>(reinterpret_cast<std::uint8_t*>(slice) - slice->slice_back);
 }
 
 inline Segment* segment_of_page(const Page* page) noexcept {
@@ -143,7 +161,17 @@ void* huge_realloc(Segment* seg, void* p, std::size_t size) noexcept;
 // Process-wide counters (tailor_stats).
 struct OsCounters {
   std::atomic<std::uint64_t> segments, bytes_mapped, huge_blocks, bytes_purged;
+  std::atomic<std::uint64_t> huge_bytes;                       // mapped bytes of live huge blocks
+  std::atomic<std::uint64_t> huge_blocks_max, huge_bytes_max;  // their highest values so far
 };
 extern OsCounters g_os_counters;
+
+// Segments are linked into and out of pools under this lock (a spin lock,
+// taken only where a segment is mapped or unmapped), so that mallinfo2 can
+// walk other threads' pools with no segment unmapped under it. A forked
+// child resets it (the thread that held it is gone).
+void segments_lock() noexcept;
+void segments_unlock() noexcept;
+void segments_lock_reset() noexcept;
 
 }  // namespace tailor::alloc

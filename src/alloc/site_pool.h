@@ -33,7 +33,7 @@
 namespace tailor::alloc {
 
 // 0: off; 1: online monitor (TAILOR_POOLS=1); 2: offline profile (TAILOR_POOLS_FILE).
-extern std::atomic<int> g_pools_mode;
+extern std::atomic<int> g_pools_mode __attribute__((visibility("hidden")));
 extern RegionPool* g_pools_region;
 inline bool pools_active() noexcept { return g_pools_mode.load(std::memory_order_relaxed) != 0; }
 

@@ -30,7 +30,7 @@ struct SizeClasses {
   std::uint8_t octave_shift[64];  // log2 of the class step in that octave
 };
 
-extern SizeClasses g_classes;
+extern SizeClasses g_classes __attribute__((visibility("hidden")));
 
 // Builds the table from g_config (spacing, thresholds, slice size).
 void size_classes_init() noexcept;

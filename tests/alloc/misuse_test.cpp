@@ -5,9 +5,14 @@
 // registry of segments follows every mapping that moves.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <thread>
+#include <vector>
 
+#include "alloc.h"  // delete_sized_inline: operator delete(p, size) of the core
 #include "tailor/tailor.h"
 
 namespace {
@@ -103,6 +108,100 @@ TEST(Misuse, HugeMappingsThatMoveStayKnown) {
     tailor_free(b);  // aborts if its mapping is not registered
     tailor_free(keep);
   }
+}
+
+// Keeps `n` threads alive at once (each with a heap of its own), then runs
+// `body` in the last one: with n > 254, that heap has no tag in the segment
+// registry (misuse.h), so its frees take the slow path, with the same checks.
+template <class F>
+void in_thread_beyond_the_tags(int n, F body) {
+  std::atomic<int> ready{0};
+  std::atomic<bool> done{false};
+  std::vector<std::thread> ts;
+  for (int i = 0; i + 1 < n; ++i)
+    ts.emplace_back([&] {
+      void* mine = tailor_malloc(24);  // sets this thread's heap up
+      ready++;
+      while (!done) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      tailor_free(mine);
+    });
+  while (ready < n - 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::thread last(body);
+  last.join();
+  done = true;
+  for (auto& t : ts) t.join();
+}
+
+TEST(Misuse, HeapsBeyondTheTags) {
+  in_thread_beyond_the_tags(300, [] {
+    std::vector<void*> v;
+    for (int round = 0; round < 4; ++round) {
+      for (std::size_t i = 0; i < 3000; ++i) {
+        const std::size_t n = 16 + (i * 37) % 2000;
+        auto* p = static_cast<unsigned char*>(tailor_malloc(n));
+        ASSERT_NE(p, nullptr);
+        p[0] = p[n - 1] = static_cast<unsigned char>(i);
+        v.push_back(p);
+      }
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        const std::size_t n = 16 + (i * 37) % 2000;
+        auto* p = static_cast<unsigned char*>(v[i]);
+        ASSERT_EQ(p[0], static_cast<unsigned char>(i));
+        ASSERT_EQ(p[n - 1], static_cast<unsigned char>(i));
+        if (i % 2) tailor_free(p);
+        else tailor::alloc::delete_sized_inline(p, n, "operator delete");
+      }
+      v.clear();
+    }
+  });
+  tailor_stats st;
+  tailor_get_stats(&st);
+  EXPECT_GE(st.heaps_created, 255u);
+}
+
+TEST(Misuse, HeapsBeyondTheTagsStillCatch) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(in_thread_beyond_the_tags(300,
+                                         [] {
+                                           void* p = tailor_malloc(48);
+                                           tailor_free(p);
+                                           tailor_free(opaque(p));
+                                         }),
+               "tailor: free\\(\\): double free of 0x[0-9a-f]+ \\(block of 48 bytes, already free\\)");
+  EXPECT_DEATH(in_thread_beyond_the_tags(300,
+                                         [] {
+                                           auto* p = static_cast<char*>(tailor_malloc(64));
+                                           tailor_free(opaque(p + 16));
+                                         }),
+               "not the start of a block: 16 bytes into the block of 64 bytes");
+  EXPECT_DEATH(in_thread_beyond_the_tags(300,
+                                         [] {
+                                           void* p = tailor_malloc(200);
+                                           tailor::alloc::delete_sized_inline(opaque(p), 8, "operator delete");
+                                         }),
+               "tailor: operator delete\\(\\): wrong size for 0x[0-9a-f]+ \\(8 bytes given, block of");
+}
+
+// operator delete(p, size) on the owner's fast path: the size must be of the
+// block's class; 0 only for the smallest class (what new(0) returns).
+TEST(Misuse, SizedDeleteClassBounds) {
+  void* a = tailor_malloc(0);
+  tailor::alloc::delete_sized_inline(a, 0, "operator delete");
+  void* b = tailor_malloc(100);
+  tailor::alloc::delete_sized_inline(b, 100, "operator delete");
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        void* p = tailor_malloc(100);
+        tailor::alloc::delete_sized_inline(opaque(p), 0, "operator delete");
+      },
+      "wrong size for 0x[0-9a-f]+ \\(0 bytes given");
+  EXPECT_DEATH(
+      {
+        void* p = tailor_malloc(100);
+        tailor::alloc::delete_sized_inline(opaque(p), 200, "operator delete");
+      },
+      "wrong size for 0x[0-9a-f]+ \\(200 bytes given");
 }
 
 }  // namespace
