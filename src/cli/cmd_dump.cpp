@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <condition_variable>
 #include <cstdio>
 #include <exception>
@@ -58,18 +59,23 @@ class KindNames {
   std::array<std::array<std::string, 16>, trace::kMaxOp + 1> names_;
 };
 
-// "000102...ff": the two hex digits of every byte.
-constexpr std::array<char, 512> kHexPairs = [] {
-  std::array<char, 512> t{};
-  for (unsigned b = 0; b < 256; ++b) {
-    t[2 * b] = "0123456789abcdef"[b >> 4];
-    t[2 * b + 1] = "0123456789abcdef"[b & 0xf];
-  }
-  return t;
-}();
+// The eight hex digits of x, most significant first, as the bytes of a
+// little-endian word: each nibble spread into a byte of its own, then '0' or
+// 'a' - 10 added to each byte (bytes of 10 and more get a carry into bit 4).
+constexpr std::uint64_t hex8(std::uint32_t x) {
+  std::uint64_t n = x;
+  n = ((n & 0xffff0000ULL) << 16) | (n & 0x0000ffffULL);
+  n = ((n & 0x0000ff000000ff00ULL) << 8) | (n & 0x000000ff000000ffULL);
+  n = ((n & 0x00f000f000f000f0ULL) << 4) | (n & 0x000f000f000f000fULL);
+  // n's byte k is nibble k (byte 0 the lowest nibble).
+  const std::uint64_t letters = ((n + 0x0606060606060606ULL) >> 4) & 0x0101010101010101ULL;
+  n += 0x3030303030303030ULL + letters * ('a' - '0' - 10);
+  return __builtin_bswap64(n);  // the highest nibble first in memory
+}
+static_assert(std::endian::native == std::endian::little, "hex8 lays digits out little-endian");
 
 // Appends one line's fields to a buffer with room for the longest line;
-// numbers go in by fmt::format_int and a nibble loop, not by parsing a
+// numbers go in by fmt::format_int and hex8, not by parsing a
 // format string per field.
 class Line {
  public:
@@ -102,12 +108,18 @@ class Line {
     *p_++ = '0';
     *p_++ = 'x';
     const auto digits = static_cast<std::size_t>(v == 0 ? 1 : (64 - __builtin_clzll(v) + 3) / 4);
-    // All sixteen digits, two per table lookup; then sixteen bytes copied from
-    // the first significant one (a fixed-size copy: the line has room), of
-    // which the significant ones are kept.
-    char all[32] = {};
-    for (int i = 7; i >= 0; --i, v >>= 8) std::memcpy(all + 2 * i, &kHexPairs[2 * (v & 0xff)], 2);
-    std::memcpy(p_, all + 16 - digits, 16);
+    // Eight digits per 64-bit word (no loop, no table), the leading zeros
+    // shifted out, stored by whole words (the line has room): no store is
+    // read back, so nothing waits on store forwarding.
+    const std::uint64_t low = hex8(static_cast<std::uint32_t>(v));
+    if (digits > 8) {
+      const std::uint64_t high = hex8(static_cast<std::uint32_t>(v >> 32)) >> (8 * (16 - digits));
+      std::memcpy(p_, &high, 8);            // digits - 8 of its bytes kept
+      std::memcpy(p_ + digits - 8, &low, 8);
+    } else {
+      const std::uint64_t only = low >> (8 * (8 - digits));
+      std::memcpy(p_, &only, 8);
+    }
     p_ += digits;
   }
 
