@@ -50,6 +50,7 @@ struct CallSiteStats {
 struct Log2Histogram {
   std::vector<std::uint64_t> counts;
   void add(std::uint64_t value);
+  void add(std::uint64_t value, std::uint64_t times);  ///< `times` >= 1
 };
 
 /// Requested bytes in use over the trace, downsampled to at most

@@ -1,13 +1,21 @@
 // SPDX-License-Identifier: MIT
 // `tailor dump TRACE`: the trace as text, one event per line, for people and
 // for diffs. The header lines start with '#', so `grep -v '^#'` leaves events.
-// Lines are formatted field by field into one large buffer that goes out by
-// fwrite when full: no iostreams, no format string parsed per field, no
-// allocation per line, so a dump runs near the speed of reading.
+// Lines are formatted field by field into large buffers that go out by
+// fwrite: no iostreams, no format string parsed per field, no allocation per
+// line; blocks of events are formatted on every core and written in order,
+// so a dump runs near the speed of reading.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <bit>
+#include <condition_variable>
 #include <cstdio>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -39,29 +47,35 @@ class KindNames {
         names_[op][flags] = trace::describe_kind(e);
       }
   }
-  const std::string& operator[](const trace::Event& e) const {
+  /// The kind's name; flags the format does not define yet are described
+  /// into `scratch` (one per formatting thread).
+  const std::string& name(const trace::Event& e, std::string& scratch) const {
     if (e.flags < 16) return names_[static_cast<unsigned>(e.op)][e.flags];
-    other_ = trace::describe_kind(e);  // flags the format does not define yet
-    return other_;
+    scratch = trace::describe_kind(e);
+    return scratch;
   }
 
  private:
   std::array<std::array<std::string, 16>, trace::kMaxOp + 1> names_;
-  mutable std::string other_;
 };
 
-// "000102...ff": the two hex digits of every byte.
-constexpr std::array<char, 512> kHexPairs = [] {
-  std::array<char, 512> t{};
-  for (unsigned b = 0; b < 256; ++b) {
-    t[2 * b] = "0123456789abcdef"[b >> 4];
-    t[2 * b + 1] = "0123456789abcdef"[b & 0xf];
-  }
-  return t;
-}();
+// The eight hex digits of x, most significant first, as the bytes of a
+// little-endian word: each nibble spread into a byte of its own, then '0' or
+// 'a' - 10 added to each byte (bytes of 10 and more get a carry into bit 4).
+constexpr std::uint64_t hex8(std::uint32_t x) {
+  std::uint64_t n = x;
+  n = ((n & 0xffff0000ULL) << 16) | (n & 0x0000ffffULL);
+  n = ((n & 0x0000ff000000ff00ULL) << 8) | (n & 0x000000ff000000ffULL);
+  n = ((n & 0x00f000f000f000f0ULL) << 4) | (n & 0x000f000f000f000fULL);
+  // n's byte k is nibble k (byte 0 the lowest nibble).
+  const std::uint64_t letters = ((n + 0x0606060606060606ULL) >> 4) & 0x0101010101010101ULL;
+  n += 0x3030303030303030ULL + letters * ('a' - '0' - 10);
+  return __builtin_bswap64(n);  // the highest nibble first in memory
+}
+static_assert(std::endian::native == std::endian::little, "hex8 lays digits out little-endian");
 
 // Appends one line's fields to a buffer with room for the longest line;
-// numbers go in by fmt::format_int and a nibble loop, not by parsing a
+// numbers go in by fmt::format_int and hex8, not by parsing a
 // format string per field.
 class Line {
  public:
@@ -94,12 +108,18 @@ class Line {
     *p_++ = '0';
     *p_++ = 'x';
     const auto digits = static_cast<std::size_t>(v == 0 ? 1 : (64 - __builtin_clzll(v) + 3) / 4);
-    // All sixteen digits, two per table lookup; then sixteen bytes copied from
-    // the first significant one (a fixed-size copy: the line has room), of
-    // which the significant ones are kept.
-    char all[32] = {};
-    for (int i = 7; i >= 0; --i, v >>= 8) std::memcpy(all + 2 * i, &kHexPairs[2 * (v & 0xff)], 2);
-    std::memcpy(p_, all + 16 - digits, 16);
+    // Eight digits per 64-bit word (no loop, no table), the leading zeros
+    // shifted out, stored by whole words (the line has room): no store is
+    // read back, so nothing waits on store forwarding.
+    const std::uint64_t low = hex8(static_cast<std::uint32_t>(v));
+    if (digits > 8) {
+      const std::uint64_t high = hex8(static_cast<std::uint32_t>(v >> 32)) >> (8 * (16 - digits));
+      std::memcpy(p_, &high, 8);            // digits - 8 of its bytes kept
+      std::memcpy(p_ + digits - 8, &low, 8);
+    } else {
+      const std::uint64_t only = low >> (8 * (8 - digits));
+      std::memcpy(p_, &only, 8);
+    }
     p_ += digits;
   }
 
@@ -192,6 +212,144 @@ void flush(const char* begin, const char* end) {
   if (n != 0 && std::fwrite(begin, 1, n, stdout) != n) throw std::runtime_error("cannot write the dump to standard output");
 }
 
+// The events formatted on every core, in the order read: the calling thread
+// reads the merged stream into blocks of kBlockEvents events; each
+// formatting thread takes the next filled block, formats it into the
+// block's own text buffer, and writes it when every earlier block has been
+// written (blocks go out by number). A ring of blocks bounds the memory.
+class ParallelFormatter {
+ public:
+  static constexpr std::size_t kBlockEvents = 8192;
+
+  ParallelFormatter(const KindNames& kinds, std::uint64_t t0, bool no_time, unsigned threads)
+      : kinds_(kinds), t0_(t0), no_time_(no_time), ring_(2 * threads + 2) {
+    for (Block& b : ring_) {
+      b.events.reserve(kBlockEvents);
+      b.text = std::make_unique_for_overwrite<char[]>(kBlockEvents * Line::kMaxLine);  // pages touched as lines fill them
+    }
+    for (unsigned i = 0; i < threads; ++i) workers_.emplace_back([this] { work(); });
+  }
+  ~ParallelFormatter() { finish(); }
+
+  /// Every event of `reader`, formatted and written in order. An Error of the
+  /// reader propagates once the events before it are written.
+  void run(trace::Reader& reader) {
+    std::exception_ptr read_error;
+    Block* b = next_free();
+    try {
+      const trace::Event* first = nullptr;
+      while (b) {
+        const std::size_t n = reader.next_run(first);
+        if (n == 0) break;
+        for (std::size_t i = 0; i < n;) {
+          const std::size_t take = std::min(n - i, kBlockEvents - b->events.size());
+          b->events.insert(b->events.end(), first + i, first + i + take);
+          i += take;
+          if (b->events.size() == kBlockEvents) {
+            publish();
+            b = next_free();
+            if (!b) break;  // a writer failed
+          }
+        }
+      }
+      if (b && !b->events.empty()) publish();
+    } catch (...) {
+      read_error = std::current_exception();
+      if (b && !b->events.empty()) publish();
+    }
+    finish();
+    if (write_error_) std::rethrow_exception(write_error_);
+    if (read_error) std::rethrow_exception(read_error);
+  }
+
+ private:
+  struct Block {
+    std::vector<trace::Event> events;
+    std::unique_ptr<char[]> text;
+    bool busy = false;  // filled and not yet written
+  };
+
+  // The block to fill next, once its last use is written; nullptr if a writer failed.
+  Block* next_free() {
+    std::unique_lock lock(mutex_);
+    Block& b = ring_[filled_ % ring_.size()];
+    freed_.wait(lock, [&] { return !b.busy || write_error_; });
+    if (write_error_) return nullptr;
+    b.events.clear();
+    return &b;
+  }
+
+  void publish() {
+    {
+      std::lock_guard lock(mutex_);
+      ring_[filled_ % ring_.size()].busy = true;
+      ++filled_;
+    }
+    filled_cv_.notify_one();
+  }
+
+  void finish() {
+    {
+      std::lock_guard lock(mutex_);
+      if (done_) return;
+      done_ = true;
+    }
+    filled_cv_.notify_all();
+    for (std::thread& t : workers_) t.join();
+  }
+
+  void work() {
+    std::string scratch;
+    for (;;) {
+      std::uint64_t number;
+      {
+        std::unique_lock lock(mutex_);
+        filled_cv_.wait(lock, [&] { return taken_ < filled_ || done_; });
+        if (taken_ == filled_) return;  // done, and every block taken
+        number = taken_++;
+      }
+      Block& b = ring_[number % ring_.size()];
+      char* const begin = b.text.get();
+      char* end = begin;
+      for (const trace::Event& e : b.events) end = print_event(end, e, kinds_.name(e, scratch), t0_, no_time_);
+      {
+        std::unique_lock lock(mutex_);
+        written_cv_.wait(lock, [&] { return written_ == number; });
+      }
+      // Only this thread writes now: the next block waits for written_ to move.
+      std::exception_ptr error;
+      if (!write_error_) {
+        try {
+          flush(begin, end);
+        } catch (...) {
+          error = std::current_exception();
+        }
+      }
+      {
+        std::lock_guard lock(mutex_);
+        if (error) write_error_ = error;
+        b.busy = false;
+        ++written_;
+      }
+      written_cv_.notify_all();
+      freed_.notify_one();
+    }
+  }
+
+  const KindNames& kinds_;
+  const std::uint64_t t0_;
+  const bool no_time_;
+  std::vector<Block> ring_;
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable filled_cv_, written_cv_, freed_;
+  std::uint64_t filled_ = 0;   // blocks handed to the workers
+  std::uint64_t taken_ = 0;    // blocks a worker has started on
+  std::uint64_t written_ = 0;  // blocks written, in order
+  bool done_ = false;
+  std::exception_ptr write_error_;
+};
+
 int dump(const DumpOptions& o) {
   trace::Reader r(o.trace);
   const trace::Header& h = r.header();
@@ -207,20 +365,9 @@ int dump(const DumpOptions& o) {
       fmt::print("# module {:#x}-{:#x} load {:#x} {}{}{}\n", m.start, m.end, m.load_address, m.path,
                  m.build_id.empty() ? "" : " build-id ", m.build_id);
   }
-  constexpr std::size_t kFlushAt = 1 << 20;
-  std::vector<char> buffer(kFlushAt + Line::kMaxLine);
-  char* const begin = buffer.data();
-  char* filled = begin;
+  std::fflush(stdout);  // the header before the events, which the workers write
   const KindNames kinds;
-  trace::Event e;
-  while (r.next(e)) {
-    filled = print_event(filled, e, kinds[e], h.start_monotonic_ns, o.no_time);
-    if (static_cast<std::size_t>(filled - begin) >= kFlushAt) {
-      flush(begin, filled);
-      filled = begin;
-    }
-  }
-  flush(begin, filled);
+  ParallelFormatter(kinds, h.start_monotonic_ns, o.no_time, std::max(1u, std::thread::hardware_concurrency())).run(r);
   if (!o.no_header) {
     if (const auto& end = r.end()) {
       static const char* const reasons[] = {"", "exit", "_exit", "abort", "exec"};

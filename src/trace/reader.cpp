@@ -294,6 +294,23 @@ struct Reader::Impl {
     }
   }
 
+  // Decodes the current stream's next chunk; the stream goes back into the
+  // heap if its first event is later than another stream's.
+  void decode(Stream& st) {
+    if (!pipeline)  // one chunk has nothing to decode ahead of
+      pipeline = std::make_unique<ChunkPipeline>(path, data, event_chunks,
+                                                 event_chunks.size() > 1 ? decode_threads - 1 : 0);
+    const std::size_t chunk = st.chunks[st.next++];
+    try {
+      pipeline->take(chunk, st.events);
+    } catch (...) {
+      current = nullptr;  // the damaged thread's stream ends here
+      throw;
+    }
+    st.count = event_chunks[chunk].h.count;
+    yield_if_later(key(st));
+  }
+
   // Threads are merged by time; each thread's own events keep their order.
   bool next(Event& e) {
     for (;;) {
@@ -304,18 +321,7 @@ struct Reader::Impl {
       }
       Stream& st = *current;
       if (!st.decoded()) {
-        if (!pipeline)  // one chunk has nothing to decode ahead of
-          pipeline = std::make_unique<ChunkPipeline>(path, data, event_chunks,
-                                                     event_chunks.size() > 1 ? decode_threads - 1 : 0);
-        const std::size_t chunk = st.chunks[st.next++];
-        try {
-          pipeline->take(chunk, st.events);
-        } catch (...) {
-          current = nullptr;  // the damaged thread's stream ends here
-          throw;
-        }
-        st.count = event_chunks[chunk].h.count;
-        yield_if_later(key(st));
+        decode(st);
         continue;
       }
       e = st.events[st.index++];
@@ -326,6 +332,40 @@ struct Reader::Impl {
       else
         current = nullptr;
       return true;
+    }
+  }
+
+  // The events next() would give in a row from the current stream: up to the
+  // first one later than the earliest other stream, or the end of its chunk.
+  std::size_t next_run(const Event*& first) {
+    for (;;) {
+      if (!current) {
+        if (heap.empty()) return 0;
+        current = heap.top().stream;
+        heap.pop();
+      }
+      Stream& st = *current;
+      if (!st.decoded()) {
+        decode(st);
+        continue;
+      }
+      std::size_t stop = st.index + 1;
+      if (heap.empty()) {
+        stop = st.count;
+      } else {
+        const Key top = heap.top();
+        while (stop < st.count && !later(Key{st.events[stop].time_ns, st.sequence, &st}, top)) ++stop;
+      }
+      first = st.events.data() + st.index;
+      const std::size_t n = stop - st.index;
+      st.index = stop;
+      if (st.decoded())
+        yield_if_later(key(st));
+      else if (next_chunk(st))
+        yield_if_later(chunk_key(st));
+      else
+        current = nullptr;
+      return n;
     }
   }
 
@@ -358,6 +398,7 @@ std::uint64_t Reader::chunk_count() const noexcept { return impl_->chunks; }
 std::uint64_t Reader::file_size() const noexcept { return impl_->size; }
 
 bool Reader::next(Event& event) { return impl_->next(event); }
+std::size_t Reader::next_run(const Event*& first) { return impl_->next_run(first); }
 void Reader::rewind() { impl_->reset_merge(); }
 
 void Reader::set_decode_threads(unsigned threads) {

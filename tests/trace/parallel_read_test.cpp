@@ -109,14 +109,28 @@ struct Reading {
   std::string cut;
 };
 
-Reading read(const std::string& path, unsigned threads) {
+// How a Reading takes the events: next() one by one, next_run() runs, or
+// the two alternating.
+enum class How { events, runs, mixed };
+
+Reading read(const std::string& path, unsigned threads, How how = How::events) {
   Reading r;
   try {
     tr::Reader reader(path);
     reader.set_decode_threads(threads);
     r.cut = reader.cut();
     Event e;
-    while (reader.next(e)) r.events.push_back(e);
+    const Event* run = nullptr;
+    for (bool by_run = how == How::runs;; by_run = how == How::mixed ? !by_run : by_run) {
+      if (by_run) {
+        const std::size_t n = reader.next_run(run);
+        if (n == 0) break;
+        r.events.insert(r.events.end(), run, run + n);
+      } else {
+        if (!reader.next(e)) break;
+        r.events.push_back(e);
+      }
+    }
   } catch (const tr::Error& e) {
     r.error = e.what();
   }
@@ -172,6 +186,23 @@ TEST(ParallelRead, SameEventsAsSequentialOnEveryShape) {
   }
 }
 
+TEST(ParallelRead, RunsGiveTheSameEventsAsNext) {
+  TempDir dir;
+  for (const Shape& shape : kShapes) {
+    SCOPED_TRACE(shape.name);
+    const std::string path = dir.file(std::string(shape.name) + ".trace");
+    write_trace(path, shape, 13);
+    const Reading want = read(path, 1);
+    ASSERT_FALSE(want.error) << *want.error;
+    for (unsigned threads : {1u, 2u, 8u}) {
+      SCOPED_TRACE("runs");
+      expect_same(want, read(path, threads, How::runs), threads);
+      SCOPED_TRACE("runs and single events alternating");
+      expect_same(want, read(path, threads, How::mixed), threads);
+    }
+  }
+}
+
 TEST(ParallelRead, RewindInTheMiddleStartsOver) {
   TempDir dir;
   const std::string path = dir.file("t.trace");
@@ -206,6 +237,8 @@ TEST(ParallelRead, DamagedChunksGiveTheSameEventsThenTheSameError) {
       write_file(path, bad);
       const Reading want = read(path, 1);
       for (unsigned threads : kThreadCounts) expect_same(want, read(path, threads), threads);
+      expect_same(want, read(path, 1, How::runs), 1);
+      expect_same(want, read(path, 2, How::runs), 2);
     }
   }
 }
