@@ -49,16 +49,20 @@ class AddressMap {
   void erase(std::uint64_t address) noexcept {
     std::size_t i = home(address);
     while (slots_[i].address != address) i = (i + 1) & mask_;
-    // Backward shift: an entry further along the run moves into the hole when
-    // the hole lies between its home slot and where it is.
-    for (std::size_t j = (i + 1) & mask_; slots_[j].address != 0; j = (j + 1) & mask_) {
-      if (((j - home(slots_[j].address)) & mask_) >= ((j - i) & mask_)) {
-        slots_[i] = std::move(slots_[j]);
-        i = j;
+    remove_slot(i);
+  }
+
+  /// Removes `address` and moves its value to `out`; false (and `out`
+  /// untouched) if it is not in the map. One probe where find + erase take two.
+  bool take(std::uint64_t address, Value& out) noexcept {
+    for (std::size_t i = home(address);; i = (i + 1) & mask_) {
+      if (slots_[i].address == address) {
+        out = std::move(slots_[i].value);
+        remove_slot(i);
+        return true;
       }
+      if (slots_[i].address == 0) return false;
     }
-    slots_[i].address = 0;
-    --size_;
   }
 
   template <class F>
@@ -72,6 +76,20 @@ class AddressMap {
     std::uint64_t address = 0;
     Value value{};
   };
+
+  // Empties slot i, which holds an entry.
+  void remove_slot(std::size_t i) noexcept {
+    // Backward shift: an entry further along the run moves into the hole when
+    // the hole lies between its home slot and where it is.
+    for (std::size_t j = (i + 1) & mask_; slots_[j].address != 0; j = (j + 1) & mask_) {
+      if (((j - home(slots_[j].address)) & mask_) >= ((j - i) & mask_)) {
+        slots_[i] = std::move(slots_[j]);
+        i = j;
+      }
+    }
+    slots_[i].address = 0;
+    --size_;
+  }
 
   // Fibonacci hashing: the product's high bits, which every address bit
   // reaches (block addresses share their low bits).

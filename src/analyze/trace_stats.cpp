@@ -222,12 +222,11 @@ class Accumulator {
   }
 
   void release(const Event& e, std::uint64_t address) {
-    const LiveBlock* found = live_.find(address);
-    if (!found) {
+    LiveBlock b{};
+    if (!live_.take(address, b)) {
       ++s_.unknown_releases;
       return;
     }
-    const LiveBlock& b = *found;
     lifetime_events_.add(s_.events - b.event_index);
     lifetime_ns_.add(e.time_ns - b.time_ns);
     if (b.thread != e.thread) {
@@ -237,7 +236,6 @@ class Accumulator {
     in_use_ -= b.size;
     note_in_use();
     site_list_[b.site].live -= b.size;
-    live_.erase(address);
   }
 
   void realloc(const Event& e, ThreadStats& t) {

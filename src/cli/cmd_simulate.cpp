@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <optional>
@@ -14,6 +15,7 @@
 
 #include "commands.h"
 #include "dmm_spec.h"
+#include "replay_stream.h"
 #include "simulator.h"
 #include "tailor/trace/reader.h"
 
@@ -26,6 +28,7 @@ struct SimulateCmdOptions {
   std::string dmms = "kng";
   bool json = false;
   bool check = false;
+  bool load_first = false;
   unsigned threads = 0;
 };
 
@@ -144,45 +147,76 @@ bool is_spec_file(const std::string& name) {
   return name.ends_with(".json") || name.find('/') != std::string::npos;
 }
 
-// Runs every job on up to `threads` threads (one DMM per thread at a time);
-// results in the jobs' order. Shows progress on a terminal.
-std::vector<simulate::Metrics> run_jobs(const std::vector<Job>& jobs, const simulate::ReplayTrace& t, bool check,
-                                        unsigned threads, bool tty) {
+// Runs every job on up to `threads` threads (one DMM per thread at a time)
+// while the calling thread loads the trace into `stream`: jobs that stream
+// (simulate::streams) start at once and follow the load, the others start
+// when it ends. Results in the jobs' order. Shows progress on a terminal.
+std::vector<simulate::Metrics> run_jobs(const std::vector<Job>& jobs, simulate::ReplayStream& stream,
+                                        const SimulateCmdOptions& o, bool tty) {
   const std::size_t n = jobs.size();
+  auto streaming = [&](const Job& job) { return !o.load_first && !o.check && !job.spec && simulate::streams(job.name); };
+  std::vector<std::size_t> order(n);  // streaming jobs first: a worker waiting for the load holds no streaming job back
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  std::stable_partition(order.begin(), order.end(), [&](std::size_t i) { return streaming(jobs[i]); });
+
   std::vector<simulate::Metrics> all(n);
   std::vector<std::exception_ptr> errors(n);
   std::unique_ptr<std::atomic<std::uint64_t>[]> done(new std::atomic<std::uint64_t>[n]);
   for (std::size_t i = 0; i < n; ++i) done[i] = 0;
   std::atomic<std::size_t> next{0}, finished{0};
+  std::atomic<bool> loaded{false};
   auto worker = [&] {
-    for (std::size_t i; (i = next.fetch_add(1)) < n;) {
+    for (std::size_t k; (k = next.fetch_add(1)) < n;) {
+      const std::size_t i = order[k];
       simulate::SimulateOptions so;
-      so.check = check;
+      so.check = o.check;
       so.progress = [&, i](std::uint64_t d, std::uint64_t) { done[i] = d; };
       try {
-        all[i] = jobs[i].spec ? simulate::simulate(t, *jobs[i].spec, so, jobs[i].origin)
-                              : simulate::simulate(t, jobs[i].name, so);
+        if (streaming(jobs[i])) {
+          all[i] = simulate::simulate(stream, jobs[i].name, so);
+        } else {
+          const simulate::ReplayTrace& t = stream.wait_complete();
+          if (!stream.failed())
+            all[i] = jobs[i].spec ? simulate::simulate(t, *jobs[i].spec, so, jobs[i].origin)
+                                  : simulate::simulate(t, jobs[i].name, so);
+        }
       } catch (...) {
         errors[i] = std::current_exception();
       }
-      done[i] = t.operations.size();
       finished.fetch_add(1);
     }
   };
+  const unsigned threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
   std::vector<std::thread> pool;
   for (unsigned k = 0; k < std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(n))); ++k)
     pool.emplace_back(worker);
-  const bool show = tty && t.operations.size() > simulate::SimulateOptions::kProgressEvery;
-  while (show && finished.load() < n) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    std::string line = "simulating";
-    for (std::size_t i = 0; i < n; ++i)
-      line += fmt::format(" {} {:.0f}%", jobs[i].name,
-                          100.0 * static_cast<double>(done[i].load()) / static_cast<double>(t.operations.size()));
-    fmt::print(stderr, "\r\033[K{}", line);
+
+  // Progress on a terminal, from a thread of its own while this one loads.
+  std::thread progress;
+  if (tty && stream.expected_operations() > simulate::SimulateOptions::kProgressEvery) {
+    progress = std::thread([&] {
+      while (finished.load() < n) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        const double total = static_cast<double>(std::max<std::uint64_t>(1, stream.expected_operations()));
+        std::string line = loaded.load() ? "simulating" : "loading and simulating";
+        for (std::size_t i = 0; i < n; ++i)
+          line += fmt::format(" {} {:.0f}%", jobs[i].name, std::min(100.0, 100.0 * static_cast<double>(done[i].load()) / total));
+        fmt::print(stderr, "\r\033[K{}", line);
+      }
+      fmt::print(stderr, "\r\033[K");
+    });
   }
+  std::exception_ptr load_error;
+  try {
+    stream.build();
+  } catch (...) {
+    load_error = std::current_exception();
+  }
+  loaded = true;
   for (auto& th : pool) th.join();
-  if (show) fmt::print(stderr, "\r\033[K");
+  finished = n;
+  if (progress.joinable()) progress.join();
+  if (load_error) std::rethrow_exception(load_error);
   for (const auto& e : errors)
     if (e) std::rethrow_exception(e);
   return all;
@@ -205,12 +239,9 @@ int simulate_cmd(const SimulateCmdOptions& o) {
 
   trace::Reader r(o.trace);
   const bool tty = isatty(STDERR_FILENO) == 1;
-  if (tty) fmt::print(stderr, "loading {} ({} events)...", o.trace, r.event_count());
-  simulate::ReplayTrace t = simulate::load_replay(r);
-  if (tty) fmt::print(stderr, "\r\033[K");
-
-  const unsigned threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
-  std::vector<simulate::Metrics> all = run_jobs(jobs, t, o.check, threads, tty);
+  simulate::ReplayStream stream(r);
+  std::vector<simulate::Metrics> all = run_jobs(jobs, stream, o, tty);
+  const simulate::ReplayTrace& t = stream.wait_complete();
 
   if (o.json) {
     nlohmann::json dmms = nlohmann::json::array();
@@ -253,6 +284,9 @@ void add_simulate(CLI::App& app, Runner& run) {
       ->capture_default_str();
   cmd->add_option("--threads", o->threads, "DMMs simulated at once (default: one per core)");
   cmd->add_flag("--json", o->json, "Machine-readable output (with the time series)");
+  cmd->add_flag("--load-first", o->load_first,
+                "Load the whole trace before simulating (by default the DMMs that can follow the load run beside "
+                "it); the simulation times are then the loops' alone");
   cmd->add_flag("--check", o->check,
                 "Verify after every operation: no overlap, inside system memory, size, alignment, high-water mark");
   cmd->callback([o, &run] { run = [o] { return simulate_cmd(*o); }; });

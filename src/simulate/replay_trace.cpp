@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <mutex>
 #include <stdexcept>
 
 namespace tailor::simulate {
@@ -20,7 +21,9 @@ std::uint64_t ReplayTrace::event_of(std::uint64_t op) const {
 
 ReplayBuilder::ReplayBuilder(std::uint32_t page_size, std::uint64_t expected_events) {
   r_.summary.page_size = page_size ? page_size : 4096;
-  r_.operations.reserve(expected_events);
+  // Room for reallocs that move (two operations for one event) without a copy
+  // of the array; memory not written to is never touched.
+  r_.operations.reserve(expected_events + expected_events / 4);
   small_index_.assign(kDirectSizes, 0);
 }
 
@@ -36,7 +39,13 @@ std::uint32_t ReplayBuilder::size_index(std::uint64_t bytes) {
   }
   if (r_.sizes.size() >= Operation::kMaxSizes)
     throw std::length_error("replay: the trace requests more than 2^25 distinct sizes (the replay form's limit)");
-  r_.sizes.push_back(bytes);
+  if (publisher_ != nullptr && r_.sizes.size() == r_.sizes.capacity()) [[unlikely]] {
+    std::unique_lock moving(publisher_->growth);
+    r_.sizes.push_back(bytes);
+    publisher_->sizes = r_.sizes.data();
+  } else {
+    r_.sizes.push_back(bytes);
+  }
   *slot = static_cast<std::uint32_t>(r_.sizes.size());
   return *slot - 1;
 }
@@ -48,17 +57,39 @@ void ReplayBuilder::push(const Operation& op) {
     r_.event_offsets.emplace_back(index, offset);
     offset_ = offset;
   }
-  r_.operations.push_back(op);
+  if (publisher_ != nullptr && r_.operations.size() == r_.operations.capacity()) [[unlikely]] {
+    std::unique_lock moving(publisher_->growth);  // readers hold no pointer into the array while it moves
+    r_.operations.push_back(op);
+    publisher_->ops = r_.operations.data();
+  } else {
+    r_.operations.push_back(op);
+  }
+  if (publisher_ != nullptr && (r_.operations.size() & (Publisher::kEvery - 1)) == 0) [[unlikely]]
+    publish();
+}
+
+void ReplayBuilder::publish() {
+  publisher_->max_live.store(live_word_.size(), std::memory_order_relaxed);
+  publisher_->available.store(r_.operations.size(), std::memory_order_release);
+  publisher_->version.fetch_add(1, std::memory_order_release);
+  publisher_->version.notify_all();
+}
+
+void ReplayBuilder::publish_to(Publisher* publisher) {
+  publisher_ = publisher;
+  if (publisher_ == nullptr) return;
+  r_.sizes.reserve(1024);
+  std::unique_lock placing(publisher_->growth);
+  publisher_->ops = r_.operations.data();
+  publisher_->sizes = r_.sizes.data();
 }
 
 void ReplayBuilder::release(std::uint64_t address) {
-  const std::uint32_t* found = live_.find(address);
-  if (found == nullptr) {
+  std::uint32_t id;
+  if (!live_.take(address, id)) {
     ++r_.summary.unknown_releases;
     return;
   }
-  const std::uint32_t id = *found;
-  live_.erase(address);
   in_use_ -= r_.sizes[live_word_[id] >> 7];
   free_ids_.push_back(id);
   push(Operation{id, live_word_[id] | Operation::kRelease});
@@ -66,14 +97,12 @@ void ReplayBuilder::release(std::uint64_t address) {
 }
 
 void ReplayBuilder::move(std::uint64_t from, std::uint64_t to, std::uint64_t bytes) {
-  const std::uint32_t* found = live_.find(from);
-  if (found == nullptr) {
+  std::uint32_t old;
+  if (!live_.take(from, old)) {
     ++r_.summary.unknown_releases;
     allocate(to, bytes, 0);
     return;
   }
-  const std::uint32_t old = *found;
-  live_.erase(from);
   in_use_ -= r_.sizes[live_word_[old] >> 7];  // as tailor stats counts: the old block ends first
   allocate(to, bytes, 0);                      // an allocator moving a block needs the new one before it frees the old
   push(Operation{old, live_word_[old] | Operation::kRelease});
@@ -148,7 +177,12 @@ void ReplayBuilder::add(const Event& e) {
   ++r_.summary.events;
 }
 
+void ReplayBuilder::add_run(const Event* events, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) add(events[i]);
+}
+
 ReplayTrace ReplayBuilder::finish() {
+  if (publisher_ != nullptr) publish();
   r_.summary.max_live_blocks = live_word_.size();
   r_.summary.live_blocks_at_end = live_.size();
   return std::move(r_);
@@ -157,8 +191,8 @@ ReplayTrace ReplayBuilder::finish() {
 ReplayTrace load_replay(trace::Reader& reader) {
   ReplayBuilder builder(reader.header().page_size, reader.event_count());
   reader.rewind();
-  Event e;
-  while (reader.next(e)) builder.add(e);
+  const Event* run;
+  while (const std::size_t n = reader.next_run(run)) builder.add_run(run, n);
   reader.rewind();
   return builder.finish();
 }

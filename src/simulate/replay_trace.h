@@ -26,7 +26,9 @@
 //    (the trace missed its release), as a release operation.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <shared_mutex>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -92,14 +94,34 @@ struct ReplayTrace {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> event_offsets;
 };
 
+/// What a builder shares with readers of the operations it has built so far
+/// (replay_stream.h): the count of operations built, published every kEvery
+/// operations and at the end, the most blocks live up to then, and the lock
+/// under which the operation and size arrays move when they grow (readers
+/// hold it shared while they use pointers into them).
+struct Publisher {
+  static constexpr std::uint64_t kEvery = std::uint64_t{1} << 16;
+  std::atomic<std::uint64_t> available{0};
+  std::atomic<std::uint64_t> max_live{0};
+  std::atomic<std::uint32_t> version{0};  // moves at every publication (and at the end): what readers wait on
+  std::shared_mutex growth;
+  const Operation* ops = nullptr;       // where the arrays are now (guarded by growth)
+  const std::uint64_t* sizes = nullptr;
+};
+
 /// Builds a ReplayTrace event by event (for tests and for load_replay).
 class ReplayBuilder {
  public:
   explicit ReplayBuilder(std::uint32_t page_size = 4096, std::uint64_t expected_events = 0);
   void add(const trace::Event& event);
+  void add_run(const trace::Event* events, std::size_t n);
+  /// Publishes progress to `publisher` from now on (nullptr: to nobody).
+  /// Call before the first add.
+  void publish_to(Publisher* publisher);
   ReplayTrace finish();
 
  private:
+  void publish();
   void allocate(std::uint64_t address, std::uint64_t bytes, std::uint64_t alignment);
   void release(std::uint64_t address);
   void move(std::uint64_t from, std::uint64_t to, std::uint64_t bytes);  // realloc that returned a block
@@ -116,6 +138,7 @@ class ReplayBuilder {
   static constexpr std::uint64_t kDirectSizes = 1 << 16;  // sizes below are indexed by an array, the rest hashed
   std::vector<std::uint32_t> small_index_;                 // bytes -> index + 1 (0: not seen yet)
   std::unordered_map<std::uint64_t, std::uint32_t> large_index_;
+  Publisher* publisher_ = nullptr;
 };
 
 /// Reads every event of `reader` (from the start) into a ReplayTrace.

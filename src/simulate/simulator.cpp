@@ -3,7 +3,9 @@
 // its mechanism on a fresh SimulatedMemory.
 #include "simulator.h"
 
+#include <algorithm>
 #include <new>
+#include <type_traits>
 #include <stdexcept>
 
 #include "dmm.h"
@@ -37,9 +39,9 @@ void require(const char* why) {
 }
 
 // One run of mechanism A on a fresh SimulatedMemory; make(memory) builds it.
-template <class Make>
-Metrics run_on_fresh_memory(std::string_view name, const ReplayTrace& trace, const SimulateOptions& options,
-                            Make make) {
+// Source: a finished ReplayTrace or a ReplayStream.
+template <class Source, class Make>
+Metrics run_on_fresh_memory(std::string_view name, Source& trace, const SimulateOptions& options, Make make) {
   SimulatedMemory memory;
   auto allocator = make(memory);
   if constexpr (requires { allocator.ok(); }) {
@@ -50,22 +52,20 @@ Metrics run_on_fresh_memory(std::string_view name, const ReplayTrace& trace, con
   return m;
 }
 
-}  // namespace
+std::uint32_t page_size_of(const ReplayTrace& trace) { return trace.summary.page_size; }
+std::uint32_t page_size_of(const ReplayStream& stream) { return stream.page_size(); }
 
-Metrics simulate(const ReplayTrace& trace, const DmmSpec& spec, const SimulateOptions& options,
-                 const std::string& origin) {
-  std::uint64_t largest = 0;
-  for (const Operation& op : trace.operations) largest = std::max(largest, routing_size(trace.bytes(op), op.alignment()));
-  check_covers(spec, largest, origin);
-  Dmm dmm(spec, spec.exact_sizes.empty() ? sizes_of(trace) : spec.exact_sizes, origin);
-  Metrics m = run(dmm, dmm.memory(), trace, options);
-  m.dmm = spec.name.empty() ? "spec" : spec.name;
-  return m;
+[[noreturn]] void unknown_dmm(std::string_view name) {
+  std::string known;
+  for (const auto& k : known_dmms()) known += (known.empty() ? "" : ", ") + k;
+  throw std::invalid_argument("unknown DMM '" + std::string(name) + "' (known: " + known + ")");
 }
 
-Metrics simulate(const ReplayTrace& trace, std::string_view name, const SimulateOptions& options) {
+// The built-ins by name, over either source; `exa` only over a finished trace.
+template <class Source>
+Metrics simulate_builtin(Source& trace, std::string_view name, const SimulateOptions& options) {
   using Mem = SimulatedMemory;
-  const std::uint64_t page = trace.summary.page_size;
+  const std::uint64_t page = page_size_of(trace);
   if (name == "kng") require(Kingsley<Mem>::check(page));
   if (name == "lea") require(Lea<Mem>::check(page));
   if (name == "fib") require(FibonacciBuddy<Mem>::check(FibonacciBuddy<Mem>::kDefaultTop, page));
@@ -82,15 +82,48 @@ Metrics simulate(const ReplayTrace& trace, std::string_view name, const Simulate
       return BinaryBuddy<Mem>(m, BinaryBuddy<Mem>::kDefaultMaxOrder, page);
     });
   if (name == "s10" || name == "exa") {
-    SizeClasses classes = name == "s10" ? s10_classes() : exa_classes(sizes_of(trace));
+    SizeClasses classes = [&] {
+      if (name == "s10") return s10_classes();
+      if constexpr (std::is_same_v<Source, const ReplayTrace>)
+        return exa_classes(sizes_of(trace));
+      else
+        throw std::logic_error("exa needs the whole trace's sizes before it starts");
+    }();
     const SegregatedConfig config = name == "s10" ? s10_config(page) : exa_config(page);
     require(SegregatedLists<Mem>::check(classes, config));
     return run_on_fresh_memory(name, trace, options,
                                [&](Mem& m) { return SegregatedLists<Mem>(m, std::move(classes), config); });
   }
-  std::string known;
-  for (const auto& k : known_dmms()) known += (known.empty() ? "" : ", ") + k;
-  throw std::invalid_argument("unknown DMM '" + std::string(name) + "' (known: " + known + ")");
+  unknown_dmm(name);
+}
+
+}  // namespace
+
+Metrics simulate(const ReplayTrace& trace, const DmmSpec& spec, const SimulateOptions& options,
+                 const std::string& origin) {
+  std::uint64_t largest = 0;
+  for (const Operation& op : trace.operations) largest = std::max(largest, routing_size(trace.bytes(op), op.alignment()));
+  check_covers(spec, largest, origin);
+  Dmm dmm(spec, spec.exact_sizes.empty() ? sizes_of(trace) : spec.exact_sizes, origin);
+  Metrics m = run(dmm, dmm.memory(), trace, options);
+  m.dmm = spec.name.empty() ? "spec" : spec.name;
+  return m;
+}
+
+Metrics simulate(const ReplayTrace& trace, std::string_view name, const SimulateOptions& options) {
+  return simulate_builtin(trace, name, options);
+}
+
+bool streams(std::string_view name) {
+  return name == "kng" || name == "lea" || name == "fib" || name == "buddy" || name == "s10";
+}
+
+Metrics simulate(ReplayStream& stream, std::string_view name, const SimulateOptions& options) {
+  if (!streams(name)) {
+    if (std::find(known_dmms().begin(), known_dmms().end(), name) == known_dmms().end()) unknown_dmm(name);
+    throw std::invalid_argument("DMM '" + std::string(name) + "' needs the whole trace before it starts");
+  }
+  return simulate_builtin(stream, name, options);
 }
 
 }  // namespace tailor::simulate

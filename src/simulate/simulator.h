@@ -22,6 +22,7 @@
 #include "energy.h"
 #include "heap_snapshot.h"
 #include "metrics.h"
+#include "replay_stream.h"
 #include "replay_trace.h"
 #include "simulated_memory.h"
 
@@ -53,6 +54,15 @@ const std::vector<std::string>& known_dmms();
 /// naming the known DMMs for an unknown name, CheckError if a check fails.
 Metrics simulate(const ReplayTrace& trace, std::string_view name, const SimulateOptions& options = {});
 
+/// Whether the built-in DMM `name` can simulate a trace while it loads (it
+/// needs no knowledge of the whole trace before its first operation).
+bool streams(std::string_view name);
+
+/// Simulates the built-in DMM `name` (one that streams()) on a trace as it
+/// loads; the same Metrics as simulate() on the finished trace, but for the
+/// time series' sampling interval (from the trace's event count).
+Metrics simulate(ReplayStream& stream, std::string_view name, const SimulateOptions& options = {});
+
 namespace detail {
 
 /// Throws std::length_error: the allocator cannot serve a request.
@@ -65,30 +75,64 @@ struct NoCheck {
   void finish() {}
 };
 
-template <Allocator A, class Mem, class Observer>
-Metrics run(A& allocator, const Mem& memory, const ReplayTrace& trace, const SimulateOptions& options,
-            Observer& observer) {
+/// The operations of a finished trace, as one batch.
+struct WholeTrace {
+  const ReplayTrace& trace;
+  ReplayStream::View acquire(std::uint64_t from) const noexcept {
+    return {trace.operations.data(), trace.sizes.data(), trace.operations.size(), trace.summary.max_live_blocks,
+            from >= trace.operations.size()};
+  }
+  void release() const noexcept {}
+  std::uint64_t expected_operations() const noexcept { return trace.operations.size(); }
+  const ReplaySummary& summary() const noexcept { return trace.summary; }
+};
+
+/// The operations of a trace still being loaded, in batches as they come
+/// (replay_stream.h).
+struct StreamedTrace {
+  ReplayStream& stream;
+  ReplayStream::View acquire(std::uint64_t from) { return stream.acquire(from); }
+  void release() { stream.release(); }
+  std::uint64_t expected_operations() const noexcept { return stream.expected_operations(); }
+  const ReplaySummary& summary() const noexcept { return stream.summary(); }
+};
+
+/// The loop: every operation the feed gives, in batches of at most
+/// kProgressEvery. Metrics::seconds counts the batches' work, not the waits
+/// for a streamed trace's next operations.
+template <Allocator A, class Mem, class Feed, class Observer>
+Metrics run(A& allocator, const Mem& memory, Feed& feed, const SimulateOptions& options, Observer& observer) {
   struct Live {
     Address address;
     std::uint64_t block_bytes;
     std::uint64_t requested;
   };
-  std::vector<Live> live(trace.summary.max_live_blocks);
-  const Operation* ops = trace.operations.data();
-  const std::uint64_t* sizes = trace.sizes.data();
-  const std::uint64_t n = trace.operations.size();
-  const std::uint64_t every =
-      options.sample_every ? options.sample_every : std::max<std::uint64_t>(1, n / SimulateOptions::kDefaultSamples);
+  std::vector<Live> live;
+  const std::uint64_t expected = feed.expected_operations();
+  const std::uint64_t every = options.sample_every ? options.sample_every
+                                                   : std::max<std::uint64_t>(1, expected / SimulateOptions::kDefaultSamples);
 
   Metrics m;
-  m.operations = n;
-  m.max_in_use = trace.summary.max_in_use_bytes;
-  m.series.reserve(n / every + 2);
+  m.series.reserve(expected / every + 2);
   std::uint64_t requested = 0, block_bytes = 0, peak = 0, next_sample = every - 1;
+  std::chrono::steady_clock::duration working{};
 
-  const auto start = std::chrono::steady_clock::now();
-  for (std::uint64_t done = 0; done < n;) {
-    const std::uint64_t stop = std::min(n, done + SimulateOptions::kProgressEvery);
+  std::uint64_t done = 0;
+  for (bool more = true; more;) {
+    const ReplayStream::View v = feed.acquire(done);
+    struct Held {  // the feed's arrays stay in place until the batch is done, or left by an exception
+      Feed& feed;
+      ~Held() { feed.release(); }
+    } held{feed};
+    if (done >= v.available) {
+      more = !v.done;
+      continue;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    if (live.size() < v.max_live) live.resize(v.max_live);
+    const Operation* ops = v.ops;
+    const std::uint64_t* sizes = v.sizes;
+    const std::uint64_t stop = std::min(v.available, done + SimulateOptions::kProgressEvery);
     for (std::uint64_t i = done; i < stop; ++i) {
       const Operation op = ops[i];
       Live& b = live[op.block];
@@ -119,10 +163,14 @@ Metrics run(A& allocator, const Mem& memory, const ReplayTrace& trace, const Sim
         next_sample += every;
       }
     }
+    working += std::chrono::steady_clock::now() - start;
     done = stop;
-    if (options.progress) options.progress(done, n);
+    if (options.progress) options.progress(done, std::max(done, feed.expected_operations()));
   }
-  m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const std::uint64_t n = done;
+  m.operations = n;
+  m.max_in_use = feed.summary().max_in_use_bytes;
+  m.seconds = std::chrono::duration<double>(working).count();
   if (n && (m.series.empty() || m.series.back().operation != n - 1))
     m.series.push_back({n - 1, requested, block_bytes, memory.held()});
   observer.finish();
@@ -153,16 +201,30 @@ Metrics run(A& allocator, const Mem& memory, const ReplayTrace& trace, const Sim
     std::uint64_t min_alignment = A::kMinAlignment;
     if constexpr (requires { allocator.min_alignment(); }) min_alignment = allocator.min_alignment();
     Checker checker(trace, memory, min_alignment);
-    return detail::run(allocator, memory, trace, options, checker);
+    detail::WholeTrace whole{trace};
+    return detail::run(allocator, memory, whole, options, checker);
   }
   if (!options.snapshots_at.empty()) {
     SnapshotTaker taker(trace, memory, options.snapshots_at);
-    Metrics m = detail::run(allocator, memory, trace, options, taker);
+    detail::WholeTrace whole{trace};
+    Metrics m = detail::run(allocator, memory, whole, options, taker);
     m.snapshots = std::move(taker).snapshots();
     return m;
   }
   detail::NoCheck none;
-  return detail::run(allocator, memory, trace, options, none);
+  detail::WholeTrace whole{trace};
+  return detail::run(allocator, memory, whole, options, none);
+}
+
+/// Runs a trace still being loaded through `allocator` (no checks, no
+/// snapshots: those need the whole trace).
+template <Allocator A, std::derived_from<MemoryAccount> Mem>
+Metrics run(A& allocator, const Mem& memory, ReplayStream& stream, const SimulateOptions& options = {}) {
+  if (options.check || !options.snapshots_at.empty())
+    throw std::invalid_argument("a simulation of a trace still loading takes no checks or snapshots");
+  detail::NoCheck none;
+  detail::StreamedTrace streamed{stream};
+  return detail::run(allocator, memory, streamed, options, none);
 }
 
 }  // namespace tailor::simulate

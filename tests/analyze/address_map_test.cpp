@@ -49,10 +49,19 @@ TEST(AddressMap, AgreesWithUnorderedMapUnderChurn) {
         *value = rng();
         want[address] = *value;
       } else if (want.contains(address)) {
-        map.erase(address);
+        if (rng() % 2) {
+          map.erase(address);
+        } else {
+          std::uint64_t taken = 0;
+          EXPECT_TRUE(map.take(address, taken));
+          EXPECT_EQ(taken, want[address]);
+        }
         want.erase(address);
       } else {
         EXPECT_EQ(map.find(address), nullptr);
+        std::uint64_t untouched = 7;
+        EXPECT_FALSE(map.take(address, untouched));
+        EXPECT_EQ(untouched, 7u);
       }
     }
     expect_same(map, want);

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: MIT
+// The build of a ReplayStream on one thread and its readers on others; see
+// replay_stream.h. The builder publishes a count of operations every
+// Publisher::kEvery; a reader that catches up waits on that count (a futex
+// wait through std::atomic::wait), and holds the growth lock shared while it
+// uses pointers into the arrays, which move only under the lock exclusive.
+#include "replay_stream.h"
+
+#include <condition_variable>
+
+namespace tailor::simulate {
+
+ReplayStream::ReplayStream(trace::Reader& reader)
+    : reader_(reader), page_size_(reader.header().page_size), expected_(reader.event_count()) {}
+
+void ReplayStream::build() {
+  std::exception_ptr error;
+  try {
+    ReplayBuilder builder(page_size_, expected_);
+    builder.publish_to(&publisher_);
+    reader_.rewind();
+    const trace::Event* run;
+    while (const std::size_t n = reader_.next_run(run)) builder.add_run(run, n);
+    reader_.rewind();
+    std::unique_lock final(publisher_.growth);
+    trace_ = builder.finish();  // the arrays' buffers move with the vectors: readers' pointers stay valid
+    publisher_.ops = trace_.operations.data();
+    publisher_.sizes = trace_.sizes.data();
+  } catch (...) {
+    error = std::current_exception();
+    failed_.store(true, std::memory_order_release);
+  }
+  {
+    std::lock_guard l(end_mu_);
+    ended_.store(true, std::memory_order_release);
+  }
+  end_cv_.notify_all();
+  publisher_.version.fetch_add(1, std::memory_order_release);  // wakes readers waiting for more
+  publisher_.version.notify_all();
+  if (error) std::rethrow_exception(error);
+}
+
+ReplayStream::View ReplayStream::acquire(std::uint64_t from) {
+  for (;;) {
+    // The version first: a publication after this load changes it, so the
+    // wait below returns at once instead of missing it.
+    const std::uint32_t version = publisher_.version.load(std::memory_order_acquire);
+    const bool ended = ended_.load(std::memory_order_acquire);
+    if (ended || publisher_.available.load(std::memory_order_acquire) > from) {
+      publisher_.growth.lock_shared();
+      View v;
+      v.ops = publisher_.ops;
+      v.sizes = publisher_.sizes;
+      v.available = failed() ? from : publisher_.available.load(std::memory_order_acquire);
+      v.max_live = publisher_.max_live.load(std::memory_order_relaxed);
+      v.done = ended;  // the end was published before ended_ was set: available is final
+      return v;
+    }
+    publisher_.version.wait(version, std::memory_order_acquire);
+  }
+}
+
+void ReplayStream::release() { publisher_.growth.unlock_shared(); }
+
+const ReplayTrace& ReplayStream::wait_complete() {
+  std::unique_lock l(end_mu_);
+  end_cv_.wait(l, [&] { return ended_.load(std::memory_order_acquire); });
+  return trace_;
+}
+
+std::uint64_t ReplayStream::expected_operations() const noexcept {
+  return ended_.load(std::memory_order_acquire) && !failed() ? trace_.operations.size() : expected_;
+}
+
+}  // namespace tailor::simulate
