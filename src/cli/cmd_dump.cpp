@@ -7,9 +7,12 @@
 // so a dump runs near the speed of reading.
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cerrno>
 #include <condition_variable>
 #include <cstdio>
 #include <exception>
@@ -207,9 +210,16 @@ char* print_event(char* at, const trace::Event& e, const std::string& kind, std:
   return l.end();
 }
 
+// Writes a formatted block straight to standard output (stdout's buffer is
+// flushed before the first block): a copy through stdio would cost as much
+// as a tenth of the dump.
 void flush(const char* begin, const char* end) {
-  const auto n = static_cast<std::size_t>(end - begin);
-  if (n != 0 && std::fwrite(begin, 1, n, stdout) != n) throw std::runtime_error("cannot write the dump to standard output");
+  while (begin < end) {
+    const ssize_t n = ::write(STDOUT_FILENO, begin, static_cast<std::size_t>(end - begin));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw std::runtime_error(std::string("cannot write the dump to standard output: ") + std::strerror(errno));
+    begin += n;
+  }
 }
 
 // The events formatted on every core, in the order read: the calling thread
