@@ -36,12 +36,15 @@ test-sanitize: deps
 	ninja -C $(BUILD)-$(SANITIZE) -j $(JOBS)
 	cd $(BUILD)-$(SANITIZE) && ctest --output-on-failure -j $(JOBS) -LE no_sanitize
 
-# libtailor's core and its multithreaded stress under ThreadSanitizer (only
-# the allocator tests: TSan cannot run the LD_PRELOAD tests, and the
-# address-space tests map more than TSan's application ranges allow).
+# libtailor's core and its multithreaded stress under ThreadSanitizer (the
+# allocator tests, not the LD_PRELOAD ones, which TSan cannot run, nor the
+# address-space tests, which map more than TSan's application ranges allow),
+# and the simulations that follow a loading trace.
 test-tsan: deps
 	cmake -S . -B $(BUILD)-thread -G Ninja -DTAILOR_SANITIZE=thread -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
-	ninja -C $(BUILD)-thread -j $(JOBS) test_alloc_core test_alloc_pools
+	ninja -C $(BUILD)-thread -j $(JOBS) test_alloc_core test_alloc_pools test_simulate_stream
+	# Simulations that follow a trace while it loads (docs/dmm.md): the builder publishing, readers waiting.
+	$(BUILD)-thread/bin/test_simulate_stream
 	# Call-site pools (docs/pools.md): per-thread pools, cross-thread frees, adoption after thread exit.
 	$(BUILD)-thread/bin/test_alloc_pools --gtest_filter='-Pools.ForkWithPoolsActive'
 	TAILOR_CONFIG=/dev/null $(BUILD)-thread/bin/test_alloc_core --gtest_filter='Stress.*:CoreApi.*:SizeClass.*:Config.*:Region.*:ThreadReuse.*'
