@@ -47,7 +47,7 @@ struct SearchOptions {
   /// The best few DMMs (distinct, by the validator's measure, or the
   /// evaluator's without one) kept in SearchResult::finalists, so that a
   /// caller can measure them once more on the whole trace.
-  unsigned finalists = 4;
+  unsigned finalists = 8;
 };
 
 struct Individual {
