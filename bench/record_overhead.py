@@ -3,7 +3,9 @@
 workloads, with heaptrack (Debian package) measured in the same run as the
 peer. Prints a markdown table for docs/BENCHMARKS.md.
 
-Each configuration runs --runs times; the table shows medians of wall time.
+Each configuration runs --runs times, in interleaved rounds (every workload
+unrecorded and recorded once per round; heaptrack after the rounds); the
+table shows medians of wall time.
 Ratios are recorded time / unrecorded time (lower is better).
 """
 import argparse
@@ -17,7 +19,8 @@ import tempfile
 import time
 
 WORKLOADS = ["hypercube_net", "cfrac", "boolean_sets", "gc_trees", "boxed_spheres",
-             "robot_kinematics", "list_kernel", "tree_kernel", "olden_treeadd", "olden_health"]
+             "robot_kinematics", "list_kernel", "tree_kernel", "olden_treeadd", "olden_health",
+             "olden_em3d", "olden_mst", "olden_tsp", "olden_perimeter", "olden_bisort", "ptrdist_ft"]
 
 
 def timed(cmd, env=None, cwd=None):
@@ -44,20 +47,26 @@ def main():
     rows = []
     tmp = tempfile.mkdtemp(prefix="tailor-bench-")
     try:
-        for name in args.workloads.split(","):
-            exe = os.path.abspath(os.path.join(args.build, "bin", f"wl_{name}"))
-            print(f"[{name}] baseline", file=sys.stderr, flush=True)
-            base = [timed([exe])[0] for _ in range(args.runs)]
-            rec, events, size = [], 0, 0
-            trace = os.path.join(tmp, f"{name}.trace")
-            for i in range(args.runs):
-                print(f"[{name}] tailor record {i + 1}/{args.runs}", file=sys.stderr, flush=True)
+        names = args.workloads.split(",")
+        base = {n: [] for n in names}
+        rec = {n: [] for n in names}
+        events, size = {}, {}
+        # Interleaved rounds: each round runs every workload once unrecorded and
+        # once recorded, so that the machine's drift over minutes touches both alike.
+        for i in range(args.runs):
+            for name in names:
+                exe = os.path.abspath(os.path.join(args.build, "bin", f"wl_{name}"))
+                print(f"[{name}] round {i + 1}/{args.runs}: unrecorded, then tailor record", file=sys.stderr, flush=True)
+                base[name].append(timed([exe])[0])
+                trace = os.path.join(tmp, f"{name}.trace")
                 t, _, err = timed([tailor, "record", "-o", trace, "--", exe])
-                rec.append(t)
+                rec[name].append(t)
                 m = re.search(r"(\d+) events, \d+ threads, (\d+) bytes", err)
                 if not m:
                     sys.exit(f"record_overhead: cannot read the summary of tailor record:\n{err}")
-                events, size = int(m.group(1)), int(m.group(2))
+                events[name], size[name] = int(m.group(1)), int(m.group(2))
+        for name in names:
+            exe = os.path.abspath(os.path.join(args.build, "bin", f"wl_{name}"))
             ht = []
             if use_heaptrack:
                 for i in range(args.heaptrack_runs):
@@ -67,9 +76,9 @@ def main():
                     for f in os.listdir(tmp):
                         if f.startswith(f"{name}.heaptrack"):
                             os.remove(os.path.join(tmp, f))
-            b, r = statistics.median(base), statistics.median(rec)
+            b, r = statistics.median(base[name]), statistics.median(rec[name])
             h = statistics.median(ht) if ht else None
-            rows.append((name, b, r, h, events, size))
+            rows.append((name, b, r, h, events[name], size[name]))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
