@@ -213,8 +213,7 @@ std::vector<simulate::Metrics> run_jobs(const std::vector<Job>& jobs, simulate::
     load_error = std::current_exception();
   }
   loaded = true;
-  for (auto& th : pool) th.join();
-  finished = n;
+  for (auto& th : pool) th.join();  // every job counted in `finished`: the progress thread ends
   if (progress.joinable()) progress.join();
   if (load_error) std::rethrow_exception(load_error);
   for (const auto& e : errors)

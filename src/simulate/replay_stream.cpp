@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: MIT
 // The build of a ReplayStream on one thread and its readers on others; see
 // replay_stream.h. The builder publishes a count of operations every
-// Publisher::kEvery; a reader that catches up waits on that count (a futex
-// wait through std::atomic::wait), and holds the growth lock shared while it
+// Publisher::kEvery; a reader that catches up waits for the next publication
+// (a futex wait on Publisher::version through std::atomic::wait), and holds the growth lock shared while it
 // uses pointers into the arrays, which move only under the lock exclusive.
 #include "replay_stream.h"
-
-#include <condition_variable>
 
 namespace tailor::simulate {
 
@@ -16,16 +14,9 @@ ReplayStream::ReplayStream(trace::Reader& reader)
 void ReplayStream::build() {
   std::exception_ptr error;
   try {
-    ReplayBuilder builder(page_size_, expected_);
-    builder.publish_to(&publisher_);
-    reader_.rewind();
-    const trace::Event* run;
-    while (const std::size_t n = reader_.next_run(run)) builder.add_run(run, n);
-    reader_.rewind();
-    std::unique_lock final(publisher_.growth);
-    trace_ = builder.finish();  // the arrays' buffers move with the vectors: readers' pointers stay valid
-    publisher_.ops = trace_.operations.data();
-    publisher_.sizes = trace_.sizes.data();
+    // The arrays' buffers move with the vectors into trace_: the pointers
+    // readers hold stay valid, and they read trace_ itself only once ended_.
+    trace_ = load_replay(reader_, &publisher_);
   } catch (...) {
     error = std::current_exception();
     failed_.store(true, std::memory_order_release);

@@ -39,13 +39,7 @@ std::uint32_t ReplayBuilder::size_index(std::uint64_t bytes) {
   }
   if (r_.sizes.size() >= Operation::kMaxSizes)
     throw std::length_error("replay: the trace requests more than 2^25 distinct sizes (the replay form's limit)");
-  if (publisher_ != nullptr && r_.sizes.size() == r_.sizes.capacity()) [[unlikely]] {
-    std::unique_lock moving(publisher_->growth);
-    r_.sizes.push_back(bytes);
-    publisher_->sizes = r_.sizes.data();
-  } else {
-    r_.sizes.push_back(bytes);
-  }
+  append(r_.sizes, bytes, publisher_ ? &publisher_->sizes : nullptr);
   *slot = static_cast<std::uint32_t>(r_.sizes.size());
   return *slot - 1;
 }
@@ -57,13 +51,7 @@ void ReplayBuilder::push(const Operation& op) {
     r_.event_offsets.emplace_back(index, offset);
     offset_ = offset;
   }
-  if (publisher_ != nullptr && r_.operations.size() == r_.operations.capacity()) [[unlikely]] {
-    std::unique_lock moving(publisher_->growth);  // readers hold no pointer into the array while it moves
-    r_.operations.push_back(op);
-    publisher_->ops = r_.operations.data();
-  } else {
-    r_.operations.push_back(op);
-  }
+  append(r_.operations, op, publisher_ ? &publisher_->ops : nullptr);
   if (publisher_ != nullptr && (r_.operations.size() & (Publisher::kEvery - 1)) == 0) [[unlikely]]
     publish();
 }
@@ -75,10 +63,20 @@ void ReplayBuilder::publish() {
   publisher_->version.notify_all();
 }
 
+template <class T>
+void ReplayBuilder::append(std::vector<T>& array, const T& value, const T** published) {
+  if (published != nullptr && array.size() == array.capacity()) [[unlikely]] {
+    std::unique_lock moving(publisher_->growth);  // readers hold no pointer into the array while it moves
+    array.push_back(value);
+    *published = array.data();
+  } else {
+    array.push_back(value);
+  }
+}
+
 void ReplayBuilder::publish_to(Publisher* publisher) {
   publisher_ = publisher;
   if (publisher_ == nullptr) return;
-  r_.sizes.reserve(1024);
   std::unique_lock placing(publisher_->growth);
   publisher_->ops = r_.operations.data();
   publisher_->sizes = r_.sizes.data();
@@ -188,8 +186,9 @@ ReplayTrace ReplayBuilder::finish() {
   return std::move(r_);
 }
 
-ReplayTrace load_replay(trace::Reader& reader) {
+ReplayTrace load_replay(trace::Reader& reader, Publisher* publisher) {
   ReplayBuilder builder(reader.header().page_size, reader.event_count());
+  builder.publish_to(publisher);
   reader.rewind();
   const Event* run;
   while (const std::size_t n = reader.next_run(run)) builder.add_run(run, n);

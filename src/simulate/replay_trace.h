@@ -122,6 +122,10 @@ class ReplayBuilder {
 
  private:
   void publish();
+  // push_back; with a publisher, a move of the array happens under its lock
+  // and `published` (the publisher's pointer to it) follows.
+  template <class T>
+  void append(std::vector<T>& array, const T& value, const T** published);
   void allocate(std::uint64_t address, std::uint64_t bytes, std::uint64_t alignment);
   void release(std::uint64_t address);
   void move(std::uint64_t from, std::uint64_t to, std::uint64_t bytes);  // realloc that returned a block
@@ -141,8 +145,9 @@ class ReplayBuilder {
   Publisher* publisher_ = nullptr;
 };
 
-/// Reads every event of `reader` (from the start) into a ReplayTrace.
-ReplayTrace load_replay(trace::Reader& reader);
+/// Reads every event of `reader` (from the start) into a ReplayTrace,
+/// publishing progress to `publisher` if given (replay_stream.h).
+ReplayTrace load_replay(trace::Reader& reader, Publisher* publisher = nullptr);
 
 /// Builds a ReplayTrace from events in memory.
 ReplayTrace build_replay(std::span<const trace::Event> events, std::uint32_t page_size = 4096);
