@@ -42,7 +42,7 @@ nlohmann::json row_json(const tn::Row& r) {
   return {{"configuration", r.label},        {"seconds", r.seconds},
           {"seconds_min", r.seconds_min},    {"seconds_max", r.seconds_max},
           {"peak_bytes", r.peak},            {"time_vs_default", r.vs_default.time},
-          {"peak_vs_default", r.vs_default.memory}};
+          {"peak_vs_default", r.vs_default.memory}, {"fastest_time_vs_default", r.vs_default.fastest_time}};
 }
 
 void print_rows(const std::vector<tn::Row>& rows, const char* peak_name) {

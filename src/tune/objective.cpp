@@ -22,11 +22,13 @@ const char* to_string(Objective o) {
   }
 }
 
+bool too_slow(const Ratios& r) { return r.time > kOtherLimit && r.fastest_time > kOtherLimit; }
+
 double score(Objective o, const Ratios& r) {
   constexpr double inf = std::numeric_limits<double>::infinity();
   switch (o) {
     case Objective::kTime: return r.memory > kOtherLimit ? inf : r.time;
-    case Objective::kMemory: return r.time > kOtherLimit ? inf : r.memory;
+    case Objective::kMemory: return too_slow(r) ? inf : r.memory;
     default: return std::sqrt(r.time * r.memory);
   }
 }

@@ -51,6 +51,16 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+double fastest(const std::vector<double>& v) {
+  return v.empty() ? std::numeric_limits<double>::quiet_NaN() : *std::min_element(v.begin(), v.end());
+}
+
+// `a` measured against `b`, `b` against default libtailor: `a` against
+// default libtailor.
+Ratios chain(const Ratios& a, const Ratios& b) {
+  return {a.time * b.time, a.memory * b.memory, a.fastest_time * b.fastest_time};
+}
+
 // The smallest heap a ratio is taken of: below, a few pages of difference
 // would read as large ratios.
 constexpr double kHeapFloor = 256.0 * 1024;
@@ -272,13 +282,14 @@ class Tuner {
         const auto [at, am] = measure(alts[i]);
         t[i].push_back(at / rt);
         m[i].push_back(std::max(kHeapFloor, am) / std::max(kHeapFloor, rm));
-        if (wins != nullptr && score(o_.objective, Ratios{t[i].back(), m[i].back()}) < 1.0) ++(*wins)[i];
+        if (wins != nullptr && score(o_.objective, Ratios{t[i].back(), m[i].back(), t[i].back()}) < 1.0) ++(*wins)[i];
         raw_t[i + 1].push_back(at);
         raw_m[i + 1].push_back(am);
       }
     }
     std::vector<Ratios> out;
-    for (std::size_t i = 0; i < alts.size(); ++i) out.push_back(Ratios{median(t[i]), median(m[i])});
+    for (std::size_t i = 0; i < alts.size(); ++i)
+      out.push_back(Ratios{median(t[i]), median(m[i]), fastest(raw_t[i + 1]) / fastest(raw_t[0])});
     if (rows != nullptr)
       for (std::size_t i = 0; i <= alts.size(); ++i) {
         Row row;
@@ -359,7 +370,7 @@ class Tuner {
       std::size_t best = alts.size();
       double best_score = score(o_.objective, inc_vs_default);
       for (std::size_t i = 0; i < alts.size(); ++i) {
-        const Ratios chained{ratios[i].time * inc_vs_default.time, ratios[i].memory * inc_vs_default.memory};
+        const Ratios chained = chain(ratios[i], inc_vs_default);
         const double sc = score(o_.objective, chained);
         if (sc < best_score * 0.98 && wins[i] * 4 >= rounds * 3) {
           best_score = sc;
@@ -367,7 +378,7 @@ class Tuner {
         }
       }
       if (best < alts.size()) {
-        inc_vs_default = {ratios[best].time * inc_vs_default.time, ratios[best].memory * inc_vs_default.memory};
+        inc_vs_default = chain(ratios[best], inc_vs_default);
         incumbent = alts[best];
       }
     }
@@ -542,7 +553,7 @@ class Tuner {
       row.seconds_min = *std::min_element(t[k].begin(), t[k].end());
       row.seconds_max = *std::max_element(t[k].begin(), t[k].end());
       row.peak = median(m[k]);
-      row.vs_default = Ratios{median(rt[k]), median(rm[k])};
+      row.vs_default = Ratios{median(rt[k]), median(rm[k]), fastest(t[k]) / fastest(t[0])};
       r_.real_rows.push_back(row);
       if (k >= 2) {
         Finalist& f = r_.finalists[picked[k - 2]];
@@ -609,7 +620,9 @@ bool wins_real(Objective o, const Ratios& real, std::string& why) {
       break;
     case Objective::kMemory:
       if (real.memory >= 1.0) why = "no less peak RSS than default libtailor on the real runs (" + pct(real.memory) + ")";
-      else if (real.time > kOtherLimit) why = "time above 1.1x default libtailor's (" + pct(real.time) + ")";
+      else if (too_slow(real))
+        why = "time above 1.1x default libtailor's (median " + pct(real.time) + ", fastest run " +
+              pct(real.fastest_time) + ")";
       break;
     default:
       if (score(o, real) >= 1.0)
