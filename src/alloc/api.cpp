@@ -9,6 +9,7 @@
 #include "huge_cache.h"
 #include "os.h"
 #include "region.h"
+#include "secure.h"
 #include "site_pool.h"
 #include "tailor/tailor.h"
 
@@ -33,6 +34,7 @@ void* calloc_impl(std::size_t count, std::size_t size) noexcept {
   // Reached by a tail call from calloc and tailor_calloc: the program's call site.
   const void* site = __builtin_return_address(0);
   process_init();
+  if (TAILOR_UNLIKELY(secure_active())) return secure_calloc(count, size);
   if (TAILOR_UNLIKELY(dmm_active())) return dmm_calloc(count, size);
   std::size_t total;
   if (__builtin_mul_overflow(count, size, &total)) {
@@ -54,6 +56,7 @@ void* calloc_impl(std::size_t count, std::size_t size) noexcept {
 void* realloc_impl(void* p, std::size_t size) noexcept {
   if (p == nullptr) return malloc_inline_at(size, nullptr);  // realloc is not pooled (seed 003)
   // p came from an allocation, so the process is set up and dmm_active() is settled.
+  if (TAILOR_UNLIKELY(secure_active()) && secure_owns(segment_of(p))) return secure_realloc(p, size);
   if (TAILOR_UNLIKELY(dmm_active())) return dmm_realloc(p, size);
   if (TAILOR_UNLIKELY(!pointer_check("realloc", p))) {  // interior, freed, foreign (misuse.h)
     errno = EINVAL;
@@ -109,6 +112,7 @@ void* realloc_impl(void* p, std::size_t size) noexcept {
 
 void* aligned_impl(std::size_t align, std::size_t size) noexcept {
   process_init();
+  if (TAILOR_UNLIKELY(secure_active())) return secure_malloc(size, align);
   if (TAILOR_UNLIKELY(dmm_active())) return dmm_malloc(size, align);  // the alignment asked for, as traced
   if (align <= 16) {
     // Every class from 16 bytes up is a multiple of 16 on a slice-aligned page.

@@ -52,6 +52,8 @@ const Spec kSpecs[] = {
      "pools", 0, 0, 1, false, false},
     {{"TAILOR_ON_ERROR", "mode", "heap misuse (double or invalid free, wrong size): abort, warn (one line, call skipped) or ignore (call skipped); 0/1/2"},
      "on_error", 0, 0, 2, false, false},
+    {{"TAILOR_SECURE", "count", "1: hardened mode (docs/allocator.md, \"Secure mode\"): canaries, guard pages, out-of-line metadata, random placement, use-after-free checks; 0 off"},
+     "secure", 0, 0, 1, false, false},
 };
 
 // Parameters whose values are words (their index is the value).

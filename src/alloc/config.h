@@ -24,6 +24,7 @@ enum class Param : int {
   kHugePages,     // 1: ask the kernel for transparent huge pages on segments
   kPools,         // call-site pools (site_pool.h): 0 off, 1 on
   kOnError,       // heap misuse found: 0 abort, 1 warn (skip the call), 2 ignore (misuse.h)
+  kSecure,        // 1: the hardened front end (secure.h) serves every request
   kCount
 };
 

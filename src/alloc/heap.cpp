@@ -15,6 +15,7 @@
 #include "misuse.h"
 #include "os.h"
 #include "region.h"
+#include "secure.h"
 #include "site_pool.h"
 
 namespace tailor::alloc {
@@ -383,9 +384,14 @@ void process_init() noexcept {
     misuse_init();
     size_classes_init();
     pthread_key_create(&g_thread_key, &thread_done);
-    dmm_init();
+    // Secure mode serves every request (secure.h): no DMM, no pools. Set
+    // before the state is 2, so that no thread allocates from a heap
+    // meanwhile; its region pool is made after (it calls process_init).
+    g_secure = g_config.value[static_cast<int>(Param::kSecure)] != 0;
+    if (!g_secure) dmm_init();
     g_init_state.store(2, std::memory_order_release);
-    pools_init();  // after: it makes a region pool, which calls process_init
+    if (g_secure) secure_init();
+    else pools_init();  // after: it makes a region pool, which calls process_init
     return;
   }
   while (g_init_state.load(std::memory_order_acquire) != 2) sched_yield();
@@ -424,7 +430,8 @@ namespace {
 __attribute__((always_inline)) inline void* malloc_slow(Heap* h, std::size_t size) noexcept {
   if (h == &g_empty_heap) {
     process_init();
-    if (dmm_active()) return dmm_malloc(size, 0);  // threads never get a heap of their own
+    if (secure_active()) return secure_malloc(size, 0);  // threads never get a heap of their own
+    if (dmm_active()) return dmm_malloc(size, 0);  // nor here
     h = heap_init_thread();
     if (h == nullptr) {
       errno = ENOMEM;

@@ -13,6 +13,7 @@
 #include "dmm_front.h"
 #include "heap.h"
 #include "os.h"
+#include "secure.h"
 #include "size_class.h"
 
 namespace tailor::alloc {
@@ -194,6 +195,20 @@ void misuse_in_segment(const char* fn, Segment* seg, void* p) noexcept {
   report(fn, v, p, size, base);
 }
 
+void misuse_report(const char* fn, const char* what, const void* p, const char* note, std::uint64_t n,
+                   const char* tail) noexcept {
+  Line l;
+  start(l, fn, what, p);
+  if (note != nullptr) {
+    l.add(" (");
+    l.add(note);
+    if (n != kNoNumber) l.dec(n);
+    if (tail != nullptr) l.add(tail);
+    l.add(")");
+  }
+  emit(l);
+}
+
 void misuse_wrong_size(const char* fn, const void* p, std::size_t given, std::size_t block) noexcept {
   Line l;
   start(l, fn, "wrong size for", p);
@@ -215,6 +230,7 @@ bool pointer_check(const char* fn, void* p) noexcept {
     misuse_unknown(fn, p);
     return false;
   }
+  if (secure_owns(seg)) return secure_check(fn, p, false, 0);
   std::size_t size;
   std::uintptr_t base;
   const Verdict v = classify(seg, p, size, base);
@@ -232,7 +248,7 @@ bool size_check(const char* fn, void* p, std::size_t size, std::size_t align, bo
     block = seg->pages()->block_size;
     ok = size <= block;
   } else if (seg->kind == SegmentKind::kRegion) {
-    return true;
+    return !secure_owns(seg) || secure_check(fn, p, true, size);  // secure mode knows the exact size
   } else {
     Page* pg = page_of(seg, p);
     block = pg->block_size;

@@ -90,6 +90,13 @@ void segment_unregister(const void* seg) noexcept;
 [[gnu::cold, gnu::noinline]] void misuse_size_in_segment(const char* fn, Segment* seg, void* p,
                                                          std::size_t given) noexcept;
 
+// A report of misuse found by secure mode (secure.h), one line:
+// "tailor: FN(): WHAT 0xP (NOTE N TAIL)"; N is left out when it is
+// kNoNumber, the parenthesis when note is nullptr.
+constexpr std::uint64_t kNoNumber = ~std::uint64_t{0};
+[[gnu::cold, gnu::noinline]] void misuse_report(const char* fn, const char* what, const void* p, const char* note,
+                                                std::uint64_t n, const char* tail) noexcept;
+
 // Free of a pointer whose registry byte is not the thread heap's tag (the
 // fast paths look it up at segment_of_fast): NULL, unknown (a DMM's block,
 // or misuse), a tagless heap's own block (checked as on the fast path),

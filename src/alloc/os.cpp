@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -110,6 +111,24 @@ bool purge(void* p, std::size_t size) noexcept {
   bool ok = !inject(kFaultMadvise) && madvise(p, size, MADV_DONTNEED) == 0;
   errno = saved;
   return ok;
+}
+
+bool protect(void* p, std::size_t size, bool accessible) noexcept {
+  int saved = errno;
+  bool ok = mprotect(p, size, accessible ? PROT_READ | PROT_WRITE : PROT_NONE) == 0;
+  errno = saved;
+  return ok;
+}
+
+std::uint64_t random64() noexcept {
+  int saved = errno;
+  std::uint64_t v = 0;
+  if (getrandom(&v, sizeof v, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof v)) v = 0;
+  errno = saved;
+  // Mixed with the clock and an address, so that a failed getrandom still
+  // differs between runs.
+  v ^= now_ms() * 0x9e3779b97f4a7c15u ^ reinterpret_cast<std::uintptr_t>(&v);
+  return v;
 }
 
 void advise_huge_pages(void* p, std::size_t size) noexcept {

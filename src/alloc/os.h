@@ -33,10 +33,18 @@ void* remap(void* p, std::size_t old_size, std::size_t new_size, std::size_t ali
 // kernel's THP setting is "madvise" or "always"; a no-op elsewhere.
 void advise_huge_pages(void* p, std::size_t size) noexcept;
 
+// Makes [p, p + size) inaccessible (a guard page: any access faults) or
+// read-write again. p and size page-aligned. False if the OS refused (the
+// mapping count limit, vm.max_map_count, is the usual reason).
+bool protect(void* p, std::size_t size, bool accessible) noexcept;
+
 // Shrinks a mapping in place (unmaps its tail). Sizes page-aligned.
 void shrink(void* p, std::size_t old_size, std::size_t new_size) noexcept;
 
 std::size_t page_size() noexcept;  // the OS page (4 KiB here)
+
+// 64 random bits (getrandom, mixed with the clock): secrets and keys.
+std::uint64_t random64() noexcept;
 
 // Milliseconds of a coarse monotonic clock (a few ms of resolution, no syscall).
 std::uint64_t now_ms() noexcept;

@@ -61,6 +61,15 @@ void* region_obtain(RegionPool* pool, std::size_t bytes, std::size_t align) noex
 // not the start of one of the pool's regions is reported on stderr and ignored.
 void region_give_back(RegionPool* pool, void* p, std::size_t bytes) noexcept;
 
+// One word an allocator on a region pool may keep with each region, out of
+// the region's own memory (in the span's descriptor, in the segment
+// header): set once after region_obtain, read by its hooks to find the
+// region's metadata from any pointer into it in O(1).
+void region_set_word(void* region, void* word) noexcept;
+// The word of the live region of a pool that contains p, or nullptr when p
+// is in no live region (a free span, a header, a region given back).
+void* region_word(Segment* seg, const void* p) noexcept;
+
 // A block inside a region, released by free (routed from free_remote).
 inline void region_free(Segment* seg, void* p) noexcept {
   const tailor_region_hooks& h = seg->region->hooks;

@@ -8,7 +8,8 @@ its end), n/a (the C library lacks the function).
 
 --check (ctest): fails if default libtailor no longer catches a case listed in
 EXPECT_TAILOR, if a libtailor report is not one line naming the function and
-the address, or if libtailor catches less than glibc.
+the address, if libtailor catches less than glibc, or if secure libtailor
+misses a case default libtailor catches or catches less than 90% of them.
 
   tests/misuse/misuse_table.py --bindir build/misuse --lib build/lib/libtailor.so [--markdown]
 """
@@ -112,6 +113,14 @@ def main():
                 lines = [l for l in err.splitlines() if l.startswith("tailor:")]
                 if p.returncode != 0 or len(lines) != want_lines or "misuse not detected" not in err:
                     problems.append(f"TAILOR_ON_ERROR={mode} {case}: exit {p.returncode}, stderr {err!r}")
+        if len(header) > 3:
+            secure = {r[0] for r in rows if r[3] == "caught"}
+            if tailor - secure:
+                problems.append("secure mode misses what the default catches: " + ", ".join(sorted(tailor - secure)))
+            if len(secure) * 10 < len(rows) * 9:
+                problems.append(f"secure mode catches {len(secure)}/{len(rows)}, below 90%")
+        else:
+            problems.append("the library has no secure mode (TAILOR_SECURE)")
         if glibc - tailor - NEEDS_CANARY:
             problems.append("glibc catches what default libtailor misses: " + ", ".join(sorted(glibc - tailor - NEEDS_CANARY)))
         for p in problems:

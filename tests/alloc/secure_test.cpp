@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: MIT
+// Secure mode (TAILOR_SECURE=1, src/alloc/secure.h) with libtailor as the
+// process's allocator: each guarantee of docs/allocator.md "Secure mode" as
+// a test (canaries, headers, in-use bits, freed-block fill, guard pages,
+// random placement, no links in freed blocks, exact sizes), plus threads
+// freeing each other's blocks and huge sizes. ctest sets TAILOR_SECURE=1
+// (the configuration is read at the first malloc, before main).
+#include <gtest/gtest.h>
+#include <malloc.h>
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <thread>
+#include <vector>
+
+#include "tailor/tailor.h"
+
+extern "C" void free_sized(void*, size_t);
+
+namespace {
+
+template <class T>
+T* opaque(T* p) {
+  asm volatile("" : "+r"(p));
+  return p;
+}
+
+unsigned char* bytes(std::size_t n) {
+  auto* p = static_cast<unsigned char*>(malloc(n));
+  if (p == nullptr) abort();
+  std::memset(p, 0x5a, n);
+  return opaque(p);
+}
+
+TEST(Secure, IsActive) {
+  tailor_secure_stats s;
+  tailor_secure_get_stats(&s);
+  ASSERT_EQ(s.active, 1) << "run with TAILOR_SECURE=1";
+  EXPECT_GT(s.slabs, 0u);
+  EXPECT_GT(s.metadata_bytes, 0u);
+  EXPECT_EQ(s.unguarded, 0u);
+}
+
+TEST(Secure, EveryByteAskedForIsUsableAndNoMore) {
+  for (std::size_t n = 0; n < (std::size_t{3} << 20); n = n < 300 ? n + 1 : n * 5 / 4) {
+    unsigned char* p = bytes(n);
+    EXPECT_EQ(malloc_usable_size(p), n);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % 16, 0u);
+    std::memset(p, 0xff, n);  // the whole block, up to the canary
+    p = static_cast<unsigned char*>(realloc(p, n + 7));
+    ASSERT_NE(p, nullptr);
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(p[i], 0xff) << n;
+    std::memset(p, 0, n + 7);
+    free(p);
+  }
+}
+
+TEST(Secure, AlignedBlocksKeepTheirChecks) {
+  for (std::size_t align : {32, 64, 4096, 65536}) {
+    void* p = nullptr;
+    ASSERT_EQ(posix_memalign(&p, align, 1000), 0);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % align, 0u);
+    std::memset(p, 1, 1000);
+    free(p);
+    EXPECT_DEATH(
+        {
+          void* q = nullptr;
+          if (posix_memalign(&q, align, 1000) != 0) abort();
+          static_cast<unsigned char*>(opaque(q))[1000] = 0;
+          free(q);
+        },
+        "tailor: free\\(\\): heap overflow past the end of 0x[0-9a-f]+ \\(the block of 1000 bytes");
+  }
+}
+
+TEST(Secure, OverflowByOneIsCaughtOnFreeAndRealloc) {
+  for (std::size_t n : {1, 24, 40, 1000, 5000, 100000}) {
+    EXPECT_DEATH(
+        {
+          unsigned char* p = bytes(n);
+          p[n] = 0;
+          free(p);
+        },
+        "tailor: free\\(\\): heap overflow past the end of 0x[0-9a-f]+ \\(the block of [0-9]+ bytes: the byte right after it");
+    EXPECT_DEATH(
+        {
+          unsigned char* p = bytes(n);
+          p[n] = 0xff;
+          p = static_cast<unsigned char*>(realloc(p, 2 * n + 100000));
+        },
+        "tailor: realloc\\(\\): heap overflow past the end of");
+  }
+}
+
+TEST(Secure, UnderflowIsCaught) {
+  // Any changed byte of the header. (The word right before the block is its
+  // size, whose top bytes are zero: writing zero there changes nothing.)
+  for (std::size_t n : {24, 5000, 100000})
+    for (std::ptrdiff_t at : {-1, -8, -9, -16}) {
+      EXPECT_DEATH(
+          {
+            unsigned char* p = bytes(n);
+            p[at] = 0xa5;
+            free(p);
+          },
+          "tailor: free\\(\\): heap underflow or corruption before 0x[0-9a-f]+ \\(the block's 16-byte header");
+    }
+}
+
+TEST(Secure, WriteAfterFreeIsCaughtAtReuse) {
+  EXPECT_DEATH(
+      {
+        unsigned char* p = bytes(48);
+        free(p);
+        opaque(p)[8] = 1;
+        for (int i = 0; i < 4; ++i) free(bytes(48));
+      },
+      "tailor: malloc\\(\\): write after free in the block at 0x[0-9a-f]+ \\(its byte 24 \\(header included\\)");
+}
+
+TEST(Secure, DoubleAndInvalidFrees) {
+  EXPECT_DEATH(
+      {
+        unsigned char* p = bytes(40);
+        free(p);
+        free(opaque(p));
+      },
+      "tailor: free\\(\\): double free of 0x[0-9a-f]+ \\(block of [0-9]+ bytes, already free\\)");
+  EXPECT_DEATH(
+      {
+        unsigned char* p = bytes(1 << 20);
+        free(p);
+        free(opaque(p));
+      },
+      "tailor: free\\(\\): double or invalid free of 0x[0-9a-f]+ \\(in no live block of secure mode");
+  EXPECT_DEATH(free(bytes(100) + 32), "tailor: free\\(\\): (invalid pointer|heap underflow)");
+  EXPECT_DEATH(free(bytes(1 << 20) + 4096), "tailor: free\\(\\): invalid pointer 0x[0-9a-f]+ \\(not the start of a block: 4096 bytes into a large block\\)");
+  int on_stack = 0;
+  EXPECT_DEATH(free(opaque(&on_stack)), "tailor: free\\(\\): invalid pointer");
+}
+
+TEST(Secure, SizedFreesNeedTheExactSize) {
+  unsigned char* p = bytes(100);
+  free_sized(p, 100);
+  p = bytes(100);
+  ::operator delete(p, std::size_t{100});
+  EXPECT_DEATH(free_sized(bytes(100), 99), "tailor: free_sized\\(\\): wrong size for 0x[0-9a-f]+ \\(99 bytes given, block of 100 bytes\\)");
+  EXPECT_DEATH(::operator delete(bytes(100), std::size_t{101}), "wrong size for 0x[0-9a-f]+ \\(101 bytes given, block of 100 bytes\\)");
+}
+
+TEST(Secure, GuardPagesStopLongOverflows) {
+  // Forward from a small block: the slab's guard page comes within 64 KiB.
+  EXPECT_EXIT(
+      {
+        volatile unsigned char* p = bytes(100);
+        for (std::size_t i = 100; i < (std::size_t{1} << 20); ++i) p[i] = 1;
+        std::_Exit(0);
+      },
+      testing::KilledBySignal(SIGSEGV), "");
+  // A large block ends at most 16 bytes before its guard page.
+  EXPECT_EXIT(
+      {
+        volatile unsigned char* p = bytes(100000);
+        for (std::size_t i = 100000; i < 100000 + 17; ++i) p[i] = 1;
+        std::_Exit(0);
+      },
+      testing::KilledBySignal(SIGSEGV), "");
+}
+
+TEST(Secure, FreshBlocksComeInRandomOrder) {
+  std::vector<unsigned char*> v;
+  for (int i = 0; i < 64; ++i) v.push_back(bytes(200));
+  int rising = 0;
+  for (std::size_t i = 1; i < v.size(); ++i) rising += v[i] > v[i - 1];
+  EXPECT_GT(rising, 10);  // in address order, 63 would rise; at random, about half
+  EXPECT_LT(rising, 53);
+  for (auto* p : v) free(p);
+}
+
+TEST(Secure, FreedBlocksHoldNoPointers) {
+  std::vector<unsigned char*> v;
+  for (int i = 0; i < 100; ++i) v.push_back(bytes(64));
+  for (auto* p : v) free(p);
+  const auto lo = reinterpret_cast<std::uintptr_t>(v[0]) - (std::uintptr_t{1} << 30);
+  const auto hi = lo + (std::uintptr_t{2} << 30);
+  for (auto* p : v) {
+    for (std::size_t off = 0; off + 8 <= 64 + 16; off += 8) {
+      std::uintptr_t w;
+      std::memcpy(&w, p - 16 + off, 8);  // a freed block's memory, as an attacker would read it
+      EXPECT_FALSE(w >= lo && w < hi) << "a pointer in a freed block: " << std::hex << w;
+    }
+  }
+}
+
+TEST(Secure, ThreadsFreeEachOthersBlocks) {
+  tailor_secure_stats before;
+  tailor_secure_get_stats(&before);
+  constexpr int kThreads = 4, kBlocks = 50000;
+  std::vector<std::vector<void*>> handed(kThreads, std::vector<void*>(kBlocks));
+  std::vector<std::thread> ts;
+  std::atomic<int> made{0};
+  for (int t = 0; t < kThreads; ++t)
+    ts.emplace_back([&, t] {
+      unsigned x = 12345u + static_cast<unsigned>(t);
+      for (auto& p : handed[t]) {
+        x = x * 1103515245u + 12345u;
+        const std::size_t n = (x >> 8) % 3000;
+        p = malloc(n);
+        std::memset(p, t, n);
+      }
+      made.fetch_add(1);
+      while (made.load() < kThreads) std::this_thread::yield();
+      for (void* p : handed[(t + 1) % kThreads]) free(p);  // the next thread's blocks
+    });
+  for (auto& t : ts) t.join();
+  tailor_secure_stats after;
+  tailor_secure_get_stats(&after);
+  EXPECT_LT(after.slabs, before.slabs + 31 * 8);  // at most a current slab per class and shard stays
+}
+
+TEST(Secure, HugeAndImpossibleSizes) {
+  const std::size_t big = std::size_t{300} << 20;  // more than a segment: a mapping of its own
+  auto* p = static_cast<unsigned char*>(malloc(big));
+  ASSERT_NE(p, nullptr);
+  p[0] = 1;
+  p[big - 1] = 2;
+  EXPECT_EQ(malloc_usable_size(p), big);
+  free(p);
+  volatile std::size_t huge = SIZE_MAX - 4096;
+  errno = 0;
+  EXPECT_EQ(malloc(huge), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
+  EXPECT_EQ(calloc(huge, 2), nullptr);
+  auto* z = static_cast<unsigned char*>(calloc(1000, 3));
+  for (int i = 0; i < 3000; ++i) ASSERT_EQ(z[i], 0);
+  free(z);
+}
+
+}  // namespace
