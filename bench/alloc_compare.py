@@ -8,6 +8,9 @@ each peer as a ratio to libtailor (> 1: libtailor is faster / leaner), with
 geometric means. Every run's stdout must equal glibc's (the programs check
 themselves and print deterministic results).
 
+--allocators tailor-secure,scudo,tailor compares the hardened allocators:
+libtailor with TAILOR_SECURE=1 and LLVM's Scudo (from libclang-rt-14-dev).
+
 --scaling measures 1 and 2 threads on the scalable workloads (same work per
 thread) and prints throughput(2) / throughput(1) per allocator.
 """
@@ -31,11 +34,15 @@ BUNDLED = ["hypercube_net", "cfrac", "boolean_sets", "gc_trees", "boxed_spheres"
            "robot_kinematics", "list_kernel", "tree_kernel", "olden_treeadd", "olden_health"]
 ALLOC_BENCH = ["mt_random_small", "mt_producer_consumer", "mt_server", "mt_false_sharing",
                "realloc_grow", "large_churn", "mt_larson", "random_replace", "huge_churn", "mt_burst_pass"]
+# Hardened allocators (--allocators tailor-secure,scudo,tailor): secure
+# libtailor (TAILOR_SECURE=1) and LLVM's Scudo (libclang-rt-14-dev).
+SCUDO = "/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.scudo_standalone-x86_64.so"
+EXTRA_ENV = {"tailor-secure": {"TAILOR_SECURE": "1"}}
 # Scalable: no shared data between threads but what the allocator adds.
 SCALABLE = {"mt_random_small": 10000000, "mt_false_sharing": 100000, "mt_server": 2000000}
 
 
-def run_measured(cmd, preload):
+def run_measured(cmd, preload, extra_env=None):
     """Wall time, peak RSS (KiB) and stdout of one run.
 
     Peak RSS comes from GNU time's %M (wait4's ru_maxrss of its child): a
@@ -45,6 +52,7 @@ def run_measured(cmd, preload):
     env.pop("LD_PRELOAD", None)
     if preload:
         env["LD_PRELOAD"] = preload
+    env.update(extra_env or {})
     with tempfile.NamedTemporaryFile("r", prefix="alloc-compare-", suffix=".rss") as rss_file:
         start = time.perf_counter()
         proc = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss_file.name] + cmd, env=env,
@@ -75,7 +83,7 @@ def compare(args, allocators):
         for i in range(args.runs):
             for alloc, lib in allocators.items():
                 print(f"[{name}] {alloc} {i + 1}/{args.runs}", file=sys.stderr, flush=True)
-                t, rss, out = run_measured(cmd, lib)
+                t, rss, out = run_measured(cmd, lib, EXTRA_ENV.get(alloc))
                 if reference is None:
                     reference = out
                 elif out != reference:
@@ -139,7 +147,7 @@ def scaling(args, allocators):
             t = {}
             for threads in (1, 2):
                 cmd = [exe_for(args.build, name), "--threads", str(threads), "--size", str(size)]
-                t[threads] = statistics.median(run_measured(cmd, lib)[0] for _ in range(args.runs))
+                t[threads] = statistics.median(run_measured(cmd, lib, EXTRA_ENV.get(alloc))[0] for _ in range(args.runs))
             cells.append(f"{2 * t[1] / t[2]:.2f}x")
         print("| " + " | ".join(cells) + " |", flush=True)
 
@@ -150,12 +158,13 @@ def main():
     ap.add_argument("--runs", type=int, default=3, help="runs per allocator and workload (median is reported)")
     ap.add_argument("--workloads", default=",".join(BUNDLED + ALLOC_BENCH), help="comma-separated subset")
     ap.add_argument("--allocators", default="glibc,mimalloc,jemalloc,tcmalloc,tailor",
-                    help="comma-separated subset of glibc, mimalloc, jemalloc, tcmalloc, tailor")
+                    help="comma-separated subset of glibc, mimalloc, jemalloc, tcmalloc, tailor, tailor-secure, scudo")
     ap.add_argument("--scaling", action="store_true", help="also measure 1 vs 2 threads")
     ap.add_argument("--scaling-only", action="store_true", help="only measure 1 vs 2 threads")
     args = ap.parse_args()
     tailor = os.path.abspath(os.path.join(args.build, "lib", "libtailor.so"))
-    table = dict(PEERS, tailor=tailor)
+    table = dict(PEERS, tailor=tailor, scudo=SCUDO)
+    table["tailor-secure"] = tailor
     allocators = {}
     for a in args.allocators.split(","):
         if a not in table:

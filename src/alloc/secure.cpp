@@ -34,6 +34,7 @@ constexpr std::size_t kSlabBytes = 64 * 1024;  // a slab's region, its guard pag
 constexpr std::size_t kHeader = 16;            // before every block: encoded size, check word
 constexpr std::size_t kSlabMax = 8 * 1024;     // largest block (header + size + canary) on a slab
 constexpr std::size_t kFillMax = 256;          // bytes of a freed block filled, and checked at reuse
+constexpr std::size_t kCanaryMax = 64;         // canary bytes after a block, at most (up to its end)
 constexpr unsigned kShards = 8;
 constexpr unsigned kClasses = 31;              // 32..128 by 16, then 4 per doubling up to 8 KiB
 constexpr std::uint32_t kSlabMagic = 0x5ec51ab0u, kLargeMagic = 0x5ec1a46eu;
@@ -300,13 +301,21 @@ std::uint32_t slab_take(Slab* s, std::uint64_t& rng, bool& reused) {
   return i;
 }
 
+// The canary's end: up to kCanaryMax bytes after the block's user bytes, at
+// most to its end. Contiguous overflows cross these first; farther bytes
+// are the block's room to grow in place (realloc), which a long overflow
+// crosses into the next block or a guard page.
+std::uint8_t* canary_end(std::uint8_t* from, std::uint8_t* end) {
+  return static_cast<std::size_t>(end - from) > kCanaryMax ? from + kCanaryMax : end;
+}
+
 // Header and canary of a block handed out: user bytes [p, p + n), the block
 // ends at `end`.
 void arm(std::uint64_t secret, std::uint8_t* p, std::size_t n, std::uint8_t* end) {
   auto* h = reinterpret_cast<word_alias*>(p - kHeader);
   h[0] = check_word(secret, p, n);
   h[1] = n;
-  fill(p + n, end, canary_word(secret, p));
+  fill(p + n, canary_end(p + n, end), canary_word(secret, p));
 }
 
 void* slab_malloc(std::size_t size, std::size_t align, std::size_t need) {
@@ -345,9 +354,9 @@ void* slab_malloc(std::size_t size, std::size_t align, std::size_t need) {
 
 // ----------------------------------------------------------------- large
 
-void* large_malloc(std::size_t size, std::size_t align) {
+void* large_malloc(std::size_t size, std::size_t align, std::size_t capacity) {
   const std::size_t page = os::page_size();
-  const std::size_t bytes = ((kHeader + size + 1 + align + page - 1) & ~(page - 1)) + page;
+  const std::size_t bytes = ((kHeader + capacity + 1 + align + page - 1) & ~(page - 1)) + page;
   auto* base = static_cast<std::uint8_t*>(region_obtain(region(), bytes, page));
   if (base == nullptr) {
     errno = ENOMEM;
@@ -368,8 +377,8 @@ void* large_malloc(std::size_t size, std::size_t align) {
   m->guarded = os::protect(m->end, page, false);
   if (!m->guarded) g_unguarded.fetch_add(1, std::memory_order_relaxed);
   g_large.fetch_add(1, std::memory_order_relaxed);
-  // The block ends 1 to `align` bytes before the guard page.
-  m->user = reinterpret_cast<std::uint8_t*>((addr(m->end) - size - 1) & ~(align - 1));
+  // The block (with its room to grow) ends 1 to `align` bytes before the guard page.
+  m->user = reinterpret_cast<std::uint8_t*>((addr(m->end) - capacity - 1) & ~(align - 1));
   m->live.store(true, std::memory_order_relaxed);
   region_set_word(base, m);
   arm(m->secret, m->user, size, m->end);
@@ -414,7 +423,7 @@ bool header_and_canary(const char* fn, std::uint8_t* p, std::uint8_t* blk, std::
     return false;
   }
   f.n = n;
-  if (std::uint8_t* bad = differs(p + n, f.end, canary_word(f.secret, p)); bad != nullptr) {
+  if (std::uint8_t* bad = differs(p + n, canary_end(p + n, f.end), canary_word(f.secret, p)); bad != nullptr) {
     misuse_report(fn, "heap overflow past the end of", p, "the block of ", n,
                   bad == p + n ? " bytes: the byte right after it was overwritten" : " bytes: bytes after it were overwritten");
     return false;
@@ -531,6 +540,9 @@ void fork_parent() {
 
 void secure_init() noexcept {
   if (!g_secure) return;
+  if (g_config.dmm[0] != '\0' || g_config.value[static_cast<int>(Param::kPools)] != 0 ||
+      os::getenv("TAILOR_POOLS_FILE") != nullptr)
+    os::write_stderr("tailor: TAILOR_SECURE=1: the DMM and call-site pools set are not used in secure mode\n");
   std::uint64_t seed = os::random64();
   for (auto& row : g_shards)
     for (auto& sh : row) sh.rng = next_random(seed);
@@ -548,16 +560,21 @@ void secure_init() noexcept {
   __atomic_store_n(&g_secure_region, rp, __ATOMIC_RELEASE);
 }
 
-void* secure_malloc(std::size_t size, std::size_t align) noexcept {
+namespace {
+// A block of `size` bytes with room for `capacity` (>= size) to grow in place.
+void* allocate(std::size_t size, std::size_t align, std::size_t capacity) {
   if (align < 16) align = 16;
-  if (size > PTRDIFF_MAX - align - (std::size_t{1} << 20)) {
+  if (capacity > PTRDIFF_MAX - align - (std::size_t{1} << 20)) {
     errno = ENOMEM;
     return nullptr;
   }
-  const std::size_t need = kHeader + size + 1 + (align - 16);
+  const std::size_t need = kHeader + capacity + 1 + (align - 16);
   if (need <= kSlabMax) return slab_malloc(size, align, need);
-  return large_malloc(size, align);
+  return large_malloc(size, align, capacity);
 }
+}  // namespace
+
+void* secure_malloc(std::size_t size, std::size_t align) noexcept { return allocate(size, align, size); }
 
 void* secure_calloc(std::size_t count, std::size_t size) noexcept {
   std::size_t total;
@@ -600,7 +617,7 @@ void* secure_realloc(void* ptr, std::size_t size) noexcept {
     auto* h = reinterpret_cast<word_alias*>(p - kHeader);
     h[0] = check_word(f.secret, p, size);
     h[1] = size;
-    fill(p + size, f.end, canary_word(f.secret, p));
+    fill(p + size, canary_end(p + size, f.end), canary_word(f.secret, p));
     unlock(f);
     return p;
   }
@@ -609,7 +626,15 @@ void* secure_realloc(void* ptr, std::size_t size) noexcept {
     secure_free("realloc", p);
     return nullptr;
   }
-  void* q = secure_malloc(size, 16);
+  // A block that has to move to grow gets room to grow further (a quarter
+  // more, half more above 128 KiB, as the default mode), so that a block
+  // grown step by step is copied O(log n) times.
+  std::size_t capacity = size;
+  if (size > f.n) {
+    const std::size_t roomy = f.n + (f.n > (std::size_t{128} << 10) ? f.n / 2 : f.n / 4);
+    if (roomy > size) capacity = roomy;
+  }
+  void* q = allocate(size, 16, capacity);
   if (q == nullptr) return nullptr;  // p is left untouched
   std::memcpy(q, p, f.n < size ? f.n : size);
   secure_free("realloc", p);

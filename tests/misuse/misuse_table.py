@@ -14,6 +14,7 @@ misses a case default libtailor catches or catches less than 90% of them.
   tests/misuse/misuse_table.py --bindir build/misuse --lib build/lib/libtailor.so [--markdown]
 """
 import argparse
+import glob
 import os
 import re
 import signal
@@ -61,6 +62,11 @@ def main():
     secure = subprocess.run(["grep", "-c", "TAILOR_SECURE", args.lib], capture_output=True).stdout.strip()
     if secure not in (b"", b"0"):
         modes.append(("libtailor secure", dict(base, LD_PRELOAD=args.lib, TAILOR_SECURE="1")))
+    # LLVM's hardened allocator, where libclang-rt-14-dev is installed (the
+    # fuzzers need it): the peer of the secure mode.
+    scudo = glob.glob("/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.scudo_standalone-x86_64.so")
+    if scudo and args.markdown:
+        modes.append(("scudo", dict(base, LD_PRELOAD=sorted(scudo)[-1])))
 
     progs = sorted(f for f in os.listdir(args.bindir) if f.startswith("misuse_"))
     if not progs:
