@@ -48,6 +48,9 @@ test-tsan: deps
 	# Call-site pools (docs/pools.md): per-thread pools, cross-thread frees, adoption after thread exit.
 	$(BUILD)-thread/bin/test_alloc_pools --gtest_filter='-Pools.ForkWithPoolsActive'
 	TAILOR_CONFIG=/dev/null $(BUILD)-thread/bin/test_alloc_core --gtest_filter='Stress.*:CoreApi.*:SizeClass.*:Config.*:Region.*:ThreadReuse.*'
+	# Secure mode (TAILOR_SECURE, docs/allocator.md): sharded spin locks, frees from any thread.
+	TAILOR_CONFIG=/dev/null TAILOR_SECURE=1 $(BUILD)-thread/bin/test_alloc_core \
+	  --gtest_filter='Stress.*:CoreApi.*:-Stress.ThreadsDoNotShareCacheLines'
 	# The DMM front end (TAILOR_DMM, docs/deploy.md): one DMM for all threads behind its lock. Per-thread
 	# heaps' own property (no cache line shared between threads) is not a single heap's.
 	for dmm in kng lea $(CURDIR)/share/dmm/seed002-table4.json; do \

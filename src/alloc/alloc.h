@@ -11,6 +11,7 @@
 #include "dmm_front.h"
 #include "heap.h"
 #include "misuse.h"
+#include "secure.h"
 
 #define TAILOR_LIKELY(x) __builtin_expect(!!(x), 1)
 #define TAILOR_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -98,6 +99,10 @@ inline void free_sized_inline(void* p, std::size_t size, std::size_t align, cons
   if (TAILOR_UNLIKELY(p == nullptr)) return;
   if (TAILOR_UNLIKELY(dmm_owns(p))) {
     dmm_free(p);
+    return;
+  }
+  if (TAILOR_UNLIKELY(secure_active()) && segment_known(segment_of(p)) && secure_owns(segment_of(p))) {
+    secure_free(fn, p, true, size);  // the exact size, checked and freed in one look-up
     return;
   }
   if (TAILOR_UNLIKELY(!size_check(fn, p, size, align, false))) return;

@@ -428,10 +428,13 @@ void* heap_malloc_site(Heap* h, std::size_t size, const void* site) noexcept {
 
 namespace {
 __attribute__((always_inline)) inline void* malloc_slow(Heap* h, std::size_t size) noexcept {
+  if (h == &g_empty_heap) process_init();
+  // Secure mode serves every request, also on a thread that got a heap
+  // through another way in (tailor_collect, mallinfo2): its direct
+  // pointers stay empty, so every malloc comes here.
+  if (secure_active()) return secure_malloc(size, 0);
   if (h == &g_empty_heap) {
-    process_init();
-    if (secure_active()) return secure_malloc(size, 0);  // threads never get a heap of their own
-    if (dmm_active()) return dmm_malloc(size, 0);  // nor here
+    if (dmm_active()) return dmm_malloc(size, 0);  // threads never get a heap of their own
     h = heap_init_thread();
     if (h == nullptr) {
       errno = ENOMEM;

@@ -297,6 +297,10 @@ void delete_sized_not_mine(void* p, std::size_t size, const char* fn) noexcept {
     else misuse_unknown(fn, p);
     return;
   }
+  if (secure_owns(seg)) {  // checked and freed in one look-up
+    secure_free(fn, p, true, size);
+    return;
+  }
   if (size_check(fn, p, size, 0, true)) {
     Heap* h = tl_heap;
     if (seg->heap.load(std::memory_order_relaxed) == h) free_owned(h, page_of(seg, p), p);

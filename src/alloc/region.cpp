@@ -11,24 +11,16 @@
 
 #include "heap.h"
 #include "os.h"
+#include "spin_lock.h"
 
 namespace tailor::alloc {
 
 namespace {
 
-void spin_lock(std::atomic<bool>& locked) noexcept {
-  for (unsigned spins = 0; locked.exchange(true, std::memory_order_acquire); ++spins) {
-    while (locked.load(std::memory_order_relaxed)) {
-      if (++spins % 64 == 0) sched_yield();  // the holder may be descheduled (2 threads, 1 core)
-      __builtin_ia32_pause();
-    }
-  }
-}
-
 class PoolLock {
  public:
   explicit PoolLock(RegionPool* p) noexcept : p_(p) { spin_lock(p_->locked); }
-  ~PoolLock() { p_->locked.store(false, std::memory_order_release); }
+  ~PoolLock() { spin_unlock(p_->locked); }
   PoolLock(const PoolLock&) = delete;
   PoolLock& operator=(const PoolLock&) = delete;
 
@@ -47,8 +39,8 @@ void fork_prepare() noexcept {
   for (RegionPool* p = g_live; p != nullptr; p = p->next_live) spin_lock(p->locked);
 }
 void fork_parent() noexcept {
-  for (RegionPool* p = g_live; p != nullptr; p = p->next_live) p->locked.store(false, std::memory_order_release);
-  g_live_locked.store(false, std::memory_order_release);
+  for (RegionPool* p = g_live; p != nullptr; p = p->next_live) spin_unlock(p->locked);
+  spin_unlock(g_live_locked);
 }
 // In the child only this thread exists: every lock it took in prepare is
 // its own, and no other holder is left.
@@ -61,14 +53,14 @@ void link_live(RegionPool* rp) noexcept {
   rp->next_live = g_live;
   if (g_live != nullptr) g_live->prev_live = rp;
   g_live = rp;
-  g_live_locked.store(false, std::memory_order_release);
+  spin_unlock(g_live_locked);
 }
 void unlink_live(RegionPool* rp) noexcept {
   spin_lock(g_live_locked);
   if (rp->prev_live != nullptr) rp->prev_live->next_live = rp->next_live;
   else g_live = rp->next_live;
   if (rp->next_live != nullptr) rp->next_live->prev_live = rp->prev_live;
-  g_live_locked.store(false, std::memory_order_release);
+  spin_unlock(g_live_locked);
 }
 
 std::size_t pool_bytes() { return (sizeof(RegionPool) + os::page_size() - 1) & ~(os::page_size() - 1); }

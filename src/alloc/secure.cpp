@@ -14,10 +14,11 @@
 #include <new>
 
 #include "config.h"
+#include "heap.h"
 #include "misuse.h"
 #include "os.h"
 #include "region.h"
-#include "heap.h"
+#include "spin_lock.h"
 #include "tailor/tailor.h"
 
 namespace tailor::alloc {
@@ -80,12 +81,13 @@ std::uint64_t check_word(std::uint64_t secret, const void* p, std::uint64_t n) {
 }
 
 // The canary: byte (a & 7) of this word at every address a after a block's
-// user bytes. No byte is 0x00 or 0xff, the values an off-by-one most often
-// writes (a string's terminator, -1), so those are always caught.
+// user bytes. Each byte's lowest bit is the opposite of its highest, so no
+// byte is 0x00 or 0xff, the values an off-by-one most often writes (a
+// string's terminator, -1): those are always caught, any other value with
+// a chance of 127/128.
 std::uint64_t canary_word(std::uint64_t secret, const void* p) {
-  std::uint64_t w = mix(secret ^ (addr(p) << 1) ^ 0x7f4a7c159e3779b9u), out = 0;
-  for (int i = 0; i < 8; ++i) out |= ((w >> (8 * i) & 0xff) % 254 + 1) << (8 * i);
-  return out;
+  const std::uint64_t w = mix(secret ^ (addr(p) << 1) ^ 0x7f4a7c159e3779b9u);
+  return (w & 0xfefefefefefefefeu) | (~w >> 7 & 0x0101010101010101u);
 }
 std::uint64_t fill_word(std::uint64_t secret) { return mix(secret ^ 0xf4eef4eef4eef4eeu); }
 
@@ -117,6 +119,7 @@ struct Slab {
   std::uint32_t used;   // in use
   std::uint32_t top;    // freed blocks on the stack
   std::uint32_t words;  // of each bitmap
+  std::uint32_t fresh_word;  // no fresh block below this word of the bitmap
   std::uint16_t cls, shard;
   bool current, listed, guarded;
   std::uint8_t* base;   // the region (kSlabBytes, the guard page last)
@@ -153,16 +156,6 @@ struct alignas(64) Shard {
 };
 
 Shard g_shards[kClasses][kShards];
-
-void spin_lock(std::atomic<bool>& l) {
-  for (unsigned spins = 0; l.exchange(true, std::memory_order_acquire); ++spins) {
-    while (l.load(std::memory_order_relaxed)) {
-      if (++spins % 64 == 0) sched_yield();  // the holder may be descheduled
-      __builtin_ia32_pause();
-    }
-  }
-}
-void spin_unlock(std::atomic<bool>& l) { l.store(false, std::memory_order_release); }
 
 // Metadata lives in mappings of its own, never next to blocks: carved from
 // 1 MiB chunks, recycled through free lists by size (64-byte units).
@@ -225,15 +218,52 @@ unsigned my_shard() {
 
 // ----------------------------------------------------------------- slabs
 
+// Emptied slab regions kept for reuse, guard page in place, up to
+// HEAP_CACHE bytes in all: a program that frees a large structure and
+// builds it again pays neither the mprotect calls nor the page faults
+// again (as the thread heaps' resident free spans). Their region word is
+// null, so a free into one is reported as a free of no live block.
+struct Spare {
+  std::uint8_t* base;
+  bool guarded;
+};
+std::atomic<bool> g_spare_locked{false};
+Spare* g_spare = nullptr;  // a stack, in a mapping of its own
+std::size_t g_spare_count = 0, g_spare_max = 0;
+
+bool spare_pop(Spare& out) {
+  spin_lock(g_spare_locked);
+  const bool ok = g_spare_count > 0;
+  if (ok) out = g_spare[--g_spare_count];
+  spin_unlock(g_spare_locked);
+  return ok;
+}
+
+bool spare_push(const Spare& sp) {
+  spin_lock(g_spare_locked);
+  const bool ok = g_spare_count < g_spare_max;
+  if (ok) g_spare[g_spare_count++] = sp;
+  spin_unlock(g_spare_locked);
+  return ok;
+}
+
 Slab* slab_new(unsigned cls, unsigned shard, std::uint64_t& rng) {
-  auto* base = static_cast<std::uint8_t*>(region_obtain(region(), kSlabBytes, kSlabBytes));
-  if (base == nullptr) return nullptr;
   const std::size_t page = os::page_size(), usable = kSlabBytes - page;
+  Spare sp{nullptr, false};
+  const bool reused = spare_pop(sp);
+  if (!reused) {
+    sp.base = static_cast<std::uint8_t*>(region_obtain(region(), kSlabBytes, kSlabBytes));
+    if (sp.base == nullptr) return nullptr;
+  }
+  std::uint8_t* base = sp.base;
   const auto bs = static_cast<std::uint32_t>(class_size(cls));
   const auto count = static_cast<std::uint32_t>(usable / bs);
   auto* s = static_cast<Slab*>(meta_alloc(Slab::bytes(count)));
   if (s == nullptr) {
-    region_give_back(region(), base, kSlabBytes);
+    if (!reused || !spare_push(sp)) {
+      if (sp.guarded) os::protect(base + usable, page, true);
+      region_give_back(region(), base, kSlabBytes);
+    }
     return nullptr;
   }
   s->magic = kSlabMagic;
@@ -247,20 +277,23 @@ Slab* slab_new(unsigned cls, unsigned shard, std::uint64_t& rng) {
   s->secret = next_random(rng);
   for (std::uint32_t i = 0; i < count; ++i) s->fresh()[i / 64] |= std::uint64_t{1} << (i % 64);
   // If the kernel refuses (its limit on mappings), the slab has no guard.
-  s->guarded = os::protect(base + usable, page, false);
+  s->guarded = reused ? sp.guarded : os::protect(base + usable, page, false);
   if (!s->guarded) g_unguarded.fetch_add(1, std::memory_order_relaxed);
   g_slabs.fetch_add(1, std::memory_order_relaxed);
   region_set_word(base, s);
   return s;
 }
 
-// Called with the shard's lock held (lock order: shard, then the region pool).
+// Called with the shard's lock held (lock order: shard, spares, then the region pool).
 void slab_release(Slab* s) {
-  if (s->guarded && !os::protect(s->base + kSlabBytes - os::page_size(), os::page_size(), true)) return;  // kept
+  region_set_word(s->base, nullptr);
   if (!s->guarded) g_unguarded.fetch_sub(1, std::memory_order_relaxed);
   g_slabs.fetch_sub(1, std::memory_order_relaxed);
-  region_give_back(region(), s->base, kSlabBytes);
+  const Spare sp{s->base, s->guarded};
   meta_free(s, Slab::bytes(s->count));
+  if (spare_push(sp)) return;
+  if (sp.guarded && !os::protect(sp.base + kSlabBytes - os::page_size(), os::page_size(), true)) return;  // kept
+  region_give_back(region(), sp.base, kSlabBytes);
 }
 
 void unlink_partial(Shard& sh, Slab* s) {
@@ -279,21 +312,24 @@ void link_partial(Shard& sh, Slab* s) {
   s->listed = true;
 }
 
-// A block of s (used < count): the last freed, else a fresh one at random.
+// A block of s (used < count): the last freed, else a fresh one at random
+// among the next 64 fresh blocks (a word of the bitmap, a few KiB): the
+// order of neighbours is unpredictable, while blocks allocated together
+// stay on the same few pages, as a program's traversals expect (mimalloc's
+// secure build shuffles within a page's extension the same way).
 std::uint32_t slab_take(Slab* s, std::uint64_t& rng, bool& reused) {
   std::uint32_t i;
   reused = s->top > 0;
   if (reused) {
     i = s->stack()[--s->top];
   } else {
-    const auto r = static_cast<std::uint32_t>(next_random(rng) % s->count);
-    std::uint32_t w = r / 64;
-    std::uint64_t bits = s->fresh()[w] & (~std::uint64_t{0} << (r % 64));
-    while (bits == 0) {
-      w = (w + 1) % s->words;
-      bits = s->fresh()[w];
-    }
-    i = w * 64 + static_cast<std::uint32_t>(__builtin_ctzll(bits));
+    std::uint32_t w = s->fresh_word;
+    while (s->fresh()[w] == 0) ++w;  // a fresh block exists: used + top < count
+    s->fresh_word = w;
+    const std::uint64_t bits = s->fresh()[w];
+    const auto r = static_cast<unsigned>(next_random(rng) & 63);
+    const std::uint64_t rotated = (bits >> r) | (r != 0 ? bits << (64 - r) : 0);  // the first set bit at or after r
+    i = w * 64 + ((static_cast<unsigned>(__builtin_ctzll(rotated)) + r) & 63);
     s->fresh()[w] &= ~(std::uint64_t{1} << (i % 64));
   }
   s->in_use()[i / 64] |= std::uint64_t{1} << (i % 64);
@@ -492,9 +528,16 @@ void unlock(Found& f) {
   if (f.shard != nullptr) spin_unlock(f.shard->locked);
 }
 
-void secure_free(const char* fn, void* ptr) {
+}  // namespace
+
+void secure_free(const char* fn, void* ptr, bool sized, std::size_t size) noexcept {
   Found f;
   if (!locate(fn, ptr, f)) return;
+  if (sized && size != f.n) {
+    unlock(f);
+    misuse_wrong_size(fn, ptr, size, f.n);
+    return;
+  }
   if (f.large != nullptr) {
     if (!f.large->live.exchange(false, std::memory_order_acq_rel)) {  // two threads freeing it at once
       misuse_report(fn, "double free of", ptr, "large block of ", f.n, " bytes, already free");
@@ -522,16 +565,20 @@ void secure_free(const char* fn, void* ptr) {
   spin_unlock(sh.locked);
 }
 
-void hook_free(void*, void* p) { secure_free("free", p); }
+namespace {
+
+void hook_free(void*, void* p) { secure_free("free", p, false, 0); }
 size_t hook_usable(void*, const void* p) { return secure_usable("malloc_usable_size", const_cast<void*>(p)); }
 
 void fork_prepare() {
   for (auto& row : g_shards)
     for (auto& sh : row) spin_lock(sh.locked);
+  spin_lock(g_spare_locked);
   spin_lock(g_meta_locked);
 }
 void fork_parent() {
   spin_unlock(g_meta_locked);
+  spin_unlock(g_spare_locked);
   for (auto& row : g_shards)
     for (auto& sh : row) spin_unlock(sh.locked);
 }
@@ -546,6 +593,12 @@ void secure_init() noexcept {
   std::uint64_t seed = os::random64();
   for (auto& row : g_shards)
     for (auto& sh : row) sh.rng = next_random(seed);
+  g_spare_max = g_config.heap_cache_bytes / kSlabBytes;
+  if (g_spare_max > 0) {
+    const std::size_t bytes = (g_spare_max * sizeof(Spare) + os::page_size() - 1) & ~(os::page_size() - 1);
+    g_spare = static_cast<Spare*>(os::reserve_aligned(bytes, os::page_size()));
+    if (g_spare == nullptr) g_spare_max = 0;
+  }
   tailor_region_hooks hooks{};
   hooks.free = &hook_free;
   hooks.usable_size = &hook_usable;
@@ -623,7 +676,7 @@ void* secure_realloc(void* ptr, std::size_t size) noexcept {
   }
   unlock(f);
   if (size == 0) {  // glibc frees and returns NULL
-    secure_free("realloc", p);
+    secure_free("realloc", p, false, 0);
     return nullptr;
   }
   // A block that has to move to grow gets room to grow further (a quarter
@@ -637,7 +690,7 @@ void* secure_realloc(void* ptr, std::size_t size) noexcept {
   void* q = allocate(size, 16, capacity);
   if (q == nullptr) return nullptr;  // p is left untouched
   std::memcpy(q, p, f.n < size ? f.n : size);
-  secure_free("realloc", p);
+  secure_free("realloc", p, false, 0);
   return q;
 }
 

@@ -54,6 +54,9 @@ void secure_init() noexcept;
 void* secure_malloc(std::size_t size, std::size_t align) noexcept;
 void* secure_calloc(std::size_t count, std::size_t size) noexcept;
 void* secure_realloc(void* p, std::size_t size) noexcept;
+// Frees p after the checks of secure_check, in one look-up (sized frees go
+// here directly rather than through size_check and the region's hook).
+void secure_free(const char* fn, void* p, bool sized, std::size_t size) noexcept;
 
 // Checks p as `fn` would before using it (live block start, header, canary;
 // `size`, if sized, must be the size asked for); reports and returns false

@@ -19,6 +19,7 @@
 #include "heap.h"
 #include "os.h"
 #include "region.h"
+#include "spin_lock.h"
 
 namespace tailor::alloc {
 
@@ -298,16 +299,6 @@ ThreadPools* g_idle_pools = nullptr;
 std::atomic<bool> g_idle_lock{false};
 std::atomic<std::size_t> g_areas{0}, g_area_bytes{0}, g_largest_area{0}, g_areas_released{0};
 std::size_t g_max_area = 0;
-
-void spin_lock(std::atomic<bool>& l) noexcept {
-  for (unsigned spins = 0; l.exchange(true, std::memory_order_acquire); ++spins) {
-    while (l.load(std::memory_order_relaxed)) {
-      if (++spins % 64 == 0) sched_yield();
-      __builtin_ia32_pause();
-    }
-  }
-}
-void spin_unlock(std::atomic<bool>& l) noexcept { l.store(false, std::memory_order_release); }
 
 void fork_prepare() noexcept { spin_lock(g_idle_lock); }
 void fork_release() noexcept { spin_unlock(g_idle_lock); }

@@ -46,6 +46,15 @@ TEST(Secure, IsActive) {
   EXPECT_EQ(s.unguarded, 0u);
 }
 
+TEST(Secure, AThreadThatGotAHeapStillAllocatesSecurely) {
+  tailor_collect();  // sets a heap up for the thread
+  struct mallinfo2 mi = mallinfo2();
+  (void)mi;
+  void* p = malloc(100);
+  EXPECT_EQ(malloc_usable_size(p), 100u);  // exact: a secure block, not a size class
+  free(p);
+}
+
 TEST(Secure, EveryByteAskedForIsUsableAndNoMore) {
   for (std::size_t n = 0; n < (std::size_t{3} << 20); n = n < 300 ? n + 1 : n * 5 / 4) {
     unsigned char* p = bytes(n);
