@@ -34,12 +34,15 @@ void* calloc_impl(std::size_t count, std::size_t size) noexcept {
   // Reached by a tail call from calloc and tailor_calloc: the program's call site.
   const void* site = __builtin_return_address(0);
   process_init();
-  if (TAILOR_UNLIKELY(secure_active())) return secure_calloc(count, size);
-  if (TAILOR_UNLIKELY(dmm_active())) return dmm_calloc(count, size);
   std::size_t total;
   if (__builtin_mul_overflow(count, size, &total)) {
     errno = ENOMEM;
     return nullptr;
+  }
+  if (TAILOR_UNLIKELY(secure_active() || dmm_active())) {  // front ends that do not know fresh memory
+    void* p = secure_active() ? secure_malloc(total, 16) : dmm_malloc(total, 0);
+    if (p != nullptr) std::memset(p, 0, total);
+    return p;
   }
   void* p = malloc_inline_at(total, site);
   if (p == nullptr) return nullptr;

@@ -295,17 +295,6 @@ void* dmm_malloc(std::size_t size, std::size_t align) noexcept {
   return outside(size, align);
 }
 
-void* dmm_calloc(std::size_t count, std::size_t size) noexcept {
-  std::size_t total;
-  if (__builtin_mul_overflow(count, size, &total)) {
-    errno = ENOMEM;
-    return nullptr;
-  }
-  void* p = dmm_malloc(total, 0);
-  if (p != nullptr) std::memset(p, 0, total);
-  return p;
-}
-
 void dmm_free(void* p) noexcept {
   Guard g;
   ++g_releases;

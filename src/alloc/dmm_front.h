@@ -43,7 +43,6 @@ inline bool dmm_active() noexcept { return g_dmm_size != 0; }
 // Entry points in DMM mode (dmm_active()). malloc and the aligned forms
 // serve from the DMM, else from the fallback heap; errno ENOMEM on failure.
 void* dmm_malloc(std::size_t size, std::size_t align) noexcept;
-void* dmm_calloc(std::size_t count, std::size_t size) noexcept;
 void* dmm_realloc(void* p, std::size_t size) noexcept;
 /// A block of the DMM (dmm_owns(p)).
 void dmm_free(void* p) noexcept;

@@ -8,6 +8,7 @@
 #include <sched.h>
 
 #include <atomic>
+#include <bit>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -36,7 +37,6 @@ constexpr std::size_t kHeader = 16;            // before every block: encoded si
 constexpr std::size_t kSlabMax = 8 * 1024;     // largest block (header + size + canary) on a slab
 constexpr std::size_t kFillMax = 256;          // bytes of a freed block filled, and checked at reuse
 constexpr std::size_t kCanaryMax = 64;         // canary bytes after a block, at most (up to its end)
-constexpr unsigned kShards = 8;
 constexpr unsigned kClasses = 31;              // 32..128 by 16, then 4 per doubling up to 8 KiB
 constexpr std::uint32_t kSlabMagic = 0x5ec51ab0u, kLargeMagic = 0x5ec1a46eu;
 
@@ -75,9 +75,13 @@ std::uintptr_t addr(const void* p) { return reinterpret_cast<std::uintptr_t>(p);
 // The header of a block whose user bytes [p, p + n) start at p: a check
 // word of the secret, p and n, then n itself. n is the word right before p,
 // where delete[] reads its element count: a delete[] of a scalar block
-// reads a small count, as under glibc, and reaches the check.
+// reads a small count, as under glibc, and reaches the check. One multiply:
+// like any bijection of (secret, p, n) it hides the secret only from a
+// program that cannot read headers, which is what a check word is for
+// (mix() above would not hide it better from one that can).
 std::uint64_t check_word(std::uint64_t secret, const void* p, std::uint64_t n) {
-  return mix(secret ^ addr(p) ^ (n * 0x9e3779b97f4a7c15u));
+  const std::uint64_t x = (secret ^ addr(p) ^ std::rotl(n, 40)) * 0x9e3779b97f4a7c15u;
+  return x ^ (x >> 31);
 }
 
 // The canary: byte (a & 7) of this word at every address a after a block's
@@ -85,54 +89,86 @@ std::uint64_t check_word(std::uint64_t secret, const void* p, std::uint64_t n) {
 // byte is 0x00 or 0xff, the values an off-by-one most often writes (a
 // string's terminator, -1): those are always caught, any other value with
 // a chance of 127/128.
-std::uint64_t canary_word(std::uint64_t secret, const void* p) {
-  const std::uint64_t w = mix(secret ^ (addr(p) << 1) ^ 0x7f4a7c159e3779b9u);
+std::uint64_t canary_word(std::uint64_t key, const void* p) {
+  std::uint64_t w = (key ^ addr(p)) * 0xbf58476d1ce4e5b9u;
+  w ^= w >> 29;
   return (w & 0xfefefefefefefefeu) | (~w >> 7 & 0x0101010101010101u);
 }
+std::uint64_t canary_key(std::uint64_t secret) { return mix(secret ^ 0x7f4a7c159e3779b9u); }
 std::uint64_t fill_word(std::uint64_t secret) { return mix(secret ^ 0xf4eef4eef4eef4eeu); }
 
-using word_alias = std::uint64_t __attribute__((may_alias));
+using word_alias = std::uint64_t __attribute__((may_alias, aligned(1)));
 
+std::uint8_t pattern_byte(std::uint64_t w, const std::uint8_t* a) {
+  return static_cast<std::uint8_t>(w >> (8 * (addr(a) & 7)));
+}
+// The pattern as an 8-byte word stored at a (any alignment).
+std::uint64_t pattern_at(std::uint64_t w, const std::uint8_t* a) {
+  return std::rotr(w, static_cast<int>(8 * (addr(a) & 7)));
+}
+
+// Writes the pattern w over [a, end) (byte (x & 7) of w at every x).
 void fill(std::uint8_t* a, std::uint8_t* end, std::uint64_t w) {
-  while (a < end && (addr(a) & 7) != 0) { *a = static_cast<std::uint8_t>(w >> (8 * (addr(a) & 7))); ++a; }
-  for (; a + 8 <= end; a += 8) *reinterpret_cast<word_alias*>(a) = w;
-  for (; a < end; ++a) *a = static_cast<std::uint8_t>(w >> (8 * (addr(a) & 7)));
+  if (end - a < 8) {
+    for (; a < end; ++a) *a = pattern_byte(w, a);
+    return;
+  }
+  for (; a + 8 <= end; a += 8) *reinterpret_cast<word_alias*>(a) = pattern_at(w, a);
+  if (a < end) *reinterpret_cast<word_alias*>(end - 8) = pattern_at(w, end - 8);
 }
 
 // The first byte of [a, end) that differs from the pattern, or nullptr.
 std::uint8_t* differs(std::uint8_t* a, std::uint8_t* end, std::uint64_t w) {
-  for (; a < end && (addr(a) & 7) != 0; ++a)
-    if (*a != static_cast<std::uint8_t>(w >> (8 * (addr(a) & 7)))) return a;
-  for (; a + 8 <= end; a += 8)
-    if (*reinterpret_cast<word_alias*>(a) != w) break;
+  if (end - a >= 8) {
+    for (; a + 8 <= end; a += 8)
+      if (*reinterpret_cast<word_alias*>(a) != pattern_at(w, a)) break;
+    if (a + 8 > end) {
+      if (a == end || *reinterpret_cast<word_alias*>(end - 8) == pattern_at(w, end - 8)) return nullptr;
+      a = end - 8;
+    }
+  }
   for (; a < end; ++a)
-    if (*a != static_cast<std::uint8_t>(w >> (8 * (addr(a) & 7)))) return a;
+    if (*a != pattern_byte(w, a)) return a;
   return nullptr;
 }
 
 // ------------------------------------------------------------- metadata
 
+struct SecureHeap;
+
+// A slab's metadata, in a mapping of its own. The owner thread (the heap
+// that made the slab, for the slab's whole life) takes and frees blocks
+// without a lock; another thread's free sets the block's bit in `remote`
+// and lists the slab on the owner's remote list, and the owner takes those
+// bits back when it needs blocks (collect).
 struct Slab {
   std::uint32_t magic;  // kSlabMagic
   std::uint32_t bs;     // block size
   std::uint32_t count;  // blocks
-  std::uint32_t used;   // in use
+  std::uint32_t used;   // not free on the owner's side: in use, or freed by another thread and not collected yet
   std::uint32_t top;    // freed blocks on the stack
   std::uint32_t words;  // of each bitmap
   std::uint32_t fresh_word;  // no fresh block below this word of the bitmap
-  std::uint16_t cls, shard;
-  bool current, listed, guarded;
+  std::uint16_t cls;
+  bool current, listed, guarded;  // listed: on its bin's partial list
+  bool remote_listed;   // on the owner's remote list (atomic accesses)
   std::uint8_t* base;   // the region (kSlabBytes, the guard page last)
   std::uint8_t* first;  // the first block; the last ends at the guard page
   std::uint64_t secret;
-  Slab* next;  // the shard's list of slabs with free blocks (not its current one)
+  std::uint64_t canary;  // canary_key(secret)
+  std::uint64_t fill;    // fill_word(secret)
+  SecureHeap* owner;
+  Slab* next;  // the bin's list of slabs with free blocks (not its current one)
   Slab* prev;
+  Slab* remote_next;  // the owner's remote list
+  // In use: written by the owner only (atomic stores), read by any thread.
   std::uint64_t* in_use() { return reinterpret_cast<std::uint64_t*>(this + 1); }
-  std::uint64_t* fresh() { return in_use() + words; }  // never handed out
-  std::uint16_t* stack() { return reinterpret_cast<std::uint16_t*>(fresh() + words); }
+  std::uint64_t* fresh() { return in_use() + words; }   // never handed out (owner only)
+  std::uint64_t* remote() { return fresh() + words; }   // freed by other threads, not collected (atomic)
+  std::uint16_t* stack() { return reinterpret_cast<std::uint16_t*>(remote() + words); }
   static std::size_t bytes(std::uint32_t count) {
     const std::size_t words = (count + 63) / 64;
-    return sizeof(Slab) + 16 * words + 2 * std::size_t{count};
+    return sizeof(Slab) + 24 * words + 2 * std::size_t{count};
   }
 };
 static_assert(sizeof(Slab) % 8 == 0);
@@ -148,14 +184,27 @@ struct Large {
   std::atomic<bool> live;
 };
 
-struct alignas(64) Shard {
-  std::atomic<bool> locked{false};
-  Slab* current = nullptr;
-  Slab* partial = nullptr;
-  std::uint64_t rng = 0;
+// A thread's secure heap: per class, a current slab and a list of slabs
+// with free blocks. Heaps live for ever: a thread that exits leaves its heap
+// idle, the next new thread adopts it, and meanwhile the threads that free
+// its blocks collect them (state kBusy while one does).
+enum : std::uint32_t { kOwned = 0, kIdle = 1, kBusy = 2 };
+
+struct Bin {
+  Slab* current;
+  Slab* partial;
 };
 
-Shard g_shards[kClasses][kShards];
+struct alignas(64) SecureHeap {
+  Bin bins[kClasses];
+  std::uint64_t rng;
+  SecureHeap* next_all;   // every heap (fork)
+  SecureHeap* next_idle;  // the idle list
+  // Written by other threads (atomic accesses).
+  alignas(64) Slab* remote_slabs;  // slabs with blocks freed by other threads
+  std::uint32_t in_flight;         // other threads' frees under way: no slab is released meanwhile
+  std::uint32_t state;             // kOwned, kIdle, kBusy
+};
 
 // Metadata lives in mappings of its own, never next to blocks: carved from
 // 1 MiB chunks, recycled through free lists by size (64-byte units).
@@ -209,11 +258,40 @@ RegionPool* region() {
   return rp;
 }
 
-unsigned my_shard() {
-  static std::atomic<unsigned> next{0};
-  static thread_local unsigned shard __attribute__((tls_model("initial-exec"))) = 0;
-  if (shard == 0) shard = next.fetch_add(1, std::memory_order_relaxed) % kShards + 1;
-  return shard - 1;
+// ----------------------------------------------------------------- heaps
+
+thread_local SecureHeap* tl_sheap __attribute__((tls_model("initial-exec"))) = nullptr;
+pthread_key_t g_heap_key;
+std::atomic<bool> g_heaps_locked{false};
+SecureHeap* g_heaps_all = nullptr;
+SecureHeap* g_heaps_idle = nullptr;
+
+SecureHeap* heap_attach() {
+  region();  // secure_init has finished (the thread key exists)
+  SecureHeap* h = nullptr;
+  spin_lock(g_heaps_locked);
+  for (SecureHeap** pp = &g_heaps_idle; *pp != nullptr; pp = &(*pp)->next_idle) {
+    std::uint32_t idle = kIdle;  // not one a freeing thread is collecting
+    if (__atomic_compare_exchange_n(&(*pp)->state, &idle, kOwned, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+      h = *pp;
+      *pp = h->next_idle;
+      break;
+    }
+  }
+  spin_unlock(g_heaps_locked);
+  if (h == nullptr) {
+    h = static_cast<SecureHeap*>(meta_alloc(sizeof(SecureHeap)));
+    if (h == nullptr) return nullptr;
+    h->rng = os::random64();
+    h->state = kOwned;
+    spin_lock(g_heaps_locked);
+    h->next_all = g_heaps_all;
+    g_heaps_all = h;
+    spin_unlock(g_heaps_locked);
+  }
+  tl_sheap = h;  // before pthread_setspecific, which may allocate
+  pthread_setspecific(g_heap_key, h);
+  return h;
 }
 
 // ----------------------------------------------------------------- slabs
@@ -247,7 +325,7 @@ bool spare_push(const Spare& sp) {
   return ok;
 }
 
-Slab* slab_new(unsigned cls, unsigned shard, std::uint64_t& rng) {
+Slab* slab_new(unsigned cls, SecureHeap* h) {
   const std::size_t page = os::page_size(), usable = kSlabBytes - page;
   Spare sp{nullptr, false};
   const bool reused = spare_pop(sp);
@@ -271,10 +349,12 @@ Slab* slab_new(unsigned cls, unsigned shard, std::uint64_t& rng) {
   s->count = count;
   s->words = (count + 63) / 64;
   s->cls = static_cast<std::uint16_t>(cls);
-  s->shard = static_cast<std::uint16_t>(shard);
+  s->owner = h;
   s->base = base;
   s->first = base + (usable - std::size_t{count} * bs);
-  s->secret = next_random(rng);
+  s->secret = next_random(h->rng);
+  s->canary = canary_key(s->secret);
+  s->fill = fill_word(s->secret);
   for (std::uint32_t i = 0; i < count; ++i) s->fresh()[i / 64] |= std::uint64_t{1} << (i % 64);
   // If the kernel refuses (its limit on mappings), the slab has no guard.
   s->guarded = reused ? sp.guarded : os::protect(base + usable, page, false);
@@ -284,7 +364,6 @@ Slab* slab_new(unsigned cls, unsigned shard, std::uint64_t& rng) {
   return s;
 }
 
-// Called with the shard's lock held (lock order: shard, spares, then the region pool).
 void slab_release(Slab* s) {
   region_set_word(s->base, nullptr);
   if (!s->guarded) g_unguarded.fetch_sub(1, std::memory_order_relaxed);
@@ -296,27 +375,100 @@ void slab_release(Slab* s) {
   region_give_back(region(), sp.base, kSlabBytes);
 }
 
-void unlink_partial(Shard& sh, Slab* s) {
+void unlink_partial(Bin& b, Slab* s) {
   if (s->prev != nullptr) s->prev->next = s->next;
-  else sh.partial = s->next;
+  else b.partial = s->next;
   if (s->next != nullptr) s->next->prev = s->prev;
   s->next = s->prev = nullptr;
   s->listed = false;
 }
 
-void link_partial(Shard& sh, Slab* s) {
+void link_partial(Bin& b, Slab* s) {
   s->prev = nullptr;
-  s->next = sh.partial;
-  if (sh.partial != nullptr) sh.partial->prev = s;
-  sh.partial = s;
+  s->next = b.partial;
+  if (b.partial != nullptr) b.partial->prev = s;
+  b.partial = s;
   s->listed = true;
 }
 
+// Puts a slab that is not current where it belongs after blocks of it were
+// freed: released when empty (unless another thread is still freeing into
+// the owner's slabs or has it listed: it stays on the partial list then),
+// otherwise on its bin's partial list if it has a free block.
+//
+// The in-flight count first: a thread whose block was just collected may
+// still be listing the slab, and it leaves the count only after listing. So
+// a count of 0 means the flag is read after any such listing.
+void settle(SecureHeap* h, Slab* s) {
+  Bin& b = h->bins[s->cls];
+  if (s->used == 0 && __atomic_load_n(&h->in_flight, __ATOMIC_SEQ_CST) == 0 &&
+      !__atomic_load_n(&s->remote_listed, __ATOMIC_SEQ_CST)) {
+    if (s->listed) unlink_partial(b, s);
+    slab_release(s);
+  } else if (!s->listed && s->used < s->count) {  // a full one may be listed with nothing to collect
+    link_partial(b, s);
+  }
+}
+
+// Takes back the blocks other threads freed into h's slabs (h's owner, or a
+// thread that holds h in state kBusy).
+void collect(SecureHeap* h) {
+  Slab* s = __atomic_exchange_n(&h->remote_slabs, nullptr, __ATOMIC_ACQUIRE);
+  while (s != nullptr) {
+    Slab* next = s->remote_next;  // before the flag: a freeing thread may list s again at once
+    __atomic_store_n(&s->remote_listed, false, __ATOMIC_SEQ_CST);
+    for (std::uint32_t w = 0; w < s->words; ++w) {
+      if (__atomic_load_n(&s->remote()[w], __ATOMIC_RELAXED) == 0) continue;
+      std::uint64_t bits = __atomic_exchange_n(&s->remote()[w], 0, __ATOMIC_SEQ_CST);
+      __atomic_store_n(&s->in_use()[w], s->in_use()[w] & ~bits, __ATOMIC_RELAXED);
+      s->used -= static_cast<std::uint32_t>(__builtin_popcountll(bits));
+      for (; bits != 0; bits &= bits - 1)
+        s->stack()[s->top++] = static_cast<std::uint16_t>(w * 64 + static_cast<unsigned>(__builtin_ctzll(bits)));
+    }
+    if (!s->current) settle(h, s);
+    s = next;
+  }
+}
+
+// Collects for an idle heap (its thread exited), as long as frees keep
+// listing slabs and no other thread is at it.
+void collect_idle(SecureHeap* h) {
+  for (;;) {
+    std::uint32_t idle = kIdle;
+    if (!__atomic_compare_exchange_n(&h->state, &idle, kBusy, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) return;
+    collect(h);
+    __atomic_store_n(&h->state, kIdle, __ATOMIC_RELEASE);
+    if (__atomic_load_n(&h->remote_slabs, __ATOMIC_ACQUIRE) == nullptr) return;
+  }
+}
+
+// A thread's exit: what other threads freed is collected, current slabs go
+// back to their lists (or are released), and the heap is left idle.
+void heap_done(void* value) {
+  auto* h = static_cast<SecureHeap*>(value);
+  collect(h);
+  for (Bin& b : h->bins) {
+    if (Slab* s = b.current; s != nullptr) {
+      b.current = nullptr;
+      s->current = false;
+      settle(h, s);
+    }
+  }
+  tl_sheap = nullptr;
+  spin_lock(g_heaps_locked);
+  __atomic_store_n(&h->state, kIdle, __ATOMIC_RELEASE);
+  h->next_idle = g_heaps_idle;
+  g_heaps_idle = h;
+  spin_unlock(g_heaps_locked);
+  if (__atomic_load_n(&h->remote_slabs, __ATOMIC_ACQUIRE) != nullptr) collect_idle(h);
+}
+
 // A block of s (used < count): the last freed, else a fresh one at random
-// among the next 64 fresh blocks (a word of the bitmap, a few KiB): the
-// order of neighbours is unpredictable, while blocks allocated together
-// stay on the same few pages, as a program's traversals expect (mimalloc's
-// secure build shuffles within a page's extension the same way).
+// among the next 16 fresh blocks of the bitmap: the order of neighbours is
+// unpredictable, while blocks allocated together stay within a few cache
+// lines of each other, as a program's traversals and the hardware
+// prefetchers expect (mimalloc's secure build shuffles within a page's
+// extension the same way).
 std::uint32_t slab_take(Slab* s, std::uint64_t& rng, bool& reused) {
   std::uint32_t i;
   reused = s->top > 0;
@@ -327,12 +479,15 @@ std::uint32_t slab_take(Slab* s, std::uint64_t& rng, bool& reused) {
     while (s->fresh()[w] == 0) ++w;  // a fresh block exists: used + top < count
     s->fresh_word = w;
     const std::uint64_t bits = s->fresh()[w];
-    const auto r = static_cast<unsigned>(next_random(rng) & 63);
-    const std::uint64_t rotated = (bits >> r) | (r != 0 ? bits << (64 - r) : 0);  // the first set bit at or after r
-    i = w * 64 + ((static_cast<unsigned>(__builtin_ctzll(rotated)) + r) & 63);
+    const auto lo = static_cast<unsigned>(__builtin_ctzll(bits));
+    const std::uint64_t window = (bits >> lo) & 0xffff;  // fresh among the 16 blocks from the first fresh one
+    const auto r = static_cast<unsigned>(next_random(rng) & 15);
+    const std::uint64_t rotated = ((window >> r) | (window << (16 - r))) & 0xffff;  // the first at or after r
+    i = w * 64 + lo + ((static_cast<unsigned>(__builtin_ctzll(rotated)) + r) & 15);
     s->fresh()[w] &= ~(std::uint64_t{1} << (i % 64));
   }
-  s->in_use()[i / 64] |= std::uint64_t{1} << (i % 64);
+  std::uint64_t& word = s->in_use()[i / 64];
+  __atomic_store_n(&word, word | std::uint64_t{1} << (i % 64), __ATOMIC_RELAXED);
   s->used++;
   return i;
 }
@@ -347,44 +502,54 @@ std::uint8_t* canary_end(std::uint8_t* from, std::uint8_t* end) {
 
 // Header and canary of a block handed out: user bytes [p, p + n), the block
 // ends at `end`.
-void arm(std::uint64_t secret, std::uint8_t* p, std::size_t n, std::uint8_t* end) {
+void arm(std::uint64_t secret, std::uint64_t canary, std::uint8_t* p, std::size_t n, std::uint8_t* end) {
   auto* h = reinterpret_cast<word_alias*>(p - kHeader);
   h[0] = check_word(secret, p, n);
   h[1] = n;
-  fill(p + n, canary_end(p + n, end), canary_word(secret, p));
+  fill(p + n, canary_end(p + n, end), canary_word(canary, p));
+}
+
+// The current slab of the bin when it has no free block: blocks freed by
+// other threads are collected, then a slab with free blocks or a new one.
+Slab* refill(SecureHeap* h, Bin& b, unsigned cls) {
+  if (__atomic_load_n(&h->remote_slabs, __ATOMIC_RELAXED) != nullptr) collect(h);
+  Slab* s = b.current;
+  if (s != nullptr) {
+    if (s->used < s->count) return s;
+    s->current = false;  // full: on no list until a free
+  }
+  s = b.partial;
+  if (s != nullptr) unlink_partial(b, s);
+  else s = slab_new(cls, h);
+  b.current = s;
+  if (s != nullptr) s->current = true;
+  return s;
 }
 
 void* slab_malloc(std::size_t size, std::size_t align, std::size_t need) {
-  const unsigned cls = class_index(need), si = my_shard();
-  Shard& sh = g_shards[cls][si];
-  spin_lock(sh.locked);
-  Slab* s = sh.current;
-  if (s == nullptr || s->used == s->count) {
-    if (s != nullptr) s->current = false;  // full: on no list until a free
-    s = sh.partial;
-    if (s != nullptr) unlink_partial(sh, s);
-    else s = slab_new(cls, si, sh.rng);
-    sh.current = s;
-    if (s == nullptr) {
-      spin_unlock(sh.locked);
-      errno = ENOMEM;
-      return nullptr;
-    }
-    s->current = true;
+  SecureHeap* h = tl_sheap;
+  if (__builtin_expect(h == nullptr, 0) && (h = heap_attach()) == nullptr) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  const unsigned cls = class_index(need);
+  Bin& b = h->bins[cls];
+  Slab* s = b.current;
+  if (__builtin_expect(s == nullptr || s->used == s->count, 0) && (s = refill(h, b, cls)) == nullptr) {
+    errno = ENOMEM;
+    return nullptr;
   }
   bool reused;
-  const std::uint32_t i = slab_take(s, sh.rng, reused);
+  const std::uint32_t i = slab_take(s, h->rng, reused);
   std::uint8_t* blk = s->first + std::size_t{i} * s->bs;
-  std::uint8_t* changed =
-      reused ? differs(blk, blk + (s->bs < kFillMax ? s->bs : kFillMax), fill_word(s->secret)) : nullptr;
-  const std::uint64_t secret = s->secret;
-  const std::uint32_t bs = s->bs;
-  spin_unlock(sh.locked);
+  if (reused) {
+    if (std::uint8_t* changed = differs(blk, blk + (s->bs < kFillMax ? s->bs : kFillMax), s->fill); changed != nullptr)
+      // Reported; with TAILOR_ON_ERROR=warn the block is used all the same.
+      misuse_report("malloc", "write after free in the block at", blk, "its byte ",
+                    static_cast<std::uint64_t>(changed - blk), " (header included) changed after it was freed");
+  }
   auto* p = reinterpret_cast<std::uint8_t*>((addr(blk) + kHeader + align - 1) & ~(align - 1));
-  if (changed != nullptr)  // reported; with TAILOR_ON_ERROR=warn the block is used all the same
-    misuse_report("malloc", "write after free in the block at", blk, "its byte ",
-                  static_cast<std::uint64_t>(changed - blk), " (header included) changed after it was freed");
-  arm(secret, p, size, blk + bs);
+  arm(s->secret, s->canary, p, size, blk + s->bs);
   return p;
 }
 
@@ -417,7 +582,7 @@ void* large_malloc(std::size_t size, std::size_t align, std::size_t capacity) {
   m->user = reinterpret_cast<std::uint8_t*>((addr(m->end) - capacity - 1) & ~(align - 1));
   m->live.store(true, std::memory_order_relaxed);
   region_set_word(base, m);
-  arm(m->secret, m->user, size, m->end);
+  arm(m->secret, canary_key(m->secret), m->user, size, m->end);
   return m->user;
 }
 
@@ -431,16 +596,15 @@ void large_release(Large* m) {
 
 // ----------------------------------------------------------------- checks
 
-// What a checked pointer is: a slab's block (with its shard's lock held) or
-// a large block.
+// What a checked pointer is: a slab's block or a large block.
 struct Found {
   Slab* slab = nullptr;
-  Shard* shard = nullptr;
   Large* large = nullptr;
   std::uint32_t index = 0;
   std::uint8_t* end = nullptr;  // the block's end (the canary's)
   std::size_t n = 0;            // the size asked for
   std::uint64_t secret = 0;
+  std::uint64_t canary = 0;
 };
 
 bool frees(const char* fn) { return fn[0] == 'f' || fn[0] == 'o'; }  // free, free_sized, operator delete
@@ -459,7 +623,7 @@ bool header_and_canary(const char* fn, std::uint8_t* p, std::uint8_t* blk, std::
     return false;
   }
   f.n = n;
-  if (std::uint8_t* bad = differs(p + n, canary_end(p + n, f.end), canary_word(f.secret, p)); bad != nullptr) {
+  if (std::uint8_t* bad = differs(p + n, canary_end(p + n, f.end), canary_word(f.canary, p)); bad != nullptr) {
     misuse_report(fn, "heap overflow past the end of", p, "the block of ", n,
                   bad == p + n ? " bytes: the byte right after it was overwritten" : " bytes: bytes after it were overwritten");
     return false;
@@ -467,7 +631,7 @@ bool header_and_canary(const char* fn, std::uint8_t* p, std::uint8_t* blk, std::
   return true;
 }
 
-// Checks p; true with f filled (and, for a slab, its shard locked).
+// Checks p; true with f filled.
 bool locate(const char* fn, void* ptr, Found& f) {
   auto* p = static_cast<std::uint8_t*>(ptr);
   Segment* seg = segment_of(p);
@@ -484,10 +648,10 @@ bool locate(const char* fn, void* ptr, Found& f) {
     }
     const auto i = static_cast<std::uint32_t>(static_cast<std::size_t>(p - s->first) / s->bs);
     std::uint8_t* blk = s->first + std::size_t{i} * s->bs;
-    Shard& sh = g_shards[s->cls][s->shard];
-    spin_lock(sh.locked);
-    if ((s->in_use()[i / 64] >> (i % 64) & 1) == 0) {
-      spin_unlock(sh.locked);
+    const std::uint64_t bit = std::uint64_t{1} << (i % 64);
+    // Free: not in use, or freed by another thread and not collected yet.
+    if ((__atomic_load_n(&s->in_use()[i / 64], __ATOMIC_RELAXED) & bit) == 0 ||
+        (__atomic_load_n(&s->remote()[i / 64], __ATOMIC_RELAXED) & bit) != 0) {
       if (p == blk + kHeader)
         misuse_report(fn, frees(fn) ? "double free of" : "block already freed:", p, "block of ", s->bs,
                       " bytes, already free");
@@ -497,15 +661,11 @@ bool locate(const char* fn, void* ptr, Found& f) {
       return false;
     }
     f.slab = s;
-    f.shard = &sh;
     f.index = i;
     f.end = blk + s->bs;
     f.secret = s->secret;
-    if (!header_and_canary(fn, p, blk, s->bs, f)) {
-      spin_unlock(sh.locked);
-      return false;
-    }
-    return true;
+    f.canary = s->canary;
+    return header_and_canary(fn, p, blk, s->bs, f);
   }
   if (magic != nullptr && *magic == kLargeMagic) {
     auto* m = const_cast<Large*>(reinterpret_cast<const Large*>(magic));
@@ -517,6 +677,7 @@ bool locate(const char* fn, void* ptr, Found& f) {
     f.large = m;
     f.end = m->end;
     f.secret = m->secret;
+    f.canary = canary_key(m->secret);
     return header_and_canary(fn, p, p - kHeader, 0, f);
   }
   misuse_report(fn, frees(fn) ? "double or invalid free of" : "invalid pointer", p,
@@ -524,8 +685,32 @@ bool locate(const char* fn, void* ptr, Found& f) {
   return false;
 }
 
-void unlock(Found& f) {
-  if (f.shard != nullptr) spin_unlock(f.shard->locked);
+// Another thread's free of block i of s (checked, filled): its bit in the
+// slab's remote bitmap, and the slab on the owner's remote list. The
+// owner's in-flight count keeps every slab of the owner alive meanwhile
+// (settle), since the block may be collected, and its slab emptied, between
+// the bit and the list.
+void free_remote_block(const char* fn, void* p, Slab* s, std::uint32_t i) {
+  SecureHeap* o = s->owner;
+  __atomic_add_fetch(&o->in_flight, 1, __ATOMIC_SEQ_CST);
+  const std::uint64_t bit = std::uint64_t{1} << (i % 64);
+  const std::uint64_t old = __atomic_fetch_or(&s->remote()[i / 64], bit, __ATOMIC_SEQ_CST);
+  if ((old & bit) != 0) {  // two threads freeing it at once
+    __atomic_sub_fetch(&o->in_flight, 1, __ATOMIC_SEQ_CST);
+    misuse_report(fn, "double free of", p, "block of ", s->bs, " bytes, already free");
+    return;
+  }
+  // Listed after the bit: if the flag is already set, the owner clears it
+  // later than this read and collects after clearing, so it sees the bit.
+  if (!__atomic_load_n(&s->remote_listed, __ATOMIC_SEQ_CST) &&
+      !__atomic_exchange_n(&s->remote_listed, true, __ATOMIC_SEQ_CST)) {
+    Slab* head = __atomic_load_n(&o->remote_slabs, __ATOMIC_RELAXED);
+    do {
+      s->remote_next = head;
+    } while (!__atomic_compare_exchange_n(&o->remote_slabs, &head, s, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+  }
+  __atomic_sub_fetch(&o->in_flight, 1, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&o->state, __ATOMIC_ACQUIRE) == kIdle) collect_idle(o);
 }
 
 }  // namespace
@@ -534,7 +719,6 @@ void secure_free(const char* fn, void* ptr, bool sized, std::size_t size) noexce
   Found f;
   if (!locate(fn, ptr, f)) return;
   if (sized && size != f.n) {
-    unlock(f);
     misuse_wrong_size(fn, ptr, size, f.n);
     return;
   }
@@ -547,22 +731,19 @@ void secure_free(const char* fn, void* ptr, bool sized, std::size_t size) noexce
     return;
   }
   Slab* s = f.slab;
-  Shard& sh = *f.shard;
   std::uint8_t* blk = s->first + std::size_t{f.index} * s->bs;
-  fill(blk, blk + (s->bs < kFillMax ? s->bs : kFillMax), fill_word(s->secret));
-  s->in_use()[f.index / 64] &= ~(std::uint64_t{1} << (f.index % 64));
+  fill(blk, blk + (s->bs < kFillMax ? s->bs : kFillMax), s->fill);
+  SecureHeap* h = tl_sheap;
+  if (s->owner != h) {
+    free_remote_block(fn, ptr, s, f.index);
+    return;
+  }
+  std::uint64_t& word = s->in_use()[f.index / 64];
+  __atomic_store_n(&word, word & ~(std::uint64_t{1} << (f.index % 64)), __ATOMIC_RELAXED);
   s->stack()[s->top++] = static_cast<std::uint16_t>(f.index);
   const bool was_full = s->used == s->count;
   s->used--;
-  if (!s->current) {
-    if (s->used == 0) {
-      if (s->listed) unlink_partial(sh, s);
-      slab_release(s);
-    } else if (was_full && !s->listed) {
-      link_partial(sh, s);
-    }
-  }
-  spin_unlock(sh.locked);
+  if (!s->current && (s->used == 0 || was_full)) settle(h, s);
 }
 
 namespace {
@@ -571,16 +752,28 @@ void hook_free(void*, void* p) { secure_free("free", p, false, 0); }
 size_t hook_usable(void*, const void* p) { return secure_usable("malloc_usable_size", const_cast<void*>(p)); }
 
 void fork_prepare() {
-  for (auto& row : g_shards)
-    for (auto& sh : row) spin_lock(sh.locked);
+  spin_lock(g_heaps_locked);
   spin_lock(g_spare_locked);
   spin_lock(g_meta_locked);
 }
 void fork_parent() {
   spin_unlock(g_meta_locked);
   spin_unlock(g_spare_locked);
-  for (auto& row : g_shards)
-    for (auto& sh : row) spin_unlock(sh.locked);
+  spin_unlock(g_heaps_locked);
+}
+// The child has one thread: every other thread's heap is idle now (a heap
+// a freeing thread was collecting too), and no free is under way.
+void fork_child() {
+  for (SecureHeap* h = g_heaps_all; h != nullptr; h = h->next_all) {
+    h->in_flight = 0;
+    if (h == tl_sheap) continue;
+    if (h->state == kOwned) {
+      h->next_idle = g_heaps_idle;
+      g_heaps_idle = h;
+    }
+    h->state = kIdle;
+  }
+  fork_parent();
 }
 
 }  // namespace
@@ -590,9 +783,6 @@ void secure_init() noexcept {
   if (g_config.dmm[0] != '\0' || g_config.value[static_cast<int>(Param::kPools)] != 0 ||
       os::getenv("TAILOR_POOLS_FILE") != nullptr)
     os::write_stderr("tailor: TAILOR_SECURE=1: the DMM and call-site pools set are not used in secure mode\n");
-  std::uint64_t seed = os::random64();
-  for (auto& row : g_shards)
-    for (auto& sh : row) sh.rng = next_random(seed);
   g_spare_max = g_config.heap_cache_bytes / kSlabBytes;
   if (g_spare_max > 0) {
     const std::size_t bytes = (g_spare_max * sizeof(Spare) + os::page_size() - 1) & ~(os::page_size() - 1);
@@ -603,13 +793,13 @@ void secure_init() noexcept {
   hooks.free = &hook_free;
   hooks.usable_size = &hook_usable;
   RegionPool* rp = region_pool_create(hooks);
-  if (rp == nullptr) {
+  if (rp == nullptr || pthread_key_create(&g_heap_key, &heap_done) != 0) {
     os::write_stderr("tailor: TAILOR_SECURE=1: cannot set secure mode up (no memory); aborting\n");
     abort();
   }
   // After the pool's own handlers: ours run first at a fork and take our
   // locks before the pool's, the order in which malloc takes them.
-  pthread_atfork(&fork_prepare, &fork_parent, &fork_parent);
+  pthread_atfork(&fork_prepare, &fork_parent, &fork_child);
   __atomic_store_n(&g_secure_region, rp, __ATOMIC_RELEASE);
 }
 
@@ -629,21 +819,9 @@ void* allocate(std::size_t size, std::size_t align, std::size_t capacity) {
 
 void* secure_malloc(std::size_t size, std::size_t align) noexcept { return allocate(size, align, size); }
 
-void* secure_calloc(std::size_t count, std::size_t size) noexcept {
-  std::size_t total;
-  if (__builtin_mul_overflow(count, size, &total)) {
-    errno = ENOMEM;
-    return nullptr;
-  }
-  void* p = secure_malloc(total, 16);
-  if (p != nullptr) std::memset(p, 0, total);
-  return p;
-}
-
 bool secure_check(const char* fn, void* p, bool sized, std::size_t size) noexcept {
   Found f;
   if (!locate(fn, p, f)) return false;
-  unlock(f);
   if (sized && size != f.n) {
     misuse_wrong_size(fn, p, size, f.n);
     return false;
@@ -654,7 +832,6 @@ bool secure_check(const char* fn, void* p, bool sized, std::size_t size) noexcep
 std::size_t secure_usable(const char* fn, void* p) noexcept {
   Found f;
   if (!locate(fn, p, f)) return 0;
-  unlock(f);
   return f.n;
 }
 
@@ -667,14 +844,9 @@ void* secure_realloc(void* ptr, std::size_t size) noexcept {
   }
   const std::size_t room = static_cast<std::size_t>(f.end - p) - 1;  // keeps one canary byte
   if (size != 0 && size <= room && size >= room / 2) {
-    auto* h = reinterpret_cast<word_alias*>(p - kHeader);
-    h[0] = check_word(f.secret, p, size);
-    h[1] = size;
-    fill(p + size, canary_end(p + size, f.end), canary_word(f.secret, p));
-    unlock(f);
+    arm(f.secret, f.canary, p, size, f.end);
     return p;
   }
-  unlock(f);
   if (size == 0) {  // glibc frees and returns NULL
     secure_free("realloc", p, false, 0);
     return nullptr;

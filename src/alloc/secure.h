@@ -29,11 +29,17 @@
 // first kSecureFillMax bytes are filled with a pattern, checked when the
 // block is handed out again (writes after free). Fresh blocks are handed out
 // in random order; freed ones last in, first out, so that a write after free
-// is found at the next malloc of that size on that shard.
+// is found at the next malloc of that size by the thread that owns the slab.
 //
-// Threads: every (size class, shard) has a spin lock; a thread uses the
-// shard of its index (kSecureShards), another thread's free takes the lock
-// of the block's shard. pthread_atfork handlers take every lock.
+// Threads: every thread has a secure heap of its own (a current slab and a
+// list of slabs with free blocks per class), used without a lock or an
+// atomic read-modify-write. Another thread's free sets the block's bit in
+// the slab's remote bitmap (an atomic OR, which also catches two threads
+// freeing one block) and lists the slab on the owner's remote list; the
+// owner takes those blocks back when a class runs out. A thread that exits
+// leaves its heap idle for the next new thread, and the threads that free
+// its blocks meanwhile take them back themselves. pthread_atfork handlers
+// take the few locks (heap list, spare slabs, metadata).
 #pragma once
 
 #include <cstddef>
@@ -52,7 +58,6 @@ void secure_init() noexcept;
 // A block of `size` bytes aligned to `align` (0 or a power of two); nullptr
 // with errno ENOMEM when memory runs out.
 void* secure_malloc(std::size_t size, std::size_t align) noexcept;
-void* secure_calloc(std::size_t count, std::size_t size) noexcept;
 void* secure_realloc(void* p, std::size_t size) noexcept;
 // Frees p after the checks of secure_check, in one look-up (sized frees go
 // here directly rather than through size_check and the region's hook).

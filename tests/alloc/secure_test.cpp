@@ -232,6 +232,65 @@ TEST(Secure, ThreadsFreeEachOthersBlocks) {
   EXPECT_LT(after.slabs, before.slabs + 31 * 8);  // at most a current slab per class and shard stays
 }
 
+// Two threads hand each other blocks all the time (as mt_server does):
+// slabs fill up, are emptied by the other thread's frees and listed for
+// collection again and again, while their owner allocates. A slab listed
+// with nothing left to collect, or released while another thread still
+// lists it, hands out one block twice: each block carries its owner and a
+// serial number, checked by whoever frees it, and secure mode itself aborts
+// on the double free or the write after free that follows.
+TEST(Secure, BlocksHandedBetweenThreadsAllTheTime) {
+  struct Box {
+    std::atomic<bool> locked{false};
+    std::vector<std::uint64_t*> items;
+  };
+  Box boxes[2];
+  std::atomic<std::uint64_t> bad{0};
+  auto worker = [&](int me) {
+    std::uint64_t x = 0x9e3779b97f4a7c15u * static_cast<std::uint64_t>(me + 1), serial = 0;
+    std::vector<std::uint64_t*> mine, drained;
+    auto check_and_free = [&](std::uint64_t* p) {
+      if (p[1] != ~p[0]) bad.fetch_add(1);
+      std::free(p);
+    };
+    for (int i = 0; i < 1500000; ++i) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      const std::size_t n = 16 + (x >> 40) % 2000;  // a few classes with few blocks per slab
+      auto* p = static_cast<std::uint64_t*>(std::malloc(n));
+      ASSERT_NE(p, nullptr);
+      p[0] = (static_cast<std::uint64_t>(me) << 56) | ++serial;
+      p[1] = ~p[0];
+      if (x % 3 == 0) {
+        mine.push_back(p);
+      } else {
+        Box& b = boxes[1 - me];
+        while (b.locked.exchange(true)) std::this_thread::yield();
+        b.items.push_back(p);
+        b.locked.store(false);
+      }
+      if (mine.size() > 64) {
+        check_and_free(mine.front());
+        mine.erase(mine.begin());
+      }
+      if (i % 32 == 31) {
+        Box& b = boxes[me];
+        while (b.locked.exchange(true)) std::this_thread::yield();
+        drained.swap(b.items);
+        b.locked.store(false);
+        for (auto* q : drained) check_and_free(q);
+        drained.clear();
+      }
+    }
+    for (auto* q : mine) check_and_free(q);
+  };
+  std::thread a(worker, 0), b(worker, 1);
+  a.join();
+  b.join();
+  for (Box& box : boxes)
+    for (auto* q : box.items) std::free(q);
+  EXPECT_EQ(bad.load(), 0u);
+}
+
 TEST(Secure, HugeAndImpossibleSizes) {
   const std::size_t big = std::size_t{300} << 20;  // more than a segment: a mapping of its own
   auto* p = static_cast<unsigned char*>(malloc(big));
