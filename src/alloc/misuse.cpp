@@ -270,6 +270,10 @@ bool size_check(const char* fn, void* p, std::size_t size, std::size_t align, bo
 
 void free_not_mine(void* p) noexcept {
   if (p == nullptr) return;
+  if (secure_active() && segment_tag(segment_of(p)) != 0 && secure_owns(segment_of(p))) {  // at once
+    secure_free("free", p, false, 0);
+    return;
+  }
   Segment* seg = segment_of(p);
   if (segment_tag(seg) == 0) {
     if (dmm_owns(p)) dmm_free(p);  // a block of the DMM serving malloc (dmm_front.h)
@@ -291,14 +295,14 @@ void free_not_mine(void* p) noexcept {
 
 void delete_sized_not_mine(void* p, std::size_t size, const char* fn) noexcept {
   if (p == nullptr) return;
+  if (secure_active() && segment_tag(segment_of(p)) != 0 && secure_owns(segment_of(p))) {  // checked and freed in one look-up
+    secure_free(fn, p, true, size);
+    return;
+  }
   Segment* seg = segment_of(p);
   if (segment_tag(seg) == 0) {
     if (dmm_owns(p)) dmm_free(p);
     else misuse_unknown(fn, p);
-    return;
-  }
-  if (secure_owns(seg)) {  // checked and freed in one look-up
-    secure_free(fn, p, true, size);
     return;
   }
   if (size_check(fn, p, size, 0, true)) {

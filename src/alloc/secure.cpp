@@ -35,8 +35,8 @@ std::atomic<std::uint64_t> g_slabs{0}, g_large{0}, g_unguarded{0}, g_meta_bytes{
 constexpr std::size_t kSlabBytes = 64 * 1024;  // a slab's region, its guard page included
 constexpr std::size_t kHeader = 16;            // before every block: encoded size, check word
 constexpr std::size_t kSlabMax = 8 * 1024;     // largest block (header + size + canary) on a slab
-constexpr std::size_t kFillMax = 256;          // bytes of a freed block filled, and checked at reuse
-constexpr std::size_t kCanaryMax = 64;         // canary bytes after a block, at most (up to its end)
+constexpr std::size_t kFillMax = 64;           // bytes of a freed block filled (its header and first 48 bytes), checked at reuse
+constexpr std::size_t kCanaryMax = 16;         // canary bytes after a block, at most (up to its end)
 constexpr unsigned kClasses = 31;              // 32..128 by 16, then 4 per doubling up to 8 KiB
 constexpr std::uint32_t kSlabMagic = 0x5ec51ab0u, kLargeMagic = 0x5ec1a46eu;
 
@@ -149,6 +149,7 @@ struct Slab {
   std::uint32_t top;    // freed blocks on the stack
   std::uint32_t words;  // of each bitmap
   std::uint32_t fresh_word;  // no fresh block below this word of the bitmap
+  std::uint32_t reciprocal;  // ceil(2^32 / bs): offset * reciprocal >> 32 is offset / bs for offsets in a slab
   std::uint16_t cls;
   bool current, listed, guarded;  // listed: on its bin's partial list
   bool remote_listed;   // on the owner's remote list (atomic accesses)
@@ -348,6 +349,7 @@ Slab* slab_new(unsigned cls, SecureHeap* h) {
   s->bs = bs;
   s->count = count;
   s->words = (count + 63) / 64;
+  s->reciprocal = static_cast<std::uint32_t>(((std::uint64_t{1} << 32) + bs - 1) / bs);
   s->cls = static_cast<std::uint16_t>(cls);
   s->owner = h;
   s->base = base;
@@ -646,7 +648,7 @@ bool locate(const char* fn, void* ptr, Found& f) {
       misuse_report(fn, "invalid pointer", p, "not in a block: the padding or guard page of a slab", kNoNumber, nullptr);
       return false;
     }
-    const auto i = static_cast<std::uint32_t>(static_cast<std::size_t>(p - s->first) / s->bs);
+    const auto i = static_cast<std::uint32_t>(static_cast<std::uint64_t>(p - s->first) * s->reciprocal >> 32);
     std::uint8_t* blk = s->first + std::size_t{i} * s->bs;
     const std::uint64_t bit = std::uint64_t{1} << (i % 64);
     // Free: not in use, or freed by another thread and not collected yet.

@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -165,12 +166,48 @@ Submission queue[kQueue];
 std::size_t queue_head = 0, queue_size = 0;
 __thread bool on_writer_thread __attribute__((tls_model("initial-exec"))) = false;
 
+#ifdef TAILOR_FAULT_INJECTION
+// A slow disk, in the recorder's test build only (libtailor-record-fault.so,
+// tests/faults/record_slow_writer.sh): TAILOR_FAULT_WRITE_DELAY_US=N makes
+// every write of a chunk take N µs more, whoever writes it, and the end of
+// the run says how many full buffers the program's own threads had to write
+// because the writer thread was a whole ring behind (the exit-time flush
+// not counted).
+long write_delay_us = 0;
+std::atomic<std::uint64_t> chunks_by_writer{0}, chunks_by_program{0};
+void count_full_buffer() noexcept {
+  if (write_delay_us > 0) (on_writer_thread ? chunks_by_writer : chunks_by_program).fetch_add(1, std::memory_order_relaxed);
+}
+void slow_disk() noexcept {
+  if (write_delay_us <= 0) return;
+  timespec ts{write_delay_us / 1000000, (write_delay_us % 1000000) * 1000};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+void report_slow_disk() noexcept {
+  if (write_delay_us <= 0) return;
+  char msg[256];
+  int n = std::snprintf(msg, sizeof msg, "tailor-record: slow disk (%ld us per chunk): %llu full buffers written by the writer thread, %llu by the program's threads\n",
+                        write_delay_us, static_cast<unsigned long long>(chunks_by_writer.load()),
+                        static_cast<unsigned long long>(chunks_by_program.load()));
+  if (n > 0) {
+    ssize_t ignored = ::write(STDERR_FILENO, msg, static_cast<std::size_t>(n) < sizeof msg ? static_cast<std::size_t>(n) : sizeof msg - 1);
+    (void)ignored;
+  }
+}
+#else
+void count_full_buffer() noexcept {}
+void slow_disk() noexcept {}
+void report_slow_disk() noexcept {}
+#endif
+
 // Writes events [from, to) of one buffer; `hurry` when the writer is behind.
 // Caller holds writer_mu.
 void write_range(ThreadLog* log, std::uint32_t buffer, std::uint32_t from, std::uint32_t to,
                  bool hurry = false) noexcept {
   if (to <= from) return;
   if (state.load(std::memory_order_relaxed) == State::Active) {
+    slow_disk();
     clock.to_ns(log->events[buffer] + from, to - from);
     if (writer.write_events(log->thread, log->events[buffer] + from, to - from, hurry)) {
       written_events.fetch_add(to - from, std::memory_order_relaxed);
@@ -207,6 +244,7 @@ void settle_buffer(ThreadLog* log, std::uint32_t b) noexcept {
   // Behind if more buffers wait, or if a program thread has to write (the
   // writer thread did not get to this buffer in time).
   bool hurry = !on_writer_thread || __atomic_load_n(&queue_size, __ATOMIC_RELAXED) > 0;
+  count_full_buffer();
   Locked w(writer_mu);
   write_full_upto(log, b, hurry);
 }
@@ -435,7 +473,10 @@ void after_fork_child() noexcept {
 // Registered while the loader runs constructors, before __libc_start_main
 // registers the loader's fini pass, so it runs last of all exit handlers:
 // after the program's atexit handlers and every library's destructors.
-void finish_at_exit(int status, void*) noexcept { finish(EndReason::Exit, status); }
+void finish_at_exit(int status, void*) noexcept {
+  finish(EndReason::Exit, status);
+  report_slow_disk();
+}
 
 void initialize() noexcept {
   resolve_real_functions();
@@ -448,6 +489,9 @@ void initialize() noexcept {
   flush_interval_ticks = use_tsc ? kFlushIntervalNs * 3 : kFlushIntervalNs;  // ~GHz; a heuristic only
   const char* thread = getenv("TAILOR_RECORD_THREAD");
   use_writer_thread = !(thread && thread[0] == '0');
+#ifdef TAILOR_FAULT_INJECTION
+  if (const char* delay = getenv("TAILOR_FAULT_WRITE_DELAY_US")) write_delay_us = std::atol(delay);
+#endif
   const char* level = getenv("TAILOR_RECORD_ZSTD_LEVEL");
   int zstd_level = level ? std::atoi(level) : 3;
   if (!writer.init(kLogEvents, zstd_level)) {
