@@ -557,43 +557,110 @@ void* slab_malloc(std::size_t size, std::size_t align, std::size_t need) {
 
 // ----------------------------------------------------------------- large
 
+// Freed large regions kept for reuse with their guard page in place (as the
+// slabs' spares): a program that frees and allocates large blocks again and
+// again (buffers, vectors that grow) pays no mprotect, no mapping change and
+// no page faults each time, which on several threads also means no fight
+// for the kernel's lock on the address space. A region serves requests that
+// need from 4/5 of its size up to all of it; at most kLargeSpares regions
+// of at most kLargeSpareMax bytes each, HEAP_CACHE / 4 bytes in all. Their
+// region word is null, so a free into one is reported as a free of no live
+// block.
+constexpr unsigned kLargeSpares = 64;
+constexpr std::size_t kLargeSpareMax = std::size_t{16} << 20;
+struct LargeSpare {
+  std::uint8_t* base;
+  std::size_t bytes;
+  bool guarded;
+};
+LargeSpare g_large_spare[kLargeSpares];  // g_spare_locked
+unsigned g_large_spare_count = 0;
+std::size_t g_large_spare_bytes = 0, g_large_spare_budget = 0;
+
+bool large_spare_pop(std::size_t bytes, LargeSpare& out) {
+  if (bytes > kLargeSpareMax) return false;
+  spin_lock(g_spare_locked);
+  unsigned best = kLargeSpares;
+  for (unsigned i = 0; i < g_large_spare_count; ++i) {
+    const std::size_t b = g_large_spare[i].bytes;
+    if (b >= bytes && b - bytes <= b / 5 && (best == kLargeSpares || b < g_large_spare[best].bytes)) best = i;
+  }
+  const bool ok = best != kLargeSpares;
+  if (ok) {
+    out = g_large_spare[best];
+    g_large_spare[best] = g_large_spare[--g_large_spare_count];
+    g_large_spare_bytes -= out.bytes;
+  }
+  spin_unlock(g_spare_locked);
+  return ok;
+}
+
+bool large_spare_push(const LargeSpare& sp) {
+  if (sp.bytes > kLargeSpareMax) return false;
+  spin_lock(g_spare_locked);
+  const bool ok = g_large_spare_count < kLargeSpares && g_large_spare_bytes + sp.bytes <= g_large_spare_budget;
+  if (ok) {
+    g_large_spare[g_large_spare_count++] = sp;
+    g_large_spare_bytes += sp.bytes;
+  }
+  spin_unlock(g_spare_locked);
+  return ok;
+}
+
+// A secret for a large block: from the thread's secure heap if it has one
+// (no system call per block), else from the OS.
+std::uint64_t large_secret() {
+  if (SecureHeap* h = tl_sheap; h != nullptr) return next_random(h->rng);
+  std::uint64_t seed = os::random64();
+  return next_random(seed);
+}
+
 void* large_malloc(std::size_t size, std::size_t align, std::size_t capacity) {
   const std::size_t page = os::page_size();
-  const std::size_t bytes = ((kHeader + capacity + 1 + align + page - 1) & ~(page - 1)) + page;
-  auto* base = static_cast<std::uint8_t*>(region_obtain(region(), bytes, page));
-  if (base == nullptr) {
-    errno = ENOMEM;
-    return nullptr;
+  const std::size_t need = ((kHeader + capacity + 1 + align + page - 1) & ~(page - 1)) + page;
+  LargeSpare sp{nullptr, need, false};
+  const bool reused = large_spare_pop(need, sp);
+  if (!reused) {
+    sp.base = static_cast<std::uint8_t*>(region_obtain(region(), need, page));
+    if (sp.base == nullptr) {
+      errno = ENOMEM;
+      return nullptr;
+    }
   }
   auto* m = static_cast<Large*>(meta_alloc(sizeof(Large)));
   if (m == nullptr) {
-    region_give_back(region(), base, bytes);
+    if (!reused || !large_spare_push(sp)) {
+      if (sp.guarded) os::protect(sp.base + sp.bytes - page, page, true);
+      region_give_back(region(), sp.base, sp.bytes);
+    }
     errno = ENOMEM;
     return nullptr;
   }
-  std::uint64_t seed = os::random64();
   m->magic = kLargeMagic;
-  m->base = base;
-  m->bytes = bytes;
-  m->end = base + bytes - page;
-  m->secret = next_random(seed);
-  m->guarded = os::protect(m->end, page, false);
+  m->base = sp.base;
+  m->bytes = sp.bytes;
+  m->end = sp.base + sp.bytes - page;
+  m->secret = large_secret();
+  m->guarded = reused ? sp.guarded : os::protect(m->end, page, false);
   if (!m->guarded) g_unguarded.fetch_add(1, std::memory_order_relaxed);
   g_large.fetch_add(1, std::memory_order_relaxed);
   // The block (with its room to grow) ends 1 to `align` bytes before the guard page.
   m->user = reinterpret_cast<std::uint8_t*>((addr(m->end) - capacity - 1) & ~(align - 1));
   m->live.store(true, std::memory_order_relaxed);
-  region_set_word(base, m);
+  region_set_word(sp.base, m);
   arm(m->secret, canary_key(m->secret), m->user, size, m->end);
   return m->user;
 }
 
 void large_release(Large* m) {
-  if (m->guarded && !os::protect(m->end, os::page_size(), true)) return;  // kept
+  region_set_word(m->base, nullptr);
   if (!m->guarded) g_unguarded.fetch_sub(1, std::memory_order_relaxed);
   g_large.fetch_sub(1, std::memory_order_relaxed);
-  region_give_back(region(), m->base, m->bytes);
+  const LargeSpare sp{m->base, m->bytes, m->guarded};
   meta_free(m, sizeof(Large));
+  if (large_spare_push(sp)) return;
+  if (sp.guarded && !os::protect(sp.base + sp.bytes - os::page_size(), os::page_size(), true)) return;  // kept
+  region_give_back(region(), sp.base, sp.bytes);
 }
 
 // ----------------------------------------------------------------- checks
@@ -786,6 +853,7 @@ void secure_init() noexcept {
       os::getenv("TAILOR_POOLS_FILE") != nullptr)
     os::write_stderr("tailor: TAILOR_SECURE=1: the DMM and call-site pools set are not used in secure mode\n");
   g_spare_max = g_config.heap_cache_bytes / kSlabBytes;
+  g_large_spare_budget = g_config.heap_cache_bytes / 4;
   if (g_spare_max > 0) {
     const std::size_t bytes = (g_spare_max * sizeof(Spare) + os::page_size() - 1) & ~(os::page_size() - 1);
     g_spare = static_cast<Spare*>(os::reserve_aligned(bytes, os::page_size()));
