@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The spin lock of the parts that share state between threads outside the
 // thread heaps (region pools, call-site pools' idle list, secure mode's
-// shards): held for a few dozen instructions, never across a system call
+// heap list, spares and metadata): held for a few dozen instructions, never across a system call
 // that can block for long. A waiter yields every 64 spins, because on a
 // machine with fewer cores than threads the holder may be descheduled.
 #pragma once
