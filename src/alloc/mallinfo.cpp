@@ -9,6 +9,7 @@
 #include "heap.h"
 #include "huge_cache.h"
 #include "os.h"
+#include "secure.h"
 #include "tailor/tailor.h"
 
 namespace tailor::alloc {
@@ -73,6 +74,7 @@ MallInfo mallinfo_collect(bool print_arenas) noexcept {
   Sum s;
   s.print = print_arenas;
   heaps_for_each(&add_heap, &s);
+  if (secure_active()) secure_totals(s.all);  // after the heaps (malloc_stats prints them); the totals include it
   MallInfo m{};
   m.arena = s.all.arena;
   m.uordblks = s.all.used;

@@ -31,6 +31,7 @@ namespace {
 
 // tailor_secure_get_stats.
 std::atomic<std::uint64_t> g_slabs{0}, g_large{0}, g_unguarded{0}, g_meta_bytes{0};
+std::atomic<std::uint64_t> g_large_bytes{0};  // regions of live large blocks (mallinfo2)
 
 constexpr std::size_t kSlabBytes = 64 * 1024;  // a slab's region, its guard page included
 constexpr std::size_t kHeader = 16;            // before every block: encoded size, check word
@@ -199,6 +200,7 @@ struct Bin {
 struct alignas(64) SecureHeap {
   Bin bins[kClasses];
   std::uint64_t rng;
+  std::uint64_t used_bytes;  // blocks of its slabs not free on its side, in block sizes (mallinfo2; atomic stores)
   SecureHeap* next_all;   // every heap (fork)
   SecureHeap* next_idle;  // the idle list
   // Written by other threads (atomic accesses).
@@ -260,6 +262,11 @@ RegionPool* region() {
 }
 
 // ----------------------------------------------------------------- heaps
+
+// The heap's in-use bytes: written by whoever holds the heap, read by mallinfo2.
+void count_used(SecureHeap* h, std::int64_t delta) {
+  __atomic_store_n(&h->used_bytes, h->used_bytes + static_cast<std::uint64_t>(delta), __ATOMIC_RELAXED);
+}
 
 thread_local SecureHeap* tl_sheap __attribute__((tls_model("initial-exec"))) = nullptr;
 pthread_key_t g_heap_key;
@@ -424,6 +431,7 @@ void collect(SecureHeap* h) {
       std::uint64_t bits = __atomic_exchange_n(&s->remote()[w], 0, __ATOMIC_SEQ_CST);
       __atomic_store_n(&s->in_use()[w], s->in_use()[w] & ~bits, __ATOMIC_RELAXED);
       s->used -= static_cast<std::uint32_t>(__builtin_popcountll(bits));
+      count_used(h, -static_cast<std::int64_t>(s->bs) * __builtin_popcountll(bits));
       for (; bits != 0; bits &= bits - 1)
         s->stack()[s->top++] = static_cast<std::uint16_t>(w * 64 + static_cast<unsigned>(__builtin_ctzll(bits)));
     }
@@ -543,6 +551,7 @@ void* slab_malloc(std::size_t size, std::size_t align, std::size_t need) {
   }
   bool reused;
   const std::uint32_t i = slab_take(s, h->rng, reused);
+  count_used(h, s->bs);
   std::uint8_t* blk = s->first + std::size_t{i} * s->bs;
   if (reused) {
     if (std::uint8_t* changed = differs(blk, blk + (s->bs < kFillMax ? s->bs : kFillMax), s->fill); changed != nullptr)
@@ -644,6 +653,7 @@ void* large_malloc(std::size_t size, std::size_t align, std::size_t capacity) {
   m->guarded = reused ? sp.guarded : os::protect(m->end, page, false);
   if (!m->guarded) g_unguarded.fetch_add(1, std::memory_order_relaxed);
   g_large.fetch_add(1, std::memory_order_relaxed);
+  g_large_bytes.fetch_add(sp.bytes, std::memory_order_relaxed);
   // The block (with its room to grow) ends 1 to `align` bytes before the guard page.
   m->user = reinterpret_cast<std::uint8_t*>((addr(m->end) - capacity - 1) & ~(align - 1));
   m->live.store(true, std::memory_order_relaxed);
@@ -656,6 +666,7 @@ void large_release(Large* m) {
   region_set_word(m->base, nullptr);
   if (!m->guarded) g_unguarded.fetch_sub(1, std::memory_order_relaxed);
   g_large.fetch_sub(1, std::memory_order_relaxed);
+  g_large_bytes.fetch_sub(m->bytes, std::memory_order_relaxed);
   const LargeSpare sp{m->base, m->bytes, m->guarded};
   meta_free(m, sizeof(Large));
   if (large_spare_push(sp)) return;
@@ -812,6 +823,7 @@ void secure_free(const char* fn, void* ptr, bool sized, std::size_t size) noexce
   s->stack()[s->top++] = static_cast<std::uint16_t>(f.index);
   const bool was_full = s->used == s->count;
   s->used--;
+  count_used(h, -static_cast<std::int64_t>(s->bs));
   if (!s->current && (s->used == 0 || was_full)) settle(h, s);
 }
 
@@ -888,6 +900,22 @@ void* allocate(std::size_t size, std::size_t align, std::size_t capacity) {
 }  // namespace
 
 void* secure_malloc(std::size_t size, std::size_t align) noexcept { return allocate(size, align, size); }
+
+void secure_totals(HeapTotals& out) noexcept {
+  std::uint64_t used = 0;
+  spin_lock(g_heaps_locked);
+  for (SecureHeap* h = g_heaps_all; h != nullptr; h = h->next_all) used += __atomic_load_n(&h->used_bytes, __ATOMIC_RELAXED);
+  spin_unlock(g_heaps_locked);
+  spin_lock(g_spare_locked);
+  const std::uint64_t spare_bytes = g_spare_count * kSlabBytes + g_large_spare_bytes;
+  const std::uint64_t spares = g_spare_count + g_large_spare_count;
+  spin_unlock(g_spare_locked);
+  const std::uint64_t large = g_large_bytes.load(std::memory_order_relaxed);
+  out.arena += g_slabs.load(std::memory_order_relaxed) * kSlabBytes + large + spare_bytes;
+  out.used += used + large;
+  out.free_chunks += spares;
+  out.releasable += spare_bytes;
+}
 
 bool secure_check(const char* fn, void* p, bool sized, std::size_t size) noexcept {
   Found f;

@@ -44,6 +44,7 @@
 
 #include <cstddef>
 
+#include "heap.h"
 #include "segment.h"
 
 namespace tailor::alloc {
@@ -66,6 +67,12 @@ void secure_free(const char* fn, void* p, bool sized, std::size_t size) noexcept
 // Checks p as `fn` would before using it (live block start, header, canary;
 // `size`, if sized, must be the size asked for); reports and returns false
 // otherwise. secure_usable returns the size asked for (0 if p fails).
+// What secure mode holds, added to `out` (mallinfo2): system bytes (slabs,
+// large regions and the spares kept of both), bytes in use (blocks in block
+// sizes, large regions whole), spares as free chunks and as releasable bytes.
+// Another thread's counts are read while it runs: a racy snapshot.
+void secure_totals(HeapTotals& out) noexcept;
+
 bool secure_check(const char* fn, void* p, bool sized, std::size_t size) noexcept;
 std::size_t secure_usable(const char* fn, void* p) noexcept;
 
