@@ -8,9 +8,10 @@
 // pool (region.h), like the call-site pools: free, realloc and
 // malloc_usable_size reach its blocks through the segment mask, and the
 // thread heaps are never set up, so every malloc takes the slow path, which
-// routes here, and every free finds a region segment, whose hooks route here.
+// routes here, and every free of a secure block comes here from free's slow
+// path (free_not_mine) or, through the region's hooks, from free_remote.
 //
-// Layout. Sizes up to kSecureSlabMax (with their 16-byte header and at least
+// Layout. Sizes up to 8 KiB (kSlabMax, with their 16-byte header and at least
 // one canary byte) come from slabs: 64 KiB regions of one block size whose
 // last OS page is a guard page (PROT_NONE), the blocks packed against it.
 // Larger requests get a region each, the block ending at most 16 bytes
@@ -19,17 +20,19 @@
 // and the requested size) and the requested size; the canary bytes after the
 // user's end are a pattern of the same secret (never 0x00 or 0xff, the
 // bytes an off-by-one most often writes). The metadata (which blocks are in
-// use, the stack of freed blocks, the secret) lives in a separate mapping,
-// found through the region's descriptor in the segment header: no free-list
-// link is ever stored in user memory, so there is none to forge.
+// use, which other threads freed, the stack of freed blocks, the secret)
+// lives in a separate mapping, found through the region's descriptor in the
+// segment header: no free-list link is ever stored in user memory, so there
+// is none to forge.
 //
 // Checks. free, realloc and malloc_usable_size check the header (underflow,
 // interior pointers), the canary (overflow) and the in-use bit (double
 // free); sized frees compare the exact requested size. A freed block's
-// first kSecureFillMax bytes are filled with a pattern, checked when the
-// block is handed out again (writes after free). Fresh blocks are handed out
-// in random order; freed ones last in, first out, so that a write after free
-// is found at the next malloc of that size by the thread that owns the slab.
+// first 64 bytes (kFillMax, its header included) are filled with a
+// pattern, checked when the block is handed out again (writes after free).
+// Fresh blocks are handed out in random order; freed ones last in, first
+// out, so that a write after free is found at the next malloc of that size
+// by the thread that owns the slab.
 //
 // Threads: every thread has a secure heap of its own (a current slab and a
 // list of slabs with free blocks per class), used without a lock or an
