@@ -101,7 +101,7 @@ inline void free_sized_inline(void* p, std::size_t size, std::size_t align, cons
     dmm_free(p);
     return;
   }
-  if (TAILOR_UNLIKELY(secure_active()) && segment_tag(segment_of(p)) != 0 && secure_owns(segment_of(p))) {
+  if (TAILOR_UNLIKELY(secure_block(p))) {
     secure_free(fn, p, true, size);  // the exact size, checked and freed in one look-up
     return;
   }

@@ -270,7 +270,7 @@ bool size_check(const char* fn, void* p, std::size_t size, std::size_t align, bo
 
 void free_not_mine(void* p) noexcept {
   if (p == nullptr) return;
-  if (secure_active() && segment_tag(segment_of(p)) != 0 && secure_owns(segment_of(p))) {  // at once
+  if (secure_block(p)) {  // at once
     secure_free("free", p, false, 0);
     return;
   }
@@ -295,7 +295,7 @@ void free_not_mine(void* p) noexcept {
 
 void delete_sized_not_mine(void* p, std::size_t size, const char* fn) noexcept {
   if (p == nullptr) return;
-  if (secure_active() && segment_tag(segment_of(p)) != 0 && secure_owns(segment_of(p))) {  // checked and freed in one look-up
+  if (secure_block(p)) {  // checked and freed in one look-up
     secure_free(fn, p, true, size);
     return;
   }

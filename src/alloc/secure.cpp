@@ -313,6 +313,15 @@ RegionPool* region() {
   return rp;
 }
 
+// Gives a region back to the pool, its guard page (its last OS page) made
+// accessible again first. A region whose guard cannot be lifted is kept:
+// the pool must never hand out a page that faults.
+void region_release(std::uint8_t* base, std::size_t bytes, bool guarded) {
+  const std::size_t page = os::page_size();
+  if (guarded && !os::protect(base + bytes - page, page, true)) return;
+  region_give_back(region(), base, bytes);
+}
+
 // ----------------------------------------------------------------- heaps
 
 // The heap's in-use bytes: written by whoever holds the heap, read by mallinfo2.
@@ -398,10 +407,7 @@ Slab* slab_new(unsigned cls, SecureHeap* h) {
   const auto count = static_cast<std::uint32_t>(usable / bs);
   auto* s = static_cast<Slab*>(meta_alloc(Slab::bytes(count)));
   if (s == nullptr) {
-    if (!reused || !spare_push(sp)) {
-      if (sp.guarded) os::protect(base + usable, page, true);
-      region_give_back(region(), base, kSlabBytes);
-    }
+    if (!reused || !spare_push(sp)) region_release(base, kSlabBytes, sp.guarded);
     return nullptr;
   }
   s->magic = kSlabMagic;
@@ -431,9 +437,7 @@ void slab_release(Slab* s) {
   g_slabs.fetch_sub(1, std::memory_order_relaxed);
   const Spare sp{s->base, s->guarded};
   meta_free(s, Slab::bytes(s->count));
-  if (spare_push(sp)) return;
-  if (sp.guarded && !os::protect(sp.base + kSlabBytes - os::page_size(), os::page_size(), true)) return;  // kept
-  region_give_back(region(), sp.base, kSlabBytes);
+  if (!spare_push(sp)) region_release(sp.base, kSlabBytes, sp.guarded);
 }
 
 void unlink_partial(Bin& b, Slab* s) {
@@ -690,10 +694,7 @@ void* large_malloc(std::size_t size, std::size_t align, std::size_t capacity) {
   }
   auto* m = static_cast<Large*>(meta_alloc(sizeof(Large)));
   if (m == nullptr) {
-    if (!reused || !large_spare_push(sp)) {
-      if (sp.guarded) os::protect(sp.base + sp.bytes - page, page, true);
-      region_give_back(region(), sp.base, sp.bytes);
-    }
+    if (!reused || !large_spare_push(sp)) region_release(sp.base, sp.bytes, sp.guarded);
     errno = ENOMEM;
     return nullptr;
   }
@@ -721,9 +722,7 @@ void large_release(Large* m) {
   g_large_bytes.fetch_sub(m->bytes, std::memory_order_relaxed);
   const LargeSpare sp{m->base, m->bytes, m->guarded};
   meta_free(m, sizeof(Large));
-  if (large_spare_push(sp)) return;
-  if (sp.guarded && !os::protect(sp.base + sp.bytes - os::page_size(), os::page_size(), true)) return;  // kept
-  region_give_back(region(), sp.base, sp.bytes);
+  if (!large_spare_push(sp)) region_release(sp.base, sp.bytes, sp.guarded);
 }
 
 // ----------------------------------------------------------------- checks

@@ -48,6 +48,7 @@
 #include <cstddef>
 
 #include "heap.h"
+#include "misuse.h"
 #include "segment.h"
 
 namespace tailor::alloc {
@@ -67,15 +68,15 @@ void* secure_realloc(void* p, std::size_t size) noexcept;
 // here directly rather than through size_check and the region's hook).
 void secure_free(const char* fn, void* p, bool sized, std::size_t size) noexcept;
 
-// Checks p as `fn` would before using it (live block start, header, canary;
-// `size`, if sized, must be the size asked for); reports and returns false
-// otherwise. secure_usable returns the size asked for (0 if p fails).
 // What secure mode holds, added to `out` (mallinfo2): system bytes (slabs,
 // large regions and the spares kept of both), bytes in use (blocks in block
 // sizes, large regions whole), spares as free chunks and as releasable bytes.
 // Another thread's counts are read while it runs: a racy snapshot.
 void secure_totals(HeapTotals& out) noexcept;
 
+// Checks p as `fn` would before using it (live block start, header, canary;
+// `size`, if sized, must be the size asked for); reports and returns false
+// otherwise. secure_usable returns the size asked for (0 if p fails).
 bool secure_check(const char* fn, void* p, bool sized, std::size_t size) noexcept;
 std::size_t secure_usable(const char* fn, void* p) noexcept;
 
@@ -83,6 +84,14 @@ struct RegionPool;
 extern RegionPool* g_secure_region __attribute__((visibility("hidden")));
 inline bool secure_owns(const Segment* seg) noexcept {
   return seg->kind == SegmentKind::kRegion && seg->region == g_secure_region && g_secure_region != nullptr;
+}
+// p is in one of secure mode's segments (free's slow paths send it to
+// secure_free at once; a pointer of no segment, or of another region pool,
+// goes the usual way).
+inline bool secure_block(const void* p) noexcept {
+  if (!secure_active()) return false;
+  Segment* seg = segment_of(p);
+  return segment_known(seg) && secure_owns(seg);
 }
 
 }  // namespace tailor::alloc

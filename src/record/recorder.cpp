@@ -81,14 +81,17 @@ struct Locked {
   pthread_mutex_t& m_;
 };
 
+// Writes what snprintf put in msg (n as it returned: cut to the buffer) to stderr.
+void say(const char* msg, int n, std::size_t size) noexcept {
+  if (n <= 0) return;
+  ssize_t ignored = ::write(STDERR_FILENO, msg, static_cast<std::size_t>(n) < size ? static_cast<std::size_t>(n) : size - 1);
+  (void)ignored;
+}
+
 void complain(const char* what, int err) noexcept {
   char msg[4096 + 256];
-  int n = std::snprintf(msg, sizeof msg, "tailor-record: %s %s: %s; recording stops\n", what, trace_path,
-                        std::strerror(err));
-  if (n > 0) {
-    ssize_t ignored = ::write(STDERR_FILENO, msg, static_cast<std::size_t>(n) < sizeof msg ? static_cast<std::size_t>(n) : sizeof msg - 1);
-    (void)ignored;
-  }
+  say(msg, std::snprintf(msg, sizeof msg, "tailor-record: %s %s: %s; recording stops\n", what, trace_path, std::strerror(err)),
+      sizeof msg);
 }
 
 void read_process_identity() noexcept {
@@ -187,13 +190,12 @@ void slow_disk() noexcept {
 void report_slow_disk() noexcept {
   if (write_delay_us <= 0) return;
   char msg[256];
-  int n = std::snprintf(msg, sizeof msg, "tailor-record: slow disk (%ld us per chunk): %llu full buffers written by the writer thread, %llu by the program's threads\n",
-                        write_delay_us, static_cast<unsigned long long>(chunks_by_writer.load()),
-                        static_cast<unsigned long long>(chunks_by_program.load()));
-  if (n > 0) {
-    ssize_t ignored = ::write(STDERR_FILENO, msg, static_cast<std::size_t>(n) < sizeof msg ? static_cast<std::size_t>(n) : sizeof msg - 1);
-    (void)ignored;
-  }
+  say(msg,
+      std::snprintf(msg, sizeof msg,
+                    "tailor-record: slow disk (%ld us per chunk): %llu full buffers written by the writer thread, %llu by the program's threads\n",
+                    write_delay_us, static_cast<unsigned long long>(chunks_by_writer.load()),
+                    static_cast<unsigned long long>(chunks_by_program.load())),
+      sizeof msg);
 }
 #else
 void count_full_buffer() noexcept {}
