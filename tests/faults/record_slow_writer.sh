@@ -8,10 +8,13 @@
 # run to its normal end with its own output and exit status, nothing may be
 # lost (the same events as a recording at full speed, the trace not cut), and
 # memory must stay bounded by the rings (peak RSS close to the fast run's).
-#   record_slow_writer.sh TAILOR FAULT_RECORDER PROGRAM [ARGS...]
+#   record_slow_writer.sh TAILOR FAULT_RECORDER "DELAY_US..." PROGRAM [ARGS...]
+# The delays must make the writer fall behind for the program at hand (a
+# program that fills few buffers needs a slower disk): the test fails,
+# rather than passes, when the program's threads never had to write.
 set -eu
-tailor=$1 fault_lib=$2
-shift 2
+tailor=$1 fault_lib=$2 delays=$3
+shift 3
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 "$@" >"$dir/expected"
@@ -37,7 +40,7 @@ record() {
 
 record 0 "$@"
 fast_rss=$rss fast_events=$events
-for delay in 2000 10000; do
+for delay in $delays; do
   record $delay "$@"
   line=$(grep "slow disk" "$dir/err") || { echo "delay $delay us: the fault recorder was not loaded"; cat "$dir/err"; exit 1; }
   by_program=$(echo "$line" | sed -n 's/.*, \([0-9]*\) by the program.*/\1/p')
