@@ -19,7 +19,7 @@ namespace tailor::search {
 namespace {
 
 constexpr const char* kFormat = "tailor-search-checkpoint";
-constexpr int kVersion = 1;
+constexpr int kVersion = 2;  // 2: emigrants in flight, taken one migration later
 
 // Islands [first, last) of process `p` of `processes` (contiguous blocks).
 std::pair<unsigned, unsigned> block(unsigned islands, unsigned processes, unsigned p) {
@@ -130,12 +130,30 @@ SearchResult run_islands(const Grammar& grammar, const std::vector<std::uint64_t
   for (unsigned i = first; i < last; ++i) opts.push_back(island_options(options, n, i));
   for (unsigned i = first; i < last; ++i) islands.emplace_back(grammar, trace_sizes, fitness, opts[i - first]);
 
+  // Migration k (generation k x migrate_every) sends each island's best to
+  // the next island and hands each island what its neighbour sent at
+  // migration k - 1 (nothing at the first). Island i's emigrants go to island
+  // i + 1; the last island of this block sends to the first of the next
+  // process's (or to island 0 around the ring). `sent` holds what this
+  // block's islands sent at the last migration: the next migration's
+  // arrivals, and part of a checkpoint's state.
+  const bool migrating_on = n > 1 && io.migrate_every > 0 && io.migrants > 0;
+  std::vector<std::vector<Individual>> sent;
+
   unsigned generation = 0;
   if (io.resume) {
     const nlohmann::json& saved = io.resume->at("islands");
+    const bool migrated = migrating_on && io.resume->at("generation").get<unsigned>() >= io.migrate_every;
     for (unsigned i = first; i < last; ++i) {
       try {
         islands[i - first].restore(saved.at(i));
+        if (migrated) {
+          if (!saved.at(i).contains("emigrants")) throw std::invalid_argument("field 'emigrants' is missing");
+          std::vector<Individual> list;
+          for (const auto& ind : saved.at(i).at("emigrants"))
+            list.push_back(individual_from_json(ind, grammar, trace_sizes, options.max_wraps));
+          sent.push_back(std::move(list));
+        }
       } catch (const std::invalid_argument& e) {
         throw std::runtime_error(io.resume_path + ": field 'islands[" + std::to_string(i) + "]': " + e.what());
       }
@@ -157,28 +175,34 @@ SearchResult run_islands(const Grammar& grammar, const std::vector<std::uint64_t
     io.progress(g, best, s > 0 ? static_cast<double>(evaluations) / s : 0);
   };
 
+  auto post_last = [&] {
+    nlohmann::json msg = nlohmann::json::array();
+    for (const auto& ind : sent.back()) msg.push_back(individual_to_json(ind));
+    ring->post(msg.dump());
+  };
+  auto take_first = [&] {
+    std::vector<Individual> in;
+    for (const auto& ind : nlohmann::json::parse(ring->take()))
+      in.push_back(individual_from_json(ind, grammar, trace_sizes, options.max_wraps));
+    return in;
+  };
   auto migrate = [&] {
     std::vector<std::vector<Individual>> out;
     for (const auto& island : islands) out.push_back(island.emigrants(io.migrants));
-    // Island i's emigrants go to island i + 1; the last island of this block
-    // sends to the first of the next process's (or to island 0 around the ring).
-    std::vector<Individual> arriving_first;
-    if (processes > 1) {
-      nlohmann::json msg = nlohmann::json::array();
-      for (const auto& ind : out.back()) msg.push_back(individual_to_json(ind));
-      const nlohmann::json in = nlohmann::json::parse(ring->shift(msg.dump()));
-      for (const auto& ind : in) arriving_first.push_back(individual_from_json(ind, grammar, trace_sizes, options.max_wraps));
-    } else {
-      arriving_first = out.back();
-    }
-    islands.front().immigrate(std::move(arriving_first));
+    std::swap(sent, out);  // out: the previous migration's, if any
+    if (processes > 1) post_last();
+    if (out.empty()) return;
+    islands.front().immigrate(processes > 1 ? take_first() : std::move(out.back()));
     for (std::size_t k = 1; k < islands.size(); ++k) islands[k].immigrate(std::move(out[k - 1]));
   };
-
   std::uint64_t checkpoint_bytes = 0;
   auto checkpoint = [&](unsigned g) {
     nlohmann::json mine = nlohmann::json::array();
-    for (const auto& island : islands) mine.push_back(island.save());
+    for (std::size_t k = 0; k < islands.size(); ++k) {
+      nlohmann::json state = islands[k].save();
+      if (!sent.empty()) state["emigrants"] = individuals_to_json(sent[k]);
+      mine.push_back(std::move(state));
+    }
     std::vector<std::string> parts;
     if (ring) parts = ring->gather(mine.dump());
     else parts.push_back(mine.dump());
@@ -199,15 +223,21 @@ SearchResult run_islands(const Grammar& grammar, const std::vector<std::uint64_t
     f();
     total += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
+  // A resumed search sends again what was in flight at its checkpoint.
+  if (!sent.empty() && processes > 1) post_last();
   report(generation);
   while (generation < options.generations) {
     ++generation;
     for (auto& island : islands) island.step();
-    if (n > 1 && io.migrate_every > 0 && io.migrants > 0 && generation % io.migrate_every == 0) timed(migrating, migrate);
+    if (migrating_on && generation % io.migrate_every == 0) timed(migrating, migrate);
     if (!io.checkpoint.empty() && generation % io.checkpoint_every == 0)
       timed(checkpointing, [&] { checkpoint(generation); });
     report(generation);
   }
+
+  // The last migrants sent have no next migration: taken and dropped, so
+  // that every message posted is received.
+  if (!sent.empty() && processes > 1) timed(migrating, [&] { ring->take(); });
 
   std::vector<SearchResult> results;
   for (auto& island : islands) results.push_back(island.finish());

@@ -2,7 +2,11 @@
 // The island model: several populations (islands, evolution.h's Island)
 // evolve side by side and every few generations each sends copies of its
 // best individuals to the next island of a ring, where they replace the
-// worst. The islands may live in one process (run in turn) or be spread over
+// worst one migration later: an island takes, at each migration, the
+// migrants its neighbour sent at the previous one, so that a process waits
+// for its neighbour only when that one is a whole epoch behind (with
+// same-generation exchange every process waited for the slowest at every
+// migration). The islands may live in one process (run in turn) or be spread over
 // processes (MPI ranks, through a Ring that the caller provides: this
 // library does not depend on MPI), in contiguous blocks; the result depends
 // only on the seed and the number of islands, not on how many processes run
@@ -28,8 +32,10 @@ class Ring {
   virtual ~Ring() = default;
   virtual unsigned rank() const = 0;
   virtual unsigned size() const = 0;
-  /// Sends `message` to the next process (rank + 1, wrapping) and returns the previous one's.
-  virtual std::string shift(const std::string& message) = 0;
+  /// Sends `message` to the next process (rank + 1, wrapping) without waiting for it to be received.
+  virtual void post(const std::string& message) = 0;
+  /// The oldest message the previous process posted that this one has not taken yet; waits for it.
+  virtual std::string take() = 0;
   /// At rank 0 every process's message in rank order; elsewhere nothing.
   virtual std::vector<std::string> gather(const std::string& message) = 0;
 };

@@ -66,17 +66,45 @@ WorldRing::WorldRing() {
   size_ = static_cast<unsigned>(n);
 }
 
-std::string WorldRing::shift(const std::string& message) {
-  const int next = static_cast<int>((rank_ + 1) % size_), prev = static_cast<int>((rank_ + size_ - 1) % size_);
-  int out = length_of(message), in = 0;
-  MPI_Request r[2];
-  MPI_Irecv(&in, 1, MPI_INT, prev, 0, MPI_COMM_WORLD, &r[0]);
-  MPI_Isend(&out, 1, MPI_INT, next, 0, MPI_COMM_WORLD, &r[1]);
-  wait_all(r, 2);
-  std::string received(static_cast<std::size_t>(in), '\0');
-  MPI_Irecv(received.data(), in, MPI_CHAR, prev, 1, MPI_COMM_WORLD, &r[0]);
-  MPI_Isend(message.data(), out, MPI_CHAR, next, 1, MPI_COMM_WORLD, &r[1]);
-  wait_all(r, 2);
+struct WorldRing::Sending {
+  std::string bytes;
+  MPI_Request request = MPI_REQUEST_NULL;
+};
+
+WorldRing::~WorldRing() {
+  for (auto& s : sending_) wait_all(&s->request, 1);
+}
+
+// A message is one send of its bytes (tag 2); the receiver learns its length
+// by probing. MPI keeps messages between two ranks with one tag in order.
+void WorldRing::post(const std::string& message) {
+  // Forget the messages already sent.
+  std::erase_if(sending_, [](const std::unique_ptr<Sending>& s) {
+    int done = 0;
+    MPI_Test(&s->request, &done, MPI_STATUS_IGNORE);
+    return done != 0;
+  });
+  auto s = std::make_unique<Sending>();
+  s->bytes = message;
+  const int next = static_cast<int>((rank_ + 1) % size_);
+  MPI_Isend(s->bytes.data(), length_of(s->bytes), MPI_CHAR, next, 2, MPI_COMM_WORLD, &s->request);
+  sending_.push_back(std::move(s));
+}
+
+std::string WorldRing::take() {
+  const int prev = static_cast<int>((rank_ + size_ - 1) % size_);
+  MPI_Status status;
+  for (;;) {
+    int arrived = 0;
+    MPI_Iprobe(prev, 2, MPI_COMM_WORLD, &arrived, &status);
+    if (arrived) break;
+    const timespec pause{0, 200000};
+    nanosleep(&pause, nullptr);
+  }
+  int length = 0;
+  MPI_Get_count(&status, MPI_CHAR, &length);
+  std::string received(static_cast<std::size_t>(length), '\0');
+  MPI_Recv(received.data(), length, MPI_CHAR, prev, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   return received;
 }
 

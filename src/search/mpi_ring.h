@@ -6,6 +6,7 @@
 // depend on MPI.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,13 +28,20 @@ class Session {
 class WorldRing : public Ring {
  public:
   WorldRing();
+  /// Waits until every posted message has been received.
+  ~WorldRing() override;
+  WorldRing(const WorldRing&) = delete;
+  WorldRing& operator=(const WorldRing&) = delete;
   unsigned rank() const override { return rank_; }
   unsigned size() const override { return size_; }
-  std::string shift(const std::string& message) override;
+  void post(const std::string& message) override;
+  std::string take() override;
   std::vector<std::string> gather(const std::string& message) override;
 
  private:
+  struct Sending;  // a posted message and its MPI request, alive until sent
   unsigned rank_ = 0, size_ = 1;
+  std::vector<std::unique_ptr<Sending>> sending_;
 };
 
 }  // namespace tailor::search::mpi

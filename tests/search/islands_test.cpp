@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <barrier>
+#include <condition_variable>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -196,19 +198,27 @@ TEST(Islands, OneIslandIsEvolve) {
 class ThreadRing : public srch::Ring {
  public:
   struct Shared {
-    explicit Shared(unsigned n) : slots(n), sync(n) {}
+    explicit Shared(unsigned n) : slots(n), sync(n), mailboxes(n) {}
     std::vector<std::string> slots;
     std::barrier<> sync;
+    std::mutex mu;
+    std::condition_variable arrived;
+    std::vector<std::deque<std::string>> mailboxes;  // posted to rank r, oldest first
   };
   ThreadRing(Shared& s, unsigned rank) : s_(s), rank_(rank) {}
   unsigned rank() const override { return rank_; }
   unsigned size() const override { return static_cast<unsigned>(s_.slots.size()); }
-  std::string shift(const std::string& m) override {
-    s_.slots[(rank_ + 1) % size()] = m;
-    s_.sync.arrive_and_wait();
-    std::string in = s_.slots[rank_];
-    s_.sync.arrive_and_wait();
-    return in;
+  void post(const std::string& m) override {
+    std::lock_guard lock(s_.mu);
+    s_.mailboxes[(rank_ + 1) % size()].push_back(m);
+    s_.arrived.notify_all();
+  }
+  std::string take() override {
+    std::unique_lock lock(s_.mu);
+    s_.arrived.wait(lock, [&] { return !s_.mailboxes[rank_].empty(); });
+    std::string m = std::move(s_.mailboxes[rank_].front());
+    s_.mailboxes[rank_].pop_front();
+    return m;
   }
   std::vector<std::string> gather(const std::string& m) override {
     s_.slots[rank_] = m;
@@ -302,6 +312,50 @@ TEST(Checkpoint, ResumeEqualsTheUninterruptedSearch) {
   }
 }
 
+// A checkpoint taken between two migrations holds the migrants in flight;
+// processes that resume from it send them again, and the search goes on as
+// the uninterrupted one (which ran in one process).
+TEST(Checkpoint, ResumedByProcessesEqualsTheUninterruptedSearch) {
+  Fixture f;
+  const std::string path = ::testing::TempDir() + "search-checkpoint-ring.json";
+  srch::IslandOptions io;
+  io.islands = 2;
+  io.migrate_every = 2;
+  io.settings = {{"seed", 7}, {"islands", 2}};
+  auto run = [&](unsigned generations, const srch::IslandOptions& with, srch::Ring* ring) {
+    srch::Evaluator ranked(f.sample, {}, 1), whole(f.trace, {}, 1);
+    srch::SearchOptions o = small();
+    o.generations = generations;
+    o.validator = &whole;
+    return srch::run_islands(f.grammar, f.sizes, ranked, o, with, ring);
+  };
+  auto in_two = [&](unsigned generations, const srch::IslandOptions& with) {
+    ThreadRing::Shared shared(2);
+    std::vector<srch::SearchResult> results(2);
+    std::vector<std::thread> processes;
+    for (unsigned p = 0; p < 2; ++p)
+      processes.emplace_back([&, p] {
+        ThreadRing ring(shared, p);
+        results[p] = run(generations, with, &ring);
+      });
+    for (auto& t : processes) t.join();
+    return results[0];
+  };
+  const srch::SearchResult uninterrupted = run(7, io, nullptr);
+  std::filesystem::remove(path);
+  srch::IslandOptions first = io;
+  first.checkpoint = path;
+  first.checkpoint_every = 3;
+  in_two(4, first);  // the checkpoint is generation 3's: migration 1's migrants are in flight
+  const nlohmann::json saved = srch::read_checkpoint(path, slurp(path), io.settings, 7);
+  ASSERT_EQ(saved["generation"], 3);
+  for (const auto& island : saved["islands"]) EXPECT_EQ(island["emigrants"].size(), io.migrants);
+  srch::IslandOptions resume = io;
+  resume.resume = &saved;
+  resume.resume_path = path;
+  expect_same(uninterrupted, in_two(7, resume));
+}
+
 std::string error_of(const std::function<void()>& f) {
   try {
     f();
@@ -316,14 +370,14 @@ TEST(Checkpoint, BadFilesAreErrorsNamingTheFileAndField) {
   auto read = [&](const std::string& text, unsigned generations = 10) {
     return error_of([&] { srch::read_checkpoint("ck.json", text, settings, generations); });
   };
-  nlohmann::json good = {{"format", "tailor-search-checkpoint"}, {"version", 1}, {"settings", settings},
+  nlohmann::json good = {{"format", "tailor-search-checkpoint"}, {"version", 2}, {"settings", settings},
                          {"generation", 3}, {"islands", nlohmann::json::array({nlohmann::json::object()})}};
   EXPECT_EQ(read(good.dump()), "no error");
   EXPECT_NE(read("{\"format\": \"tailor-search").find("ck.json: not a checkpoint (not JSON"), std::string::npos);
   EXPECT_EQ(read("{\"format\": 1}"), "ck.json: not a checkpoint (field 'format' is not \"tailor-search-checkpoint\")");
   nlohmann::json j = good;
   j["version"] = 9;
-  EXPECT_EQ(read(j.dump()), "ck.json: field 'version' is 9, this tailor reads version 1");
+  EXPECT_EQ(read(j.dump()), "ck.json: field 'version' is 9, this tailor reads version 2");
   j = good;
   j["settings"]["seed"] = 8;
   EXPECT_EQ(read(j.dump()),
