@@ -29,12 +29,16 @@ demo: build
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-# The toolkit's own code under a sanitizer: make test-sanitize SANITIZE=address
-SANITIZE ?= address
+# The toolkit's own code under AddressSanitizer and UndefinedBehaviorSanitizer
+# in one build (they combine; one build and one run instead of two), or one
+# of them alone: make test-sanitize SANITIZE=undefined
+comma := ,
+SANITIZE ?= address,undefined
+SANITIZE_BUILD = $(BUILD)-$(subst $(comma),-,$(SANITIZE))
 test-sanitize: deps
-	cmake -S . -B $(BUILD)-$(SANITIZE) -G Ninja -DTAILOR_SANITIZE=$(SANITIZE) -DCMAKE_BUILD_TYPE=Debug $(CMAKE_FLAGS)
-	ninja -C $(BUILD)-$(SANITIZE) -j $(JOBS)
-	cd $(BUILD)-$(SANITIZE) && ctest --output-on-failure -j $(JOBS) -LE no_sanitize
+	cmake -S . -B $(SANITIZE_BUILD) -G Ninja -DTAILOR_SANITIZE=$(SANITIZE) -DCMAKE_BUILD_TYPE=Debug $(CMAKE_FLAGS)
+	ninja -C $(SANITIZE_BUILD) -j $(JOBS)
+	cd $(SANITIZE_BUILD) && ctest --output-on-failure -j $(JOBS) -LE no_sanitize
 
 # libtailor's core and its multithreaded stress under ThreadSanitizer (the
 # allocator tests, not the LD_PRELOAD ones, which TSan cannot run, nor the
@@ -73,4 +77,4 @@ bench-locality: build
 	./bench/locality_kernels.py --build $(BUILD) --cache
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-address $(BUILD)-undefined $(BUILD)-thread
+	rm -rf $(BUILD) $(BUILD)-address-undefined $(BUILD)-address $(BUILD)-undefined $(BUILD)-thread
