@@ -8,6 +8,9 @@
 #include <fmt/format.h>
 
 #include <unistd.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include <algorithm>
 #include <array>
@@ -62,6 +65,18 @@ class KindNames {
   std::array<std::array<std::string, 16>, trace::kMaxOp + 1> names_;
 };
 
+#if defined(__SSE2__)
+// The sixteen hex digits of x, most significant first, in the bytes of a
+// vector: the bytes of x (most significant first) split into high and low
+// nibbles, interleaved, and '0' or 'a' - 10 added to each.
+[[gnu::always_inline]] inline __m128i hex16(std::uint64_t x) {
+  const __m128i bytes = _mm_cvtsi64_si128(static_cast<long long>(__builtin_bswap64(x)));
+  const __m128i low4 = _mm_set1_epi8(0x0f);
+  const __m128i nibbles = _mm_unpacklo_epi8(_mm_and_si128(_mm_srli_epi16(bytes, 4), low4), _mm_and_si128(bytes, low4));
+  const __m128i letters = _mm_and_si128(_mm_cmpgt_epi8(nibbles, _mm_set1_epi8(9)), _mm_set1_epi8('a' - '0' - 10));
+  return _mm_add_epi8(_mm_add_epi8(nibbles, _mm_set1_epi8('0')), letters);
+}
+#else
 // The eight hex digits of x, most significant first, as the bytes of a
 // little-endian word: each nibble spread into a byte of its own, then '0' or
 // 'a' - 10 added to each byte (bytes of 10 and more get a carry into bit 4).
@@ -75,11 +90,14 @@ constexpr std::uint64_t hex8(std::uint32_t x) {
   n += 0x3030303030303030ULL + letters * ('a' - '0' - 10);
   return __builtin_bswap64(n);  // the highest nibble first in memory
 }
-static_assert(std::endian::native == std::endian::little, "hex8 lays digits out little-endian");
+#endif
+static_assert(std::endian::native == std::endian::little, "the hex digits are laid out little-endian");
 
 // Appends one line's fields to a buffer with room for the longest line;
-// numbers go in by fmt::format_int and hex8, not by parsing a
-// format string per field.
+// numbers go in by fmt::format_int and hex16, not by parsing a format
+// string per field. Every method is inlined into print_event, so that the
+// end pointer stays in a register: a Line reached through a pointer would
+// be reloaded after every store of a char, which may alias it.
 class Line {
  public:
   static constexpr std::size_t kMaxLine = 512;  // kind name (< 64), eight 64-bit numbers with their labels, 16 bytes of slack
@@ -87,37 +105,50 @@ class Line {
   explicit Line(char* at) : p_(at) {}
   char* end() const { return p_; }
 
-  void text(std::string_view s) {
+  [[gnu::always_inline]] void text(std::string_view s) {
     std::memcpy(p_, s.data(), s.size());
     p_ += s.size();
   }
-  void dec(std::uint64_t v) { const fmt::format_int f(v);
-    text({f.data(), f.size()}); }
-  void dec_right(std::uint64_t v, std::size_t width) {
+  template <std::size_t N>
+  [[gnu::always_inline]] void text(const char (&s)[N]) {  // a literal: a copy of known length
+    std::memcpy(p_, s, N - 1);
+    p_ += N - 1;
+  }
+  [[gnu::always_inline]] void dec(std::uint64_t v) {
+    const fmt::format_int f(v);
+    text(std::string_view{f.data(), f.size()});
+  }
+  [[gnu::always_inline]] void dec_right(std::uint64_t v, std::size_t width) {
     const fmt::format_int f(v);
     pad(width, f.size());
-    text({f.data(), f.size()});
+    text(std::string_view{f.data(), f.size()});
   }
-  void dec_left(std::uint64_t v, std::size_t width) {
+  [[gnu::always_inline]] void dec_left(std::uint64_t v, std::size_t width) {
     const fmt::format_int f(v);
-    text({f.data(), f.size()});
+    text(std::string_view{f.data(), f.size()});
     pad(width, f.size());
   }
-  void text_left(std::string_view s, std::size_t width) {
+  [[gnu::always_inline]] void text_left(std::string_view s, std::size_t width) {
     text(s);
     pad(width, s.size());
   }
-  void hex(std::uint64_t v) {  // as {:#x}
-    *p_++ = '0';
-    *p_++ = 'x';
+  [[gnu::always_inline]] void hex(std::uint64_t v) {  // as {:#x}
+    std::memcpy(p_, "0x", 2);
+    p_ += 2;
     const auto digits = static_cast<std::size_t>(v == 0 ? 1 : (64 - __builtin_clzll(v) + 3) / 4);
-    // Eight digits per 64-bit word (no loop, no table), the leading zeros
-    // shifted out, stored by whole words (the line has room): no store is
-    // read back, so nothing waits on store forwarding.
-    const std::uint64_t low = hex8(static_cast<std::uint32_t>(v));
+    // The digits without their leading zeros, stored by whole words (the
+    // line has room): no store is read back, so nothing waits on store
+    // forwarding.
+#if defined(__SSE2__)
+    const __m128i all = hex16(v);
+    const auto high = static_cast<std::uint64_t>(_mm_cvtsi128_si64(all));  // digits 0-7
+    const auto low = static_cast<std::uint64_t>(_mm_cvtsi128_si64(_mm_unpackhi_epi64(all, all)));  // digits 8-15
+#else
+    const std::uint64_t high = hex8(static_cast<std::uint32_t>(v >> 32)), low = hex8(static_cast<std::uint32_t>(v));
+#endif
     if (digits > 8) {
-      const std::uint64_t high = hex8(static_cast<std::uint32_t>(v >> 32)) >> (8 * (16 - digits));
-      std::memcpy(p_, &high, 8);            // digits - 8 of its bytes kept
+      const std::uint64_t first = high >> (8 * (16 - digits));  // digits - 8 of its bytes kept
+      std::memcpy(p_, &first, 8);
       std::memcpy(p_ + digits - 8, &low, 8);
     } else {
       const std::uint64_t only = low >> (8 * (8 - digits));
@@ -127,7 +158,7 @@ class Line {
   }
 
  private:
-  void pad(std::size_t width, std::size_t used) {
+  [[gnu::always_inline]] void pad(std::size_t width, std::size_t used) {
     if (used < width) {
       std::memset(p_, ' ', width - used);
       p_ += width - used;
