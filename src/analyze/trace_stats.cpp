@@ -39,6 +39,35 @@ struct LiveBlock {
 constexpr std::size_t kDenseLifetimeEvents = 1 << 12;
 constexpr std::size_t kDenseLifetimeNs = 1 << 16;
 
+// Allocations by request size: most requests are small, and those are
+// counted in an array indexed by size (no hashing on the merging thread's
+// per-event path); the rest in a FlatMap.
+class SizeCounts {
+ public:
+  static constexpr std::uint64_t kDense = 1024;
+  [[gnu::always_inline]] void add(std::uint64_t size) {
+    if (size < kDense) {
+      distinct_dense_ += dense_[size] == 0;
+      ++dense_[size];
+    } else {
+      ++sparse_[size];
+    }
+  }
+  std::size_t size() const noexcept { return distinct_dense_ + sparse_.size(); }
+  /// f(size, count) for every size seen (small sizes in order, then the others).
+  template <class F>
+  void for_each(F f) const {
+    for (std::uint64_t size = 0; size < kDense; ++size)
+      if (dense_[size]) f(size, dense_[size]);
+    sparse_.for_each(f);
+  }
+
+ private:
+  std::vector<std::uint64_t> dense_ = std::vector<std::uint64_t>(kDense);
+  std::size_t distinct_dense_ = 0;
+  FlatMap<std::uint64_t> sparse_;
+};
+
 class Accumulator {
  public:
   Accumulator(const StatsOptions& o, std::uint64_t expected_events)
@@ -192,7 +221,7 @@ class Accumulator {
     s_.total_bytes += bytes;
     ++t.allocations;
     t.bytes += bytes;
-    ++sizes_[bytes];
+    sizes_.add(bytes);
     auto [site_index, new_site] = sites_.try_emplace(e.callsite);
     if (new_site) {
       *site_index = static_cast<std::uint32_t>(site_list_.size());
@@ -268,7 +297,7 @@ class Accumulator {
   StatsOptions options_;
   TraceStats s_;
   AddressMap<LiveBlock> live_;
-  FlatMap<std::uint64_t> sizes_;                // request size -> allocations
+  SizeCounts sizes_;                            // request size -> allocations
   FlatMap<std::uint32_t> sites_;                // call site -> index in site_list_
   std::vector<SiteAccumulator> site_list_;
   std::map<std::uint32_t, ThreadStats> threads_;
