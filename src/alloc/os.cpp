@@ -115,7 +115,7 @@ bool purge(void* p, std::size_t size) noexcept {
 
 bool protect(void* p, std::size_t size, bool accessible) noexcept {
   int saved = errno;
-  bool ok = mprotect(p, size, accessible ? PROT_READ | PROT_WRITE : PROT_NONE) == 0;
+  bool ok = !inject(kFaultProtect) && mprotect(p, size, accessible ? PROT_READ | PROT_WRITE : PROT_NONE) == 0;
   errno = saved;
   return ok;
 }

@@ -69,8 +69,10 @@ bool executable_path(char* buf, std::size_t cap) noexcept;
 // library libtailor-fault.so, never the installed one): after `after` more
 // calls of the kinds in `ops`, the next `count` such calls fail as if the OS
 // had refused (count < 0: all of them). TAILOR_FAULT_INJECT=after,count[,ops]
-// sets it at start-up. In other builds both are no-ops.
-enum FaultOp : unsigned { kFaultMmap = 1, kFaultMadvise = 2, kFaultMremap = 4, kFaultAll = 7 };
+// sets it at start-up (ops by default mmap, madvise and mremap). In other
+// builds both are no-ops. kFaultProtect is mprotect, which secure mode's
+// guard pages need and which the kernel refuses past vm.max_map_count.
+enum FaultOp : unsigned { kFaultMmap = 1, kFaultMadvise = 2, kFaultMremap = 4, kFaultAll = 7, kFaultProtect = 8 };
 void fault_init() noexcept;
 void fault_set(long after, long count, unsigned ops) noexcept;
 unsigned long faults_injected() noexcept;

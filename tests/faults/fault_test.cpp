@@ -7,6 +7,8 @@
 // OS recovers.
 #include <gtest/gtest.h>
 
+#include "tailor/tailor.h"
+
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -22,7 +24,7 @@ extern "C" unsigned long tailor_faults_injected();
 
 namespace {
 
-constexpr unsigned kMmap = 1, kMadvise = 2, kMremap = 4, kAll = 7;
+constexpr unsigned kMmap = 1, kMadvise = 2, kMremap = 4, kAll = 7, kProtect = 8;
 constexpr std::size_t kMiB = 1 << 20;
 
 struct NoFaults {
@@ -205,6 +207,62 @@ TEST(Faults, ThousandsOfFailuresNoCrash) {
     std::memset(v.back(), 7, s);
   }
   for (void* p : v) std::free(p);
+}
+
+// Secure mode when the kernel gives a region no guard page (mprotect
+// refused, as past vm.max_map_count): blocks still work and keep their other
+// checks, the regions are counted unguarded, giving them back does not try
+// to lift a guard they lack, and regions made once mprotect works again are
+// guarded. Run by the ctest faults.secure (TAILOR_SECURE=1); skipped in the
+// default mode's run.
+TEST(Faults, SecureModeWithoutGuardPages) {
+  if (std::getenv("TAILOR_SECURE") == nullptr) GTEST_SKIP() << "secure mode: run by faults.secure";
+  NoFaults off;
+  tailor_secure_stats before{}, refused{}, again{};
+  tailor_secure_get_stats(&before);
+  ASSERT_EQ(before.active, 1) << "TAILOR_SECURE is set but secure mode is off";
+  const unsigned long injected = tailor_faults_injected();
+  tailor_fault_inject(0, -1, kProtect);
+  std::vector<std::pair<unsigned char*, std::size_t>> blocks;
+  for (std::size_t size : {std::size_t{16}, std::size_t{48}, std::size_t{200}, std::size_t{1000}, std::size_t{5000}, std::size_t{100000}, 3 * kMiB})
+    for (int i = 0; i < 64; ++i) {
+      auto* p = static_cast<unsigned char*>(opaque(std::malloc(size)));
+      ASSERT_NE(p, nullptr) << size;
+      std::memset(p, 0xab, size);
+      blocks.emplace_back(p, size);
+    }
+  tailor_secure_get_stats(&refused);
+  EXPECT_GT(tailor_faults_injected(), injected);
+  EXPECT_GT(refused.unguarded, before.unguarded);
+  // An unguarded slab still has its canaries.
+  EXPECT_DEATH(
+      {
+        auto* q = static_cast<unsigned char*>(opaque(std::malloc(24)));
+        q[24] = 0;
+        std::free(opaque(q));  // opaque: the store is not dead to the compiler
+      },
+      "tailor: free\\(\\): heap overflow past the end of 0x[0-9a-f]+");
+  for (auto& [p, size] : blocks) {
+    EXPECT_EQ(p[0], 0xab);
+    EXPECT_EQ(p[size - 1], 0xab);
+    std::free(p);
+  }
+  blocks.clear();
+  // mprotect works again: blocks larger than any kept region get new,
+  // guarded regions.
+  tailor_fault_inject(-1, 0, 0);
+  tailor_secure_stats freed{};
+  tailor_secure_get_stats(&freed);
+  for (int i = 0; i < 8; ++i) {
+    auto* p = static_cast<unsigned char*>(opaque(std::malloc(20 * kMiB)));
+    ASSERT_NE(p, nullptr);
+    p[20 * kMiB - 1] = 1;
+    blocks.emplace_back(p, 20 * kMiB);
+  }
+  tailor_secure_get_stats(&again);
+  EXPECT_EQ(again.unguarded, freed.unguarded);
+  EXPECT_EQ(again.large_blocks, freed.large_blocks + 8);
+  for (auto& [p, size] : blocks) std::free(p);
 }
 
 }  // namespace
