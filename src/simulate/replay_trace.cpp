@@ -27,11 +27,36 @@ ReplayBuilder::ReplayBuilder(std::uint32_t page_size, std::uint64_t expected_eve
   small_index_.assign(kDirectSizes, 0);
 }
 
-std::uint32_t ReplayBuilder::size_index(std::uint64_t bytes) {
+template <class T>
+[[gnu::always_inline]] inline void ReplayBuilder::append(std::vector<T>& array, const T& value, const T** published) {
+  if (array.size() != array.capacity()) [[likely]]
+    array.push_back(value);
+  else
+    grow(array, value, published);
+}
+
+template <class T>
+[[gnu::noinline]] void ReplayBuilder::grow(std::vector<T>& array, const T& value, const T** published) {
+  if (published != nullptr) {
+    std::unique_lock moving(publisher_->growth);  // readers hold no pointer into the array while it moves
+    array.push_back(value);
+    *published = array.data();
+  } else {
+    array.push_back(value);
+  }
+}
+
+// Sizes seen before: one load for the small ones.
+[[gnu::always_inline]] inline std::uint32_t ReplayBuilder::size_index(std::uint64_t bytes) {
+  if (bytes < kDirectSizes)
+    if (const std::uint32_t known = small_index_[bytes]) return known - 1;
+  return new_size_index(bytes);
+}
+
+std::uint32_t ReplayBuilder::new_size_index(std::uint64_t bytes) {
   std::uint32_t* slot;
   if (bytes < kDirectSizes) {
     slot = &small_index_[bytes];
-    if (*slot != 0) return *slot - 1;
   } else {
     auto [it, fresh] = large_index_.try_emplace(bytes, 0);
     if (!fresh) return it->second - 1;
@@ -44,7 +69,7 @@ std::uint32_t ReplayBuilder::size_index(std::uint64_t bytes) {
   return *slot - 1;
 }
 
-void ReplayBuilder::push(const Operation& op) {
+[[gnu::always_inline]] inline void ReplayBuilder::push(const Operation& op) {
   const std::uint64_t index = r_.operations.size();
   const std::uint64_t offset = event_ - index;  // wraps around when ops outnumber events; exact modulo 2^64
   if (offset != offset_) {
@@ -63,16 +88,6 @@ void ReplayBuilder::publish() {
   publisher_->version.notify_all();
 }
 
-template <class T>
-void ReplayBuilder::append(std::vector<T>& array, const T& value, const T** published) {
-  if (published != nullptr && array.size() == array.capacity()) [[unlikely]] {
-    std::unique_lock moving(publisher_->growth);  // readers hold no pointer into the array while it moves
-    array.push_back(value);
-    *published = array.data();
-  } else {
-    array.push_back(value);
-  }
-}
 
 void ReplayBuilder::publish_to(Publisher* publisher) {
   publisher_ = publisher;
@@ -82,7 +97,7 @@ void ReplayBuilder::publish_to(Publisher* publisher) {
   publisher_->sizes = r_.sizes.data();
 }
 
-void ReplayBuilder::release(std::uint64_t address) {
+[[gnu::always_inline]] inline void ReplayBuilder::release(std::uint64_t address) {
   std::uint32_t id;
   if (!live_.take(address, id)) {
     ++r_.summary.unknown_releases;
@@ -108,7 +123,8 @@ void ReplayBuilder::move(std::uint64_t from, std::uint64_t to, std::uint64_t byt
   free_ids_.push_back(old);
 }
 
-void ReplayBuilder::allocate(std::uint64_t address, std::uint64_t bytes, std::uint64_t alignment) {
+[[gnu::always_inline]] inline void ReplayBuilder::allocate(std::uint64_t address, std::uint64_t bytes,
+                                                              std::uint64_t alignment) {
   auto [slot, fresh] = live_.try_emplace(address);
   if (!fresh) {  // the trace missed this address's release
     ++r_.summary.reused_live;
@@ -136,7 +152,7 @@ void ReplayBuilder::allocate(std::uint64_t address, std::uint64_t bytes, std::ui
   ++r_.summary.allocations;
 }
 
-void ReplayBuilder::add(const Event& e) {
+[[gnu::always_inline]] inline void ReplayBuilder::add_one(const Event& e) {
   if (e.op == Op::ThreadStart || e.op == Op::ThreadExit) {
     ++r_.summary.other_events;
   } else if (trace::is_allocation(e.op)) {
@@ -175,8 +191,10 @@ void ReplayBuilder::add(const Event& e) {
   ++r_.summary.events;
 }
 
+void ReplayBuilder::add(const Event& e) { add_one(e); }
+
 void ReplayBuilder::add_run(const Event* events, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) add(events[i]);
+  for (std::size_t i = 0; i < n; ++i) add_one(events[i]);
 }
 
 ReplayTrace ReplayBuilder::finish() {

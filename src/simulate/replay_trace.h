@@ -126,11 +126,18 @@ class ReplayBuilder {
   // and `published` (the publisher's pointer to it) follows.
   template <class T>
   void append(std::vector<T>& array, const T& value, const T** published);
+  template <class T>
+  void grow(std::vector<T>& array, const T& value, const T** published);  // append when the array is full
+  // The per-event path (add_one and what it calls) is inlined into add_run's
+  // loop; the rare branches (a new size, an array that must grow under a
+  // publisher) are calls.
+  void add_one(const trace::Event& event);
   void allocate(std::uint64_t address, std::uint64_t bytes, std::uint64_t alignment);
   void release(std::uint64_t address);
   void move(std::uint64_t from, std::uint64_t to, std::uint64_t bytes);  // realloc that returned a block
   void push(const Operation& op);
   std::uint32_t size_index(std::uint64_t bytes);
+  std::uint32_t new_size_index(std::uint64_t bytes);
 
   ReplayTrace r_;
   analyze::AddressMap<std::uint32_t> live_;  // address -> block id (open addressing: no node per block)
