@@ -601,6 +601,15 @@ Individual individual_from_json(const nlohmann::json& j, const Grammar& grammar,
   return ind;
 }
 
+std::vector<Individual> individuals_from_json(const nlohmann::json& list, const Grammar& grammar,
+                                              const std::vector<std::uint64_t>& trace_sizes, unsigned max_wraps) {
+  if (!list.is_array()) throw std::invalid_argument("not an array of individuals");
+  std::vector<Individual> out;
+  out.reserve(list.size());
+  for (const auto& j : list) out.push_back(individual_from_json(j, grammar, trace_sizes, max_wraps));
+  return out;
+}
+
 void Island::Engine::restore(const nlohmann::json& j) {
   generation_ = get<unsigned>(j, "generation");
   std::istringstream rng(get<std::string>(j, "rng"));
@@ -609,13 +618,11 @@ void Island::Engine::restore(const nlohmann::json& j) {
   const nlohmann::json& pop = field(j, "population");
   if (!pop.is_array() || pop.size() != o_.population)
     throw std::invalid_argument("field 'population' does not hold " + std::to_string(o_.population) + " individuals");
-  pop_.clear();
-  for (const auto& ind : pop) pop_.push_back(individual_from_json(ind, grammar_, sizes_, o_.max_wraps));
+  pop_ = individuals_from_json(pop, grammar_, sizes_, o_.max_wraps);
   best_ = individual_from_json(field(j, "best"), grammar_, sizes_, o_.max_wraps);
-  finalists_.clear();
   const nlohmann::json& finalists = field(j, "finalists");
   if (!finalists.is_array()) throw std::invalid_argument("field 'finalists' is not an array");
-  for (const auto& f : finalists) finalists_.push_back(individual_from_json(f, grammar_, sizes_, o_.max_wraps));
+  finalists_ = individuals_from_json(finalists, grammar_, sizes_, o_.max_wraps);
   best_ranked_ = get_double(j, "best_ranked");
   validated_.clear();
   const nlohmann::json& validated = field(j, "validated");

@@ -136,5 +136,8 @@ nlohmann::json individual_to_json(const Individual& ind);
 nlohmann::json individuals_to_json(const std::vector<Individual>& list);
 Individual individual_from_json(const nlohmann::json& j, const Grammar& grammar,
                                 const std::vector<std::uint64_t>& trace_sizes, unsigned max_wraps);
+/// Every element of the array `list` by individual_from_json.
+std::vector<Individual> individuals_from_json(const nlohmann::json& list, const Grammar& grammar,
+                                              const std::vector<std::uint64_t>& trace_sizes, unsigned max_wraps);
 
 }  // namespace tailor::search

@@ -149,10 +149,8 @@ SearchResult run_islands(const Grammar& grammar, const std::vector<std::uint64_t
         islands[i - first].restore(saved.at(i));
         if (migrated) {
           if (!saved.at(i).contains("emigrants")) throw std::invalid_argument("field 'emigrants' is missing");
-          std::vector<Individual> list;
-          for (const auto& ind : saved.at(i).at("emigrants"))
-            list.push_back(individual_from_json(ind, grammar, trace_sizes, options.max_wraps));
-          sent.push_back(std::move(list));
+          if (!saved.at(i).at("emigrants").is_array()) throw std::invalid_argument("field 'emigrants' is not an array");
+          sent.push_back(individuals_from_json(saved.at(i).at("emigrants"), grammar, trace_sizes, options.max_wraps));
         }
       } catch (const std::invalid_argument& e) {
         throw std::runtime_error(io.resume_path + ": field 'islands[" + std::to_string(i) + "]': " + e.what());
@@ -175,16 +173,9 @@ SearchResult run_islands(const Grammar& grammar, const std::vector<std::uint64_t
     io.progress(g, best, s > 0 ? static_cast<double>(evaluations) / s : 0);
   };
 
-  auto post_last = [&] {
-    nlohmann::json msg = nlohmann::json::array();
-    for (const auto& ind : sent.back()) msg.push_back(individual_to_json(ind));
-    ring->post(msg.dump());
-  };
+  auto post_last = [&] { ring->post(individuals_to_json(sent.back()).dump()); };
   auto take_first = [&] {
-    std::vector<Individual> in;
-    for (const auto& ind : nlohmann::json::parse(ring->take()))
-      in.push_back(individual_from_json(ind, grammar, trace_sizes, options.max_wraps));
-    return in;
+    return individuals_from_json(nlohmann::json::parse(ring->take()), grammar, trace_sizes, options.max_wraps);
   };
   auto migrate = [&] {
     std::vector<std::vector<Individual>> out;
@@ -195,6 +186,7 @@ SearchResult run_islands(const Grammar& grammar, const std::vector<std::uint64_t
     islands.front().immigrate(processes > 1 ? take_first() : std::move(out.back()));
     for (std::size_t k = 1; k < islands.size(); ++k) islands[k].immigrate(std::move(out[k - 1]));
   };
+
   std::uint64_t checkpoint_bytes = 0;
   auto checkpoint = [&](unsigned g) {
     nlohmann::json mine = nlohmann::json::array();
@@ -263,9 +255,8 @@ SearchResult run_islands(const Grammar& grammar, const std::vector<std::uint64_t
         for (const auto& j : process.at("islands")) {
           SearchResult x;
           x.best = individual_from_json(j.at("best"), grammar, trace_sizes, options.max_wraps);
-          for (const auto& f : j.at("finalists"))
-            x.finalists.push_back(individual_from_json(f, grammar, trace_sizes, options.max_wraps));
-          for (const auto& f : j.at("front")) x.front.push_back(individual_from_json(f, grammar, trace_sizes, options.max_wraps));
+          x.finalists = individuals_from_json(j.at("finalists"), grammar, trace_sizes, options.max_wraps);
+          x.front = individuals_from_json(j.at("front"), grammar, trace_sizes, options.max_wraps);
           x.validations = j.at("validations").get<std::uint64_t>();
           x.evaluations = j.at("evaluations").get<std::uint64_t>();
           everyone.push_back(std::move(x));

@@ -19,14 +19,19 @@ namespace tailor::search::mpi {
 
 namespace {
 
-// Completes the requests, sleeping 0.2 ms between tests.
+// What a rank waiting for another does between two tests: sleep 0.2 ms.
+void nap() {
+  const timespec pause{0, 200000};
+  nanosleep(&pause, nullptr);
+}
+
+// Completes the requests, napping between tests.
 void wait_all(MPI_Request* requests, int count) {
   for (;;) {
     int done = 0;
     MPI_Testall(count, requests, &done, MPI_STATUSES_IGNORE);
     if (done) return;
-    const timespec pause{0, 200000};
-    nanosleep(&pause, nullptr);
+    nap();
   }
 }
 
@@ -98,8 +103,7 @@ std::string WorldRing::take() {
     int arrived = 0;
     MPI_Iprobe(prev, 2, MPI_COMM_WORLD, &arrived, &status);
     if (arrived) break;
-    const timespec pause{0, 200000};
-    nanosleep(&pause, nullptr);
+    nap();
   }
   int length = 0;
   MPI_Get_count(&status, MPI_CHAR, &length);

@@ -88,7 +88,6 @@ void ReplayBuilder::publish() {
   publisher_->version.notify_all();
 }
 
-
 void ReplayBuilder::publish_to(Publisher* publisher) {
   publisher_ = publisher;
   if (publisher_ == nullptr) return;
