@@ -27,11 +27,15 @@ std::size_t max_encoded_size(std::size_t n) noexcept;
 std::size_t encode(const Event* events, std::size_t n, std::uint64_t base_time_ns,
                    std::uint8_t* workspace, std::uint8_t* out) noexcept;
 
+/// Which copy of the decoding loop runs: the fastest this CPU has (PEXT where
+/// it is fast), or the portable one (tests compare the two).
+enum class DecodePath { kBest, kPortable };
+
 /// Decodes exactly n events of thread `thread` from [data, data+size) into
 /// out[0..n) (room provided by the caller: decoding allocates nothing unless
 /// it fails). Returns false and sets `why` if the bytes are not a valid
 /// encoding; out's contents are then unspecified.
 bool decode(const std::uint8_t* data, std::size_t size, std::size_t n, std::uint32_t thread,
-            std::uint64_t base_time_ns, Event* out, std::string& why);
+            std::uint64_t base_time_ns, Event* out, std::string& why, DecodePath path = DecodePath::kBest);
 
 }  // namespace tailor::trace::codec
