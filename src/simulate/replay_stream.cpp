@@ -6,10 +6,53 @@
 // uses pointers into the arrays, which move only under the lock exclusive.
 #include "replay_stream.h"
 
+#include <stdexcept>
+
 namespace tailor::simulate {
 
-ReplayStream::ReplayStream(trace::Reader& reader)
-    : reader_(reader), page_size_(reader.header().page_size), expected_(reader.event_count()) {}
+ReplayStream::ReplayStream(trace::Reader& reader, std::uint64_t window, unsigned readers)
+    : reader_(reader), page_size_(reader.header().page_size), expected_(reader.event_count()) {
+  if (window != 0) {
+    if (readers == 0) throw std::invalid_argument("ReplayStream: a window needs its readers' count");
+    publisher_.window = window;  // checked by the builder
+    publisher_.readers = readers;
+    publisher_.progress = std::make_unique<std::atomic<std::uint64_t>[]>(readers);
+    for (unsigned k = 0; k < readers; ++k) publisher_.progress[k] = 0;
+  }
+}
+
+ReplayStream::Feed::Feed(ReplayStream& stream) : stream_(stream) {
+  if (stream_.publisher_.window == 0) return;
+  slot_ = stream_.joined_.fetch_add(1);
+  if (slot_ >= stream_.publisher_.readers) throw std::logic_error("ReplayStream: more feeds than readers");
+}
+
+ReplayStream::Feed::~Feed() {
+  if (stream_.publisher_.window == 0) return;
+  Publisher& p = stream_.publisher_;
+  p.progress[slot_].store(UINT64_MAX, std::memory_order_release);  // holds nothing back any more
+  p.progress_version.fetch_add(1, std::memory_order_release);
+  p.progress_version.notify_all();
+}
+
+ReplayStream::View ReplayStream::Feed::acquire(std::uint64_t from) {
+  Publisher& p = stream_.publisher_;
+  if (p.window != 0) {
+    p.progress[slot_].store(from, std::memory_order_release);
+    p.progress_version.fetch_add(1, std::memory_order_release);
+    p.progress_version.notify_all();
+  }
+  View v = stream_.acquire(from);
+  if (p.window != 0) {
+    v.mask = p.window - 1;
+    // The builder writes up to kEvery operations ahead of a published count
+    // before it waits: a batch of a quarter of the ring leaves it room.
+    v.batch = p.window / 4;
+  }
+  return v;
+}
+
+void ReplayStream::Feed::release() { stream_.release(); }
 
 void ReplayStream::build() {
   std::exception_ptr error;
@@ -60,7 +103,8 @@ const ReplayTrace& ReplayStream::wait_complete() {
 }
 
 std::uint64_t ReplayStream::expected_operations() const noexcept {
-  return ended_.load(std::memory_order_acquire) && !failed() ? trace_.operations.size() : expected_;
+  return ended_.load(std::memory_order_acquire) && !failed() ? trace_.summary.allocations + trace_.summary.releases
+                                                              : expected_;
 }
 
 }  // namespace tailor::simulate

@@ -27,7 +27,13 @@ namespace tailor::simulate {
 
 class ReplayStream {
  public:
-  explicit ReplayStream(trace::Reader& reader);
+  /// window 0: the finished trace keeps every operation (wait_complete gives
+  /// them to simulations that start after the load). Otherwise the operations
+  /// pass through a ring of `window` (a power of two, at least 2^18: 8 bytes
+  /// each), memory does not grow with the trace, and the builder waits for
+  /// the slowest of `readers` readers: exactly that many Feeds must be made,
+  /// each while the build runs, and the finished trace has no operations.
+  explicit ReplayStream(trace::Reader& reader, std::uint64_t window = 0, unsigned readers = 0);
   ReplayStream(const ReplayStream&) = delete;
   ReplayStream& operator=(const ReplayStream&) = delete;
 
@@ -36,19 +42,40 @@ class ReplayStream {
   /// letting every reader see the end.
   void build();
 
-  /// Operations a reader may use: [0, available), with the pointers valid
-  /// until release(). `done` once nothing more will come.
+  /// Operations a reader may use: [from, available) (from: what it asked
+  /// for), operation i at ops[i & mask], with the pointers valid until
+  /// release(); at most `batch` of them before the next acquire (through a
+  /// window, the builder waits for the reader's next acquire to reuse their
+  /// place). `done` once nothing more will come.
   struct View {
     const Operation* ops = nullptr;
     const std::uint64_t* sizes = nullptr;
     std::uint64_t available = 0;
     std::uint64_t max_live = 0;
+    std::uint64_t mask = ~std::uint64_t{0};
+    std::uint64_t batch = ~std::uint64_t{0};
     bool done = false;
   };
-  /// Waits until more than `from` operations are built or the build has
-  /// ended, then holds the arrays in place (shared) until release().
-  View acquire(std::uint64_t from);
-  void release();
+
+  /// One reader of the stream. Through a window, it holds the builder back
+  /// from the operations it has not passed until it is destroyed.
+  class Feed {
+   public:
+    explicit Feed(ReplayStream& stream);
+    ~Feed();
+    Feed(const Feed&) = delete;
+    Feed& operator=(const Feed&) = delete;
+    /// Waits until more than `from` operations are built or the build has
+    /// ended, then holds the arrays in place (shared) until release(). The
+    /// reader has passed every operation before `from`.
+    View acquire(std::uint64_t from);
+    void release();
+    ReplayStream& stream() const noexcept { return stream_; }
+
+   private:
+    ReplayStream& stream_;
+    unsigned slot_ = 0;  // its progress in the publisher, with a window
+  };
 
   /// Blocks until the build has ended; the finished trace (valid only if
   /// the build succeeded: failed() says).
@@ -63,10 +90,14 @@ class ReplayStream {
   const ReplaySummary& summary() const noexcept { return trace_.summary; }
 
  private:
+  View acquire(std::uint64_t from);  // through a Feed
+  void release();
+
   trace::Reader& reader_;
   std::uint32_t page_size_;
   std::uint64_t expected_;
   Publisher publisher_;
+  std::atomic<unsigned> joined_{0};   // Feeds made, with a window
   ReplayTrace trace_;                 // moved in when the build ends (under the growth lock)
   std::atomic<bool> ended_{false};    // trace_ is final (or the build failed)
   std::atomic<bool> failed_{false};

@@ -70,29 +70,56 @@ std::uint32_t ReplayBuilder::new_size_index(std::uint64_t bytes) {
 }
 
 [[gnu::always_inline]] inline void ReplayBuilder::push(const Operation& op) {
-  const std::uint64_t index = r_.operations.size();
+  const std::uint64_t index = count_;
   const std::uint64_t offset = event_ - index;  // wraps around when ops outnumber events; exact modulo 2^64
   if (offset != offset_) {
     r_.event_offsets.emplace_back(index, offset);
     offset_ = offset;
   }
-  append(r_.operations, op, publisher_ ? &publisher_->ops : nullptr);
-  if (publisher_ != nullptr && (r_.operations.size() & (Publisher::kEvery - 1)) == 0) [[unlikely]]
-    publish();
+  if (ring_ != nullptr)
+    ring_[index & ring_mask_] = op;
+  else
+    append(r_.operations, op, publisher_ ? &publisher_->ops : nullptr);
+  ++count_;
+  if (publisher_ != nullptr && (count_ & (Publisher::kEvery - 1)) == 0) [[unlikely]]
+    publish(true);
 }
 
-void ReplayBuilder::publish() {
+void ReplayBuilder::publish(bool more) {
   publisher_->max_live.store(live_word_.size(), std::memory_order_relaxed);
-  publisher_->available.store(r_.operations.size(), std::memory_order_release);
+  publisher_->available.store(count_, std::memory_order_release);
   publisher_->version.fetch_add(1, std::memory_order_release);
   publisher_->version.notify_all();
+  // The next kEvery operations may be written once every reader has passed
+  // the ones they will take the place of.
+  if (more && ring_ != nullptr && count_ + Publisher::kEvery > publisher_->window)
+    wait_for_readers(count_ + Publisher::kEvery - publisher_->window);
+}
+
+void ReplayBuilder::wait_for_readers(std::uint64_t passed) {
+  for (;;) {
+    const std::uint32_t version = publisher_->progress_version.load(std::memory_order_acquire);
+    std::uint64_t slowest = UINT64_MAX;
+    for (unsigned k = 0; k < publisher_->readers; ++k)
+      slowest = std::min(slowest, publisher_->progress[k].load(std::memory_order_acquire));
+    if (slowest >= passed) return;
+    publisher_->progress_version.wait(version, std::memory_order_acquire);
+  }
 }
 
 void ReplayBuilder::publish_to(Publisher* publisher) {
   publisher_ = publisher;
   if (publisher_ == nullptr) return;
   std::unique_lock placing(publisher_->growth);
-  publisher_->ops = r_.operations.data();
+  if (publisher_->window != 0) {
+    if (!std::has_single_bit(publisher_->window) || publisher_->window < 4 * Publisher::kEvery)
+      throw std::invalid_argument("replay: a window must be a power of two of at least 4 x 2^16 operations");
+    publisher_->ring.assign(publisher_->window, Operation{});  // instead of the whole trace's array
+    std::vector<Operation>().swap(r_.operations);
+    ring_ = publisher_->ring.data();
+    ring_mask_ = publisher_->window - 1;
+  }
+  publisher_->ops = ring_ != nullptr ? ring_ : r_.operations.data();
   publisher_->sizes = r_.sizes.data();
 }
 
@@ -197,7 +224,7 @@ void ReplayBuilder::add_run(const Event* events, std::size_t n) {
 }
 
 ReplayTrace ReplayBuilder::finish() {
-  if (publisher_ != nullptr) publish();
+  if (publisher_ != nullptr) publish(false);
   r_.summary.max_live_blocks = live_word_.size();
   r_.summary.live_blocks_at_end = live_.size();
   return std::move(r_);

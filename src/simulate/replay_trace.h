@@ -28,6 +28,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <shared_mutex>
 #include <span>
 #include <string>
@@ -79,6 +80,8 @@ struct ReplaySummary {
 };
 
 struct ReplayTrace {
+  /// Every operation; empty after a build through a window (Publisher), whose
+  /// operations were read as they went by.
   std::vector<Operation> operations;
   std::vector<std::uint64_t> sizes;  ///< distinct requested sizes, in order of first request
   ReplaySummary summary;
@@ -99,6 +102,13 @@ struct ReplayTrace {
 /// operations and at the end, the most blocks live up to then, and the lock
 /// under which the operation and size arrays move when they grow (readers
 /// hold it shared while they use pointers into them).
+///
+/// With a window (a power of two, at least 4 x kEvery), the operations go
+/// round a ring of that many instead of into an array of the whole trace:
+/// operation i is at ops[i & (window - 1)], memory stays constant, and the
+/// builder waits before it would overwrite an operation that one of the
+/// `readers` readers has not passed yet (each reader's progress: the first
+/// operation it may still read; UINT64_MAX once it has left).
 struct Publisher {
   static constexpr std::uint64_t kEvery = std::uint64_t{1} << 16;
   std::atomic<std::uint64_t> available{0};
@@ -107,6 +117,12 @@ struct Publisher {
   std::shared_mutex growth;
   const Operation* ops = nullptr;       // where the arrays are now (guarded by growth)
   const std::uint64_t* sizes = nullptr;
+
+  std::uint64_t window = 0;  // 0: the whole trace is kept
+  unsigned readers = 0;
+  std::unique_ptr<std::atomic<std::uint64_t>[]> progress;  // [readers]
+  std::atomic<std::uint32_t> progress_version{0};           // moves when a reader's progress does: what the builder waits on
+  std::vector<Operation> ring;                              // [window]
 };
 
 /// Builds a ReplayTrace event by event (for tests and for load_replay).
@@ -121,7 +137,8 @@ class ReplayBuilder {
   ReplayTrace finish();
 
  private:
-  void publish();
+  void publish(bool more);  // more: operations will follow
+  void wait_for_readers(std::uint64_t passed);  // until every reader has passed operation `passed` - 1
   // push_back; with a publisher, a move of the array happens under its lock
   // and `published` (the publisher's pointer to it) follows.
   template <class T>
@@ -145,6 +162,9 @@ class ReplayBuilder {
   std::uint64_t in_use_ = 0;
   std::uint64_t event_ = 0;  // index of the event being added
   std::uint64_t offset_ = UINT64_MAX;
+  std::uint64_t count_ = 0;      // operations built
+  Operation* ring_ = nullptr;    // the publisher's ring, if it has a window
+  std::uint64_t ring_mask_ = 0;  // its size - 1
   std::vector<std::uint32_t> live_word_;  // by block id: its allocation's Operation::word
   static constexpr std::uint64_t kDirectSizes = 1 << 16;  // sizes below are indexed by an array, the rest hashed
   std::vector<std::uint32_t> small_index_;                 // bytes -> index + 1 (0: not seen yet)

@@ -53,7 +53,7 @@ Metrics run_on_fresh_memory(std::string_view name, Source& trace, const Simulate
 }
 
 std::uint32_t page_size_of(const ReplayTrace& trace) { return trace.summary.page_size; }
-std::uint32_t page_size_of(const ReplayStream& stream) { return stream.page_size(); }
+std::uint32_t page_size_of(const ReplayStream::Feed& feed) { return feed.stream().page_size(); }
 
 [[noreturn]] void unknown_dmm(std::string_view name) {
   std::string known;
@@ -119,11 +119,12 @@ bool streams(std::string_view name) {
 }
 
 Metrics simulate(ReplayStream& stream, std::string_view name, const SimulateOptions& options) {
+  ReplayStream::Feed feed(stream);  // first: through a window, the builder waits for every reader's feed
   if (!streams(name)) {
     if (std::find(known_dmms().begin(), known_dmms().end(), name) == known_dmms().end()) unknown_dmm(name);
     throw std::invalid_argument("DMM '" + std::string(name) + "' needs the whole trace before it starts");
   }
-  return simulate_builtin(stream, name, options);
+  return simulate_builtin(feed, name, options);
 }
 
 }  // namespace tailor::simulate

@@ -79,8 +79,11 @@ struct NoCheck {
 struct WholeTrace {
   const ReplayTrace& trace;
   ReplayStream::View acquire(std::uint64_t from) const noexcept {
-    return {trace.operations.data(), trace.sizes.data(), trace.operations.size(), trace.summary.max_live_blocks,
-            from >= trace.operations.size()};
+    return {.ops = trace.operations.data(),
+            .sizes = trace.sizes.data(),
+            .available = trace.operations.size(),
+            .max_live = trace.summary.max_live_blocks,
+            .done = from >= trace.operations.size()};
   }
   void release() const noexcept {}
   std::uint64_t expected_operations() const noexcept { return trace.operations.size(); }
@@ -90,11 +93,11 @@ struct WholeTrace {
 /// The operations of a trace still being loaded, in batches as they come
 /// (replay_stream.h).
 struct StreamedTrace {
-  ReplayStream& stream;
-  ReplayStream::View acquire(std::uint64_t from) { return stream.acquire(from); }
-  void release() { stream.release(); }
-  std::uint64_t expected_operations() const noexcept { return stream.expected_operations(); }
-  const ReplaySummary& summary() const noexcept { return stream.summary(); }
+  ReplayStream::Feed& feed;
+  ReplayStream::View acquire(std::uint64_t from) { return feed.acquire(from); }
+  void release() { feed.release(); }
+  std::uint64_t expected_operations() const noexcept { return feed.stream().expected_operations(); }
+  const ReplaySummary& summary() const noexcept { return feed.stream().summary(); }
 };
 
 /// The loop: every operation the feed gives, in batches of at most
@@ -132,9 +135,10 @@ Metrics run(A& allocator, const Mem& memory, Feed& feed, const SimulateOptions& 
     if (live.size() < v.max_live) live.resize(v.max_live);
     const Operation* ops = v.ops;
     const std::uint64_t* sizes = v.sizes;
-    const std::uint64_t stop = std::min(v.available, done + SimulateOptions::kProgressEvery);
+    const std::uint64_t stop = std::min(v.available, done + std::min(v.batch, SimulateOptions::kProgressEvery));
+    const std::uint64_t mask = v.mask;
     for (std::uint64_t i = done; i < stop; ++i) {
-      const Operation op = ops[i];
+      const Operation op = ops[i & mask];
       Live& b = live[op.block];
       if (op.kind() == Operation::kAllocate) {
         const std::uint64_t bytes = sizes[op.size()];
@@ -219,11 +223,11 @@ Metrics run(A& allocator, const Mem& memory, const ReplayTrace& trace, const Sim
 /// Runs a trace still being loaded through `allocator` (no checks, no
 /// snapshots: those need the whole trace).
 template <Allocator A, std::derived_from<MemoryAccount> Mem>
-Metrics run(A& allocator, const Mem& memory, ReplayStream& stream, const SimulateOptions& options = {}) {
+Metrics run(A& allocator, const Mem& memory, ReplayStream::Feed& feed, const SimulateOptions& options = {}) {
   if (options.check || !options.snapshots_at.empty())
     throw std::invalid_argument("a simulation of a trace still loading takes no checks or snapshots");
   detail::NoCheck none;
-  detail::StreamedTrace streamed{stream};
+  detail::StreamedTrace streamed{feed};
   return detail::run(allocator, memory, streamed, options, none);
 }
 
