@@ -10,7 +10,7 @@
 namespace tailor::trace {
 
 void decode_chunk(const std::string& path, const std::uint8_t* data, const ChunkRef& ref,
-                  std::vector<std::uint8_t>& scratch, std::vector<Event>& events) {
+                  std::vector<std::uint8_t>& scratch, std::vector<Event>& events, unsigned skip) {
   const std::uint8_t* payload = data + ref.offset + format::kChunkHeaderSize;
   const std::uint8_t* raw = payload;
   if (ref.h.codec == format::Codec::Zstd) {
@@ -27,7 +27,8 @@ void decode_chunk(const std::string& path, const std::uint8_t* data, const Chunk
   }
   if (events.size() < ref.h.count) events.resize(ref.h.count);
   std::string why;
-  if (!codec::decode(raw, ref.h.raw_size, ref.h.count, ref.h.thread, ref.h.first_time_ns, events.data(), why))
+  if (!codec::decode(raw, ref.h.raw_size, ref.h.count, ref.h.thread, ref.h.first_time_ns, events.data(), why,
+                     codec::DecodePath::kBest, skip))
     throw Error(path, ref.offset, "bad event chunk: " + why);
 }
 

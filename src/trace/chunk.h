@@ -24,8 +24,9 @@ struct ChunkRef {
 /// `data` into events[0..ref.h.count) (events grows if it must; once a buffer
 /// has held a chunk this size, no allocation happens). `scratch` holds the
 /// decompressed bytes. Throws Error naming `path` and the chunk's offset.
-/// Thread-safe for distinct scratch and events buffers.
+/// Thread-safe for distinct scratch and events buffers. `skip`: columns
+/// left undecoded (codec::Skip).
 void decode_chunk(const std::string& path, const std::uint8_t* data, const ChunkRef& ref,
-                  std::vector<std::uint8_t>& scratch, std::vector<Event>& events);
+                  std::vector<std::uint8_t>& scratch, std::vector<Event>& events, unsigned skip = 0);
 
 }  // namespace tailor::trace

@@ -9,8 +9,8 @@
 namespace tailor::trace {
 
 ChunkPipeline::ChunkPipeline(const std::string& path, const std::uint8_t* data, const std::vector<ChunkRef>& chunks,
-                             unsigned workers)
-    : path_(path), data_(data), chunks_(chunks), workers_(workers), window_(2 + 4 * std::size_t{workers}),
+                             unsigned workers, unsigned skip)
+    : path_(path), data_(data), chunks_(chunks), workers_(workers), skip_(skip), window_(2 + 4 * std::size_t{workers}),
       slots_(chunks.size()) {
   // The merge needs a thread's next chunk when the merged time reaches the
   // chunk's first time, so first times (ties in file order) predict its order.
@@ -77,7 +77,7 @@ void ChunkPipeline::decode_claimed(std::size_t chunk, std::unique_lock<std::mute
   lock.unlock();
   std::exception_ptr error;
   try {
-    decode_chunk(path_, data_, chunks_[chunk], scratch, events);
+    decode_chunk(path_, data_, chunks_[chunk], scratch, events, skip_);
   } catch (...) {
     error = std::current_exception();
   }
@@ -103,7 +103,7 @@ void ChunkPipeline::work() {
 
 void ChunkPipeline::take(std::size_t chunk, std::vector<Event>& events) {
   if (workers_ == 0) {
-    decode_chunk(path_, data_, chunks_[chunk], scratch_, events);
+    decode_chunk(path_, data_, chunks_[chunk], scratch_, events, skip_);
     return;
   }
   std::unique_lock lock(mutex_);
@@ -113,7 +113,7 @@ void ChunkPipeline::take(std::size_t chunk, std::vector<Event>& events) {
     if (s.state == State::Pending) {  // not reached by the workers yet: decode it here
       s.state = State::Taken;
       lock.unlock();
-      decode_chunk(path_, data_, chunks_[chunk], scratch_, events);
+      decode_chunk(path_, data_, chunks_[chunk], scratch_, events, skip_);
       return;
     }
     // A worker is decoding it: decode another chunk meanwhile rather than idle.

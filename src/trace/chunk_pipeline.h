@@ -32,9 +32,10 @@ class ChunkPipeline {
  public:
   /// `chunks` (the reader's, outlives this) in file order; `workers` decoding
   /// threads besides the caller's (0: the caller decodes every chunk as it
-  /// takes it, which is sequential reading).
+  /// takes it, which is sequential reading); `skip`: columns left undecoded
+  /// (codec::Skip).
   ChunkPipeline(const std::string& path, const std::uint8_t* data, const std::vector<ChunkRef>& chunks,
-                unsigned workers);
+                unsigned workers, unsigned skip = 0);
   ~ChunkPipeline();
   ChunkPipeline(const ChunkPipeline&) = delete;
   ChunkPipeline& operator=(const ChunkPipeline&) = delete;
@@ -68,6 +69,7 @@ class ChunkPipeline {
   const std::uint8_t* data_;
   const std::vector<ChunkRef>& chunks_;
   const unsigned workers_;
+  const unsigned skip_;
   const std::size_t window_;           // most chunks decoded ahead and not yet taken
   std::vector<std::size_t> schedule_;  // chunk indices in the order workers decode them
 

@@ -31,11 +31,17 @@ std::size_t encode(const Event* events, std::size_t n, std::uint64_t base_time_n
 /// it is fast), or the portable one (tests compare the two).
 enum class DecodePath { kBest, kPortable };
 
+/// Columns a consumer does not read (bits): their values are 0 in the
+/// decoded events, and they are neither decoded nor checked against the
+/// event count (the chunk's checksum still covers them).
+enum Skip : unsigned { kSkipNone = 0, kSkipTime = 1, kSkipCallsite = 2 };
+
 /// Decodes exactly n events of thread `thread` from [data, data+size) into
 /// out[0..n) (room provided by the caller: decoding allocates nothing unless
 /// it fails). Returns false and sets `why` if the bytes are not a valid
 /// encoding; out's contents are then unspecified.
 bool decode(const std::uint8_t* data, std::size_t size, std::size_t n, std::uint32_t thread,
-            std::uint64_t base_time_ns, Event* out, std::string& why, DecodePath path = DecodePath::kBest);
+            std::uint64_t base_time_ns, Event* out, std::string& why, DecodePath path = DecodePath::kBest,
+            unsigned skip = kSkipNone);
 
 }  // namespace tailor::trace::codec

@@ -74,7 +74,7 @@ bool fast_pext() {
 }  // namespace
 
 bool decode(const std::uint8_t* data, std::size_t size, std::size_t n, std::uint32_t thread,
-            std::uint64_t base_time_ns, Event* out, std::string& why, DecodePath path) {
+            std::uint64_t base_time_ns, Event* out, std::string& why, DecodePath path, unsigned skip) {
   io::Cursor header(data, data + size);
   std::uint32_t len[kColumns];
   std::size_t total = 4 * kColumns;
@@ -95,10 +95,10 @@ bool decode(const std::uint8_t* data, std::size_t size, std::size_t n, std::uint
 #if defined(TAILOR_DECODE_DISPATCH)
   static const bool use_pext = fast_pext();
   if (path == DecodePath::kBest && use_pext)
-    return pext::decode_columns(columns, len, n, thread, base_time_ns, out, why);
+    return pext::decode_skipping(skip, columns, len, n, thread, base_time_ns, out, why);
 #endif
   (void)path;
-  return portable::decode_columns(columns, len, n, thread, base_time_ns, out, why);
+  return portable::decode_skipping(skip, columns, len, n, thread, base_time_ns, out, why);
 }
 
 }  // namespace tailor::trace::codec

@@ -24,6 +24,7 @@
 #include "byte_io.h"
 #include "chunk.h"
 #include "chunk_pipeline.h"
+#include "event_codec.h"
 #include "format.h"
 #include "hash.h"
 
@@ -86,6 +87,7 @@ struct Reader::Impl {
   Stream* current = nullptr;
   unsigned decode_threads = default_decode_threads();
   std::unique_ptr<ChunkPipeline> pipeline;  // made at the first event read
+  bool want_times = true, want_callsites = true;  // set_columns
 
   [[noreturn]] void fail(std::uint64_t offset, const std::string& what) const { throw Error(path, offset, what); }
 
@@ -294,12 +296,18 @@ struct Reader::Impl {
     }
   }
 
+  // The columns not decoded (codec::Skip): times only in a trace of one
+  // thread, whose merge never compares them.
+  unsigned skipped_columns() const noexcept {
+    return (!want_times && threads <= 1 ? codec::kSkipTime : 0u) | (want_callsites ? 0u : codec::kSkipCallsite);
+  }
+
   // Decodes the current stream's next chunk; the stream goes back into the
   // heap if its first event is later than another stream's.
   void decode(Stream& st) {
     if (!pipeline)  // one chunk has nothing to decode ahead of
       pipeline = std::make_unique<ChunkPipeline>(path, data, event_chunks,
-                                                 event_chunks.size() > 1 ? decode_threads - 1 : 0);
+                                                 event_chunks.size() > 1 ? decode_threads - 1 : 0, skipped_columns());
     const std::size_t chunk = st.chunks[st.next++];
     try {
       pipeline->take(chunk, st.events);
@@ -403,6 +411,13 @@ void Reader::rewind() { impl_->reset_merge(); }
 
 void Reader::set_decode_threads(unsigned threads) {
   impl_->decode_threads = threads == 0 ? default_decode_threads() : threads;
+  impl_->pipeline.reset();
+  impl_->reset_merge();
+}
+
+void Reader::set_columns(bool times, bool callsites) {
+  impl_->want_times = times;
+  impl_->want_callsites = callsites;
   impl_->pipeline.reset();
   impl_->reset_merge();
 }

@@ -8,6 +8,7 @@
 
 #include "common/temp_dir.h"
 #include "replay_trace.h"
+#include "simulate/random_trace.h"
 #include "simulate/write_trace.h"
 #include "tailor/trace/reader.h"
 #include "trace_stats.h"
@@ -143,6 +144,28 @@ TEST(ReplayTrace, MaxInUseMatchesTailorStats) {
   EXPECT_EQ(t.summary.reused_live, stats.reused_live);
   EXPECT_EQ(t.summary.events, stats.events);
   EXPECT_EQ(t.operations.size(), 12u);
+}
+
+// load_replay reads neither times nor call sites, and gives what
+// build_replay gives on every event; the reader reads every column again
+// afterwards.
+TEST(ReplayTrace, LoadedWithoutTimesAndCallSitesAsBuiltFromEveryEvent) {
+  tailor::test::TempDir dir;
+  const std::string path = dir.file("random.trace");
+  tailor::test::write_trace(path, tailor::test::random_events(21, 200000));
+  tr::Reader reader(path);
+  const std::vector<Event> all = reader.read_all();
+  const sim::ReplayTrace built = sim::build_replay(all, reader.header().page_size);
+  const sim::ReplayTrace loaded = sim::load_replay(reader);
+  ASSERT_EQ(loaded.operations.size(), built.operations.size());
+  for (std::size_t i = 0; i < built.operations.size(); ++i) {
+    ASSERT_EQ(loaded.operations[i].block, built.operations[i].block) << i;
+    ASSERT_EQ(loaded.operations[i].word, built.operations[i].word) << i;
+  }
+  EXPECT_EQ(loaded.sizes, built.sizes);
+  EXPECT_EQ(loaded.event_offsets, built.event_offsets);
+  EXPECT_EQ(loaded.summary.max_in_use_bytes, built.summary.max_in_use_bytes);
+  EXPECT_EQ(reader.read_all(), all);
 }
 
 }  // namespace

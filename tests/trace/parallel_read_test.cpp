@@ -260,3 +260,43 @@ TEST(ParallelRead, CutTracesGiveTheSameEventsAndCut) {
 }
 
 }  // namespace
+
+// Columns a consumer does not read (Reader::set_columns): the same events in
+// the same order with those fields 0, on every shape and decoding thread
+// count; times are kept where the merge needs them (more than one thread);
+// and set_columns(true, true) reads everything again.
+TEST(ParallelRead, SkippedColumnsLeaveTheOtherFieldsAndTheOrder) {
+  TempDir dir;
+  for (const Shape& shape : kShapes) {
+    SCOPED_TRACE(shape.name);
+    const std::string path = dir.file(std::string(shape.name) + ".trace");
+    write_trace(path, shape, 17);
+    const Reading full = read(path, 1);
+    ASSERT_FALSE(full.error) << *full.error;
+    for (unsigned threads : {1u, 2u, 8u}) {
+      for (int times = 0; times < 2; ++times) {
+        for (int sites = 0; sites < 2; ++sites) {
+          tr::Reader reader(path);
+          reader.set_decode_threads(threads);
+          reader.set_columns(times != 0, sites != 0);
+          const bool times_kept = times != 0 || shape.threads > 1;
+          std::vector<Event> got;
+          const Event* run = nullptr;
+          while (const std::size_t n = reader.next_run(run)) got.insert(got.end(), run, run + n);
+          ASSERT_EQ(got.size(), full.events.size());
+          for (std::size_t i = 0; i < got.size(); ++i) {
+            Event want = full.events[i];
+            if (!times_kept) want.time_ns = 0;
+            if (sites == 0) want.callsite = 0;
+            ASSERT_TRUE(got[i] == want) << "event " << i << ", threads " << threads << ", times " << times
+                                        << ", call sites " << sites;
+          }
+          reader.set_columns(true, true);
+          std::vector<Event> again;
+          while (const std::size_t n = reader.next_run(run)) again.insert(again.end(), run, run + n);
+          ASSERT_TRUE(again == full.events);
+        }
+      }
+    }
+  }
+}

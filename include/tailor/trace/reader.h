@@ -68,6 +68,12 @@ class Reader {
   /// The events, their order and any Error are the same for every count.
   /// Rewinds.
   void set_decode_threads(unsigned threads);
+  /// What the caller reads of each event (both true by default). Without
+  /// times, Event::time_ns is 0 in a trace of one thread (with more, the
+  /// merge orders by them and they are decoded all the same); without call
+  /// sites, Event::callsite is 0. A column not read is not decoded: the
+  /// replay's load (simulate, search) reads neither. Rewinds.
+  void set_columns(bool times, bool callsites);
   /// Every event, in the order next() gives them.
   std::vector<Event> read_all();
 
