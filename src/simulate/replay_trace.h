@@ -60,6 +60,7 @@ struct Operation {
   /// The requested bytes' index in ReplayTrace::sizes (a release: its block's).
   constexpr std::uint32_t size() const noexcept { return word >> 7; }
   constexpr std::uint64_t alignment() const noexcept { return align_log2() ? std::uint64_t{1} << align_log2() : 0; }
+  friend constexpr bool operator==(const Operation&, const Operation&) = default;
 };
 static_assert(sizeof(Operation) == 8);
 

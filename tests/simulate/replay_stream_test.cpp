@@ -100,11 +100,7 @@ void streamed_equals_loaded(const std::string& path, const std::vector<std::stri
   if (window != 0) {
     EXPECT_TRUE(t.operations.empty());
   } else {
-    ASSERT_EQ(t.operations.size(), loaded.operations.size());
-    for (std::size_t i = 0; i < t.operations.size(); ++i) {
-      ASSERT_EQ(t.operations[i].block, loaded.operations[i].block) << i;
-      ASSERT_EQ(t.operations[i].word, loaded.operations[i].word) << i;
-    }
+    EXPECT_TRUE(t.operations == loaded.operations);
   }
   EXPECT_EQ(t.sizes, loaded.sizes);
   EXPECT_EQ(t.event_offsets, loaded.event_offsets);

@@ -113,11 +113,13 @@ struct Reading {
 // the two alternating.
 enum class How { events, runs, mixed };
 
-Reading read(const std::string& path, unsigned threads, How how = How::events) {
+// times, sites: the columns read (Reader::set_columns).
+Reading read(const std::string& path, unsigned threads, How how = How::events, bool times = true, bool sites = true) {
   Reading r;
   try {
     tr::Reader reader(path);
     reader.set_decode_threads(threads);
+    if (!times || !sites) reader.set_columns(times, sites);
     r.cut = reader.cut();
     Event e;
     const Event* run = nullptr;
@@ -263,8 +265,7 @@ TEST(ParallelRead, CutTracesGiveTheSameEventsAndCut) {
 
 // Columns a consumer does not read (Reader::set_columns): the same events in
 // the same order with those fields 0, on every shape and decoding thread
-// count; times are kept where the merge needs them (more than one thread);
-// and set_columns(true, true) reads everything again.
+// count; times are kept where the merge needs them (more than one thread).
 TEST(ParallelRead, SkippedColumnsLeaveTheOtherFieldsAndTheOrder) {
   TempDir dir;
   for (const Shape& shape : kShapes) {
@@ -274,29 +275,32 @@ TEST(ParallelRead, SkippedColumnsLeaveTheOtherFieldsAndTheOrder) {
     const Reading full = read(path, 1);
     ASSERT_FALSE(full.error) << *full.error;
     for (unsigned threads : {1u, 2u, 8u}) {
-      for (int times = 0; times < 2; ++times) {
-        for (int sites = 0; sites < 2; ++sites) {
-          tr::Reader reader(path);
-          reader.set_decode_threads(threads);
-          reader.set_columns(times != 0, sites != 0);
-          const bool times_kept = times != 0 || shape.threads > 1;
-          std::vector<Event> got;
-          const Event* run = nullptr;
-          while (const std::size_t n = reader.next_run(run)) got.insert(got.end(), run, run + n);
-          ASSERT_EQ(got.size(), full.events.size());
-          for (std::size_t i = 0; i < got.size(); ++i) {
-            Event want = full.events[i];
-            if (!times_kept) want.time_ns = 0;
-            if (sites == 0) want.callsite = 0;
-            ASSERT_TRUE(got[i] == want) << "event " << i << ", threads " << threads << ", times " << times
-                                        << ", call sites " << sites;
+      for (const bool times : {false, true}) {
+        for (const bool sites : {false, true}) {
+          SCOPED_TRACE(std::string("times ") + (times ? "read" : "skipped") + ", call sites " + (sites ? "read" : "skipped"));
+          Reading want = full;
+          for (Event& e : want.events) {
+            if (!times && shape.threads == 1) e.time_ns = 0;
+            if (!sites) e.callsite = 0;
           }
-          reader.set_columns(true, true);
-          std::vector<Event> again;
-          while (const std::size_t n = reader.next_run(run)) again.insert(again.end(), run, run + n);
-          ASSERT_TRUE(again == full.events);
+          expect_same(want, read(path, threads, How::runs, times, sites), threads);
         }
       }
     }
   }
+}
+
+// set_columns(true, true) after a skipping reading reads every column again.
+TEST(ParallelRead, EveryColumnIsReadAgainWhenAskedFor) {
+  TempDir dir;
+  const std::string path = dir.file("one_thread.trace");
+  write_trace(path, kShapes[0], 19);
+  const Reading full = read(path, 2);
+  tr::Reader reader(path);
+  reader.set_columns(false, false);
+  Event e;
+  ASSERT_TRUE(reader.next(e));
+  EXPECT_EQ(e.time_ns, 0u);
+  reader.set_columns(true, true);
+  EXPECT_EQ(reader.read_all(), full.events);
 }
