@@ -152,6 +152,11 @@ unsigned job_threads(const SimulateCmdOptions& o) {
   return o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
 }
 
+// The job runs beside the load (ReplayStream) rather than after it.
+bool follows_load(const Job& job, const SimulateCmdOptions& o) {
+  return !o.load_first && !o.check && !job.spec && simulate::streams(job.name);
+}
+
 bool is_spec_file(const std::string& name) {
   return name.ends_with(".json") || name.find('/') != std::string::npos;
 }
@@ -163,7 +168,7 @@ bool is_spec_file(const std::string& name) {
 std::vector<simulate::Metrics> run_jobs(const std::vector<Job>& jobs, simulate::ReplayStream& stream,
                                         const SimulateCmdOptions& o, bool tty) {
   const std::size_t n = jobs.size();
-  auto streaming = [&](const Job& job) { return !o.load_first && !o.check && !job.spec && simulate::streams(job.name); };
+  auto streaming = [&](const Job& job) { return follows_load(job, o); };
   std::vector<std::size_t> order(n);  // streaming jobs first: a worker waiting for the load holds no streaming job back
   for (std::size_t i = 0; i < n; ++i) order[i] = i;
   std::stable_partition(order.begin(), order.end(), [&](std::size_t i) { return streaming(jobs[i]); });
@@ -251,8 +256,8 @@ int simulate_cmd(const SimulateCmdOptions& o) {
   // pass through a window instead of being kept: memory stays constant, and
   // the operations are read while still in cache.
   const unsigned threads = job_threads(o);
-  const bool windowed = !o.load_first && !o.check && threads >= jobs.size() &&
-                        std::all_of(jobs.begin(), jobs.end(), [](const Job& j) { return !j.spec && simulate::streams(j.name); });
+  const bool windowed = threads >= jobs.size() &&
+                        std::all_of(jobs.begin(), jobs.end(), [&](const Job& j) { return follows_load(j, o); });
   simulate::ReplayStream stream(r, windowed ? kWindow : 0, windowed ? static_cast<unsigned>(jobs.size()) : 0);
   std::vector<simulate::Metrics> all = run_jobs(jobs, stream, o, tty);
   const simulate::ReplayTrace& t = stream.wait_complete();

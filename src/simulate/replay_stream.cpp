@@ -28,20 +28,19 @@ ReplayStream::Feed::Feed(ReplayStream& stream) : stream_(stream) {
 }
 
 ReplayStream::Feed::~Feed() {
-  if (stream_.publisher_.window == 0) return;
+  if (stream_.publisher_.window != 0) passed(UINT64_MAX);  // holds nothing back any more
+}
+
+void ReplayStream::Feed::passed(std::uint64_t operation) {
   Publisher& p = stream_.publisher_;
-  p.progress[slot_].store(UINT64_MAX, std::memory_order_release);  // holds nothing back any more
+  p.progress[slot_].store(operation, std::memory_order_release);
   p.progress_version.fetch_add(1, std::memory_order_release);
   p.progress_version.notify_all();
 }
 
 ReplayStream::View ReplayStream::Feed::acquire(std::uint64_t from) {
   Publisher& p = stream_.publisher_;
-  if (p.window != 0) {
-    p.progress[slot_].store(from, std::memory_order_release);
-    p.progress_version.fetch_add(1, std::memory_order_release);
-    p.progress_version.notify_all();
-  }
+  if (p.window != 0) passed(from);
   View v = stream_.acquire(from);
   if (p.window != 0) {
     v.mask = p.window - 1;

@@ -73,6 +73,8 @@ class ReplayStream {
     ReplayStream& stream() const noexcept { return stream_; }
 
    private:
+    void passed(std::uint64_t operation);  // tells the builder (window only)
+
     ReplayStream& stream_;
     unsigned slot_ = 0;  // its progress in the publisher, with a window
   };
