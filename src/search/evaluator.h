@@ -78,13 +78,15 @@ class Evaluator : public Fitness {
   /// Allocator simulations run so far (each on its share of the trace).
   std::uint64_t simulations() const noexcept override { return simulations_; }
   std::uint64_t lookups() const noexcept { return lookups_; }
+  /// The key an allocator's run is cached under: DMMs with an allocator of
+  /// the same key share its run.
+  static std::string part_key(const simulate::AllocatorSpec& a);
 
  private:
   const simulate::ReplayTrace& trace_;
   Weights weights_;
   unsigned threads_;
   simulate::Metrics kng_;
-  static std::string part_key(const simulate::AllocatorSpec& a);
 
   /// An allocator taking more steps than a DMM can take and still beat
   /// Kingsley (sum of weights / time weight x Kingsley's steps, at most

@@ -103,28 +103,6 @@ simulate::Metrics metrics_from_json(const nlohmann::json& j) {
   return m;
 }
 
-nlohmann::json evaluation_to_json(const Evaluation& e) {
-  nlohmann::json per = nlohmann::json::array();
-  for (const Evaluation& t : e.per_trace) per.push_back(evaluation_to_json(t));
-  return {{"valid", e.valid},   {"time", bits(e.time)},         {"memory", bits(e.memory)},
-          {"energy", bits(e.energy)}, {"fitness", bits(e.fitness)}, {"metrics", metrics_to_json(e.metrics)},
-          {"per_trace", per}};
-}
-
-Evaluation evaluation_from_json(const nlohmann::json& j) {
-  Evaluation e;
-  e.valid = get<bool>(j, "valid");
-  e.time = get_double(j, "time");
-  e.memory = get_double(j, "memory");
-  e.energy = get_double(j, "energy");
-  e.fitness = get_double(j, "fitness");
-  e.metrics = metrics_from_json(field(j, "metrics"));
-  const nlohmann::json& per = field(j, "per_trace");
-  if (!per.is_array()) throw std::invalid_argument("field 'per_trace' is not an array");
-  for (const auto& t : per) e.per_trace.push_back(evaluation_from_json(t));
-  return e;
-}
-
 std::string to_hex(const Genome& g) {
   static const char* digits = "0123456789abcdef";
   std::string s;
@@ -152,6 +130,28 @@ Genome from_hex(const std::string& s) {
 }
 
 }  // namespace
+
+nlohmann::json evaluation_to_json(const Evaluation& e) {
+  nlohmann::json per = nlohmann::json::array();
+  for (const Evaluation& t : e.per_trace) per.push_back(evaluation_to_json(t));
+  return {{"valid", e.valid},   {"time", bits(e.time)},         {"memory", bits(e.memory)},
+          {"energy", bits(e.energy)}, {"fitness", bits(e.fitness)}, {"metrics", metrics_to_json(e.metrics)},
+          {"per_trace", per}};
+}
+
+Evaluation evaluation_from_json(const nlohmann::json& j) {
+  Evaluation e;
+  e.valid = get<bool>(j, "valid");
+  e.time = get_double(j, "time");
+  e.memory = get_double(j, "memory");
+  e.energy = get_double(j, "energy");
+  e.fitness = get_double(j, "fitness");
+  e.metrics = metrics_from_json(field(j, "metrics"));
+  const nlohmann::json& per = field(j, "per_trace");
+  if (!per.is_array()) throw std::invalid_argument("field 'per_trace' is not an array");
+  for (const auto& t : per) e.per_trace.push_back(evaluation_from_json(t));
+  return e;
+}
 
 class Island::Engine {
  public:

@@ -136,6 +136,10 @@ nlohmann::json individual_to_json(const Individual& ind);
 nlohmann::json individuals_to_json(const std::vector<Individual>& list);
 Individual individual_from_json(const nlohmann::json& j, const Grammar& grammar,
                                 const std::vector<std::uint64_t>& trace_sizes, unsigned max_wraps);
+/// An evaluation, exact (doubles as their bits, per-trace evaluations
+/// included); from_json throws std::invalid_argument naming a bad field.
+nlohmann::json evaluation_to_json(const Evaluation& e);
+Evaluation evaluation_from_json(const nlohmann::json& j);
 /// Every element of the array `list` by individual_from_json.
 std::vector<Individual> individuals_from_json(const nlohmann::json& list, const Grammar& grammar,
                                               const std::vector<std::uint64_t>& trace_sizes, unsigned max_wraps);

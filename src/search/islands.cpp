@@ -12,7 +12,10 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <stdexcept>
+
+#include "shared_evaluation.h"
 
 namespace tailor::search {
 
@@ -124,11 +127,24 @@ SearchResult run_islands(const Grammar& grammar, const std::vector<std::uint64_t
     throw std::invalid_argument("--checkpoint needs --checkpoint-every G (G > 0)");
   const auto [first, last] = block(n, processes, me);
 
+  // Over several processes, the islands' evaluations are shared out among
+  // them (shared_evaluation.h), and this process runs its islands' phases
+  // side by side; in one process they run in turn.
+  std::unique_ptr<SharedEvaluation> shared;
+  if (processes > 1) shared = std::make_unique<SharedEvaluation>(*ring, fitness, options.validator, last - first);
   std::vector<SearchOptions> opts;
   std::vector<Island> islands;
   opts.reserve(last - first);
-  for (unsigned i = first; i < last; ++i) opts.push_back(island_options(options, n, i));
-  for (unsigned i = first; i < last; ++i) islands.emplace_back(grammar, trace_sizes, fitness, opts[i - first]);
+  for (unsigned i = first; i < last; ++i) {
+    opts.push_back(island_options(options, n, i));
+    if (shared) opts.back().validator = shared->validator(i - first);
+  }
+  for (unsigned i = first; i < last; ++i)
+    islands.emplace_back(grammar, trace_sizes, shared ? shared->ranked(i - first) : fitness, opts[i - first]);
+  auto each = [&](const std::function<void(std::size_t)>& phase) {
+    if (shared) shared->run(phase);
+    else for (std::size_t k = 0; k < islands.size(); ++k) phase(k);
+  };
 
   // Migration k (generation k x migrate_every) sends each island's best to
   // the next island and hands each island what its neighbour sent at
@@ -158,7 +174,7 @@ SearchResult run_islands(const Grammar& grammar, const std::vector<std::uint64_t
     }
     generation = io.resume->at("generation").get<unsigned>();
   } else {
-    for (auto& island : islands) island.start();
+    each([&](std::size_t k) { islands[k].start(); });
   }
 
   auto report = [&](unsigned g) {
@@ -220,7 +236,7 @@ SearchResult run_islands(const Grammar& grammar, const std::vector<std::uint64_t
   report(generation);
   while (generation < options.generations) {
     ++generation;
-    for (auto& island : islands) island.step();
+    each([&](std::size_t k) { islands[k].step(); });
     if (migrating_on && generation % io.migrate_every == 0) timed(migrating, migrate);
     if (!io.checkpoint.empty() && generation % io.checkpoint_every == 0)
       timed(checkpointing, [&] { checkpoint(generation); });
@@ -231,8 +247,8 @@ SearchResult run_islands(const Grammar& grammar, const std::vector<std::uint64_t
   // that every message posted is received.
   if (!sent.empty() && processes > 1) timed(migrating, [&] { ring->take(); });
 
-  std::vector<SearchResult> results;
-  for (auto& island : islands) results.push_back(island.finish());
+  std::vector<SearchResult> results(islands.size());
+  each([&](std::size_t k) { results[k] = islands[k].finish(); });
   SearchResult r;
   std::uint64_t simulations = fitness.simulations();
   if (n == 1) {

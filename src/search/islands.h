@@ -38,6 +38,8 @@ class Ring {
   virtual std::string take() = 0;
   /// At rank 0 every process's message in rank order; elsewhere nothing.
   virtual std::vector<std::string> gather(const std::string& message) = 0;
+  /// Every process's message in rank order, on every process.
+  virtual std::vector<std::string> allgather(const std::string& message) = 0;
 };
 
 struct IslandOptions {

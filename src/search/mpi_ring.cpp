@@ -137,4 +137,26 @@ std::vector<std::string> WorldRing::gather(const std::string& message) {
   return parts;
 }
 
+std::vector<std::string> WorldRing::allgather(const std::string& message) {
+  const int mine = length_of(message);
+  std::vector<int> lengths(size_), offsets(size_);
+  MPI_Request request;
+  MPI_Iallgather(&mine, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD, &request);
+  wait_all(&request, 1);
+  long long total = 0;
+  for (unsigned r = 0; r < size_; ++r) {
+    offsets[r] = static_cast<int>(total);
+    total += lengths[r];
+  }
+  if (total > INT_MAX) throw std::length_error("MPI allgather over 2 GiB");
+  std::string all(static_cast<std::size_t>(total), '\0');
+  MPI_Iallgatherv(message.data(), mine, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, MPI_COMM_WORLD,
+                  &request);
+  wait_all(&request, 1);
+  std::vector<std::string> parts;
+  for (unsigned r = 0; r < size_; ++r)
+    parts.push_back(all.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r])));
+  return parts;
+}
+
 }  // namespace tailor::search::mpi

@@ -37,6 +37,7 @@ class WorldRing : public Ring {
   void post(const std::string& message) override;
   std::string take() override;
   std::vector<std::string> gather(const std::string& message) override;
+  std::vector<std::string> allgather(const std::string& message) override;
 
  private:
   struct Sending;  // a posted message and its MPI request, alive until sent

@@ -13,11 +13,13 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <thread>
 
 #include "islands.h"
 #include "phenotype.h"
+#include "shared_evaluation.h"
 #include "replay_sample.h"
 #include "simulate/random_trace.h"
 #include "simulator.h"
@@ -228,6 +230,13 @@ class ThreadRing : public srch::Ring {
     s_.sync.arrive_and_wait();
     return all;
   }
+  std::vector<std::string> allgather(const std::string& m) override {
+    s_.slots[rank_] = m;
+    s_.sync.arrive_and_wait();
+    std::vector<std::string> all = s_.slots;
+    s_.sync.arrive_and_wait();
+    return all;
+  }
 
  private:
   Shared& s_;
@@ -271,6 +280,114 @@ TEST(Islands, SameSeedAndIslandsSameResultWhateverTheProcesses) {
     EXPECT_TRUE(one.best.phenotype != a.best.phenotype || one.validations != a.validations ||
                 one.front.size() != a.front.size());
   }
+}
+
+// A fitness that records what it is asked: the measure is a function of the
+// spec's text alone, as a real one's is of the DMM.
+class Recording : public srch::Fitness {
+ public:
+  std::vector<srch::Evaluation> evaluate(const std::vector<const sim::DmmSpec*>& specs) override {
+    std::vector<srch::Evaluation> out(specs.size());
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+      if (!specs[i]) continue;
+      asked.push_back(sim::to_json(*specs[i]).dump());
+      out[i] = measure(*specs[i]);
+    }
+    return out;
+  }
+  std::uint64_t simulations() const noexcept override { return asked.size(); }
+  static srch::Evaluation measure(const sim::DmmSpec& s) {
+    srch::Evaluation e;
+    e.valid = true;
+    e.fitness = static_cast<double>(sim::to_json(s).dump().size()) / 7.0;
+    e.metrics.steps = s.allocators.size();
+    return e;
+  }
+  std::vector<std::string> asked;
+};
+
+// Two processes of two islands each. Islands ask different numbers of times
+// (the rounds go on until every island of every process is through), the
+// same DMM from several islands is measured once in all, by one process,
+// both processes take a share, and every island gets the measures.
+TEST(SharedEvaluation, EachDmmIsMeasuredOnceAndEveryIslandLearnsIt) {
+  std::vector<sim::DmmSpec> specs;
+  for (const std::string& m : kNames) specs.push_back(spec_of(m));
+  ThreadRing::Shared shared(2);
+  std::vector<Recording> ranked(2), validator(2);
+  std::vector<std::vector<std::vector<srch::Evaluation>>> got(4);  // per island, per ask
+  std::vector<std::uint64_t> rounds(2);
+  std::vector<std::thread> processes;
+  for (unsigned p = 0; p < 2; ++p)
+    processes.emplace_back([&, p] {
+      ThreadRing ring(shared, p);
+      srch::SharedEvaluation ev(ring, ranked[p], &validator[p], 2);
+      ev.run([&](std::size_t k) {
+        const std::size_t island = 2 * p + k;
+        // Every island asks for every DMM and an invalid phenotype; island 3 twice, island 0 also validates.
+        std::vector<const sim::DmmSpec*> all{nullptr};
+        for (const auto& s : specs) all.push_back(&s);
+        got[island].push_back(ev.ranked(k).evaluate(all));
+        if (island == 3) got[island].push_back(ev.ranked(k).evaluate({&specs[1], &specs[0]}));
+        if (island == 0) got[island].push_back(ev.validator(k)->evaluate({&specs[2]}));
+      });
+      rounds[p] = ev.rounds();
+    });
+  for (auto& t : processes) t.join();
+  for (std::size_t island = 0; island < 4; ++island) {
+    SCOPED_TRACE(island);
+    ASSERT_EQ(got[island].size(), island == 0 || island == 3 ? 2u : 1u);
+    const auto& first = got[island][0];
+    ASSERT_EQ(first.size(), specs.size() + 1);
+    EXPECT_FALSE(first[0].valid);
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+      EXPECT_TRUE(first[i + 1].valid);
+      EXPECT_EQ(first[i + 1].fitness, Recording::measure(specs[i]).fitness);
+      EXPECT_EQ(first[i + 1].metrics.steps, Recording::measure(specs[i]).metrics.steps);
+    }
+  }
+  EXPECT_EQ(got[3][1][0].fitness, Recording::measure(specs[1]).fitness);
+  EXPECT_EQ(got[0][1][0].fitness, Recording::measure(specs[2]).fitness);
+  // Once each, shared out.
+  std::multiset<std::string> measured;
+  for (const auto& r : ranked) measured.insert(r.asked.begin(), r.asked.end());
+  EXPECT_EQ(measured.size(), specs.size());
+  EXPECT_EQ(std::set<std::string>(measured.begin(), measured.end()).size(), specs.size());
+  EXPECT_GT(ranked[0].asked.size(), 0u);
+  EXPECT_GT(ranked[1].asked.size(), 0u);
+  EXPECT_EQ(validator[0].asked.size() + validator[1].asked.size(), 1u);
+  EXPECT_EQ(rounds[0], rounds[1]);
+  EXPECT_GE(rounds[0], 3u);  // the first asks, the second ones, the end
+}
+
+// A phase that throws on one process: that process's run() rethrows it once
+// the other process's islands are through; the other's completes.
+TEST(SharedEvaluation, AnIslandsErrorIsRethrownAfterTheOthersAreServed) {
+  const sim::DmmSpec spec = spec_of(kNames[0]);
+  ThreadRing::Shared shared(2);
+  std::vector<Recording> ranked(2);
+  std::vector<std::string> errors(2);
+  std::vector<std::size_t> answered(2, 0);
+  std::vector<std::thread> processes;
+  for (unsigned p = 0; p < 2; ++p)
+    processes.emplace_back([&, p] {
+      ThreadRing ring(shared, p);
+      srch::SharedEvaluation ev(ring, ranked[p], nullptr, 1);
+      EXPECT_EQ(ev.validator(0), nullptr);
+      try {
+        ev.run([&](std::size_t k) {
+          if (p == 1) throw std::runtime_error("island broke");
+          answered[p] += ev.ranked(k).evaluate({&spec}).size();
+          answered[p] += ev.ranked(k).evaluate({&spec, nullptr}).size();
+        });
+      } catch (const std::runtime_error& e) {
+        errors[p] = e.what();
+      }
+    });
+  for (auto& t : processes) t.join();
+  EXPECT_EQ(errors[0], "");
+  EXPECT_EQ(answered[0], 3u);
+  EXPECT_EQ(errors[1], "island broke");
 }
 
 std::string slurp(const std::string& path) {

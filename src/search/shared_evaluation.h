@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: MIT
+// Evaluations shared out among the processes of an island search. Each
+// process owns some islands (islands.h); if each simulated only its own
+// islands' DMMs, every process would wait at the end for the one whose
+// islands happened to breed the costlier DMMs, and two processes would
+// simulate the same allocators twice (each has its own caches). Instead,
+// every process runs a phase (the first generation, a generation, the
+// finish) of all its islands at once, each island in a thread of its own,
+// and the islands' requests to the ranking fitness and to the validator are
+// served together with the other processes': in rounds, the processes
+// exchange the DMMs their islands ask for, each simulates a share of the
+// ones no process has measured yet, and the measures are exchanged back.
+// A measure depends only on the DMM, so the islands evolve exactly as they
+// would alone; only where the simulations run changes.
+//
+// A DMM goes to the process where it costs least to add to that process's
+// load so far: a DMM costs one assembly plus a simulation for each of its
+// allocators the process has not run yet (which allocators each process
+// has run follows from the shares every process computes the same way), so
+// DMMs that share allocators tend to go where those allocators already ran,
+// and the new ones are spread evenly.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "evaluator.h"
+#include "islands.h"
+
+namespace tailor::search {
+
+class SharedEvaluation {
+ public:
+  /// `ranked` and `validator` (may be null) evaluate on this process; every
+  /// process has the same, over the same traces. `islands`: this process's.
+  SharedEvaluation(Ring& ring, Fitness& ranked, Fitness* validator, std::size_t islands);
+  ~SharedEvaluation();
+  SharedEvaluation(const SharedEvaluation&) = delete;
+  SharedEvaluation& operator=(const SharedEvaluation&) = delete;
+
+  /// What island `k` of this process evaluates and validates with (for
+  /// use inside run() only).
+  Fitness& ranked(std::size_t k);
+  Fitness* validator(std::size_t k);
+
+  /// Runs phase(k) for every island k of this process, each in a thread,
+  /// serving their evaluations with the other processes' until every
+  /// process's islands are through. Every process calls it at the same
+  /// points of the search. An exception of a phase is rethrown here once
+  /// the other processes are served.
+  void run(const std::function<void(std::size_t)>& phase);
+
+  /// DMMs this process simulated for the others, and rounds of exchange, so far.
+  std::uint64_t served() const noexcept { return served_; }
+  std::uint64_t rounds() const noexcept { return rounds_; }
+
+  class Proxy;  // an island's view of one fitness
+
+ private:
+  struct Slot;  // one island's pending request
+  enum Kind : unsigned { kRanked = 0, kValidator = 1 };
+  std::vector<Evaluation> ask(std::size_t island, unsigned kind, const std::vector<const simulate::DmmSpec*>& specs);
+  bool round(std::vector<Slot>& slots);  // false once every process's islands are through
+
+  Ring& ring_;
+  Fitness* fitness_[2];
+  std::vector<std::unique_ptr<Proxy>> proxies_[2];
+  struct Sync;
+  std::unique_ptr<Sync> sync_;
+  Slot* slots_ = nullptr;  // run()'s, while it runs
+  // What every process knows alike: the measures taken, and which process
+  // has run which allocator (per fitness).
+  std::unordered_map<std::string, Evaluation> measured_[2];
+  std::unordered_map<std::string, std::vector<bool>> ran_[2];
+  std::uint64_t served_ = 0, rounds_ = 0;
+};
+
+}  // namespace tailor::search
