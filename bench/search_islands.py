@@ -7,7 +7,10 @@ docs/BENCHMARKS.md.
    about 1 M events, recorded into --traces), `tailor search --threads 1`
    (one rank, one population) against `mpirun -np 2 --oversubscribe tailor
    search --threads 1` (two ranks, two islands sharing the same total
-   population), --rounds interleaved rounds (the order alternates), medians.
+   population), against the same with `--islands 1` (one population whose
+   evaluations the ranks share), and against `--islands 2` in one process
+   (the two ranks' work on one core), --rounds interleaved rounds (the
+   order alternates), medians.
    Evaluations per second are the search's own (evaluations / its seconds,
    trace loading and MPI start-up excluded); CPU seconds are the process
    tree's (getrusage of the children); the wall time includes everything.
@@ -17,9 +20,9 @@ docs/BENCHMARKS.md.
    --aggregate mean`: the found DMM's fitness on each trace against
    Kingsley's (1) and, in the aggregate, against each classic DMM.
 4. Costs of the island model (rank 0's figures from a 2-rank run with a
-   checkpoint every 10 generations): evaluation time per generation,
-   migration time, checkpoint time and bytes per island; and the modelled
-   time per generation at 64-1024 ranks.
+   checkpoint every 10 generations): measuring, exchange and bookkeeping
+   time per generation, migration time, checkpoint time and bytes per
+   island; and the modelled time per generation at 64-1024 ranks.
 
 The load average is printed before and after: on a shared machine the
 figures move; re-run on a quiet one.
@@ -88,9 +91,12 @@ def main():
     load_before = load()
     common = ["search", "--json", "--threads", "1", "--seed", "1", "--generations", str(args.generations),
               "--population", str(args.population)]
+    mpi = [args.mpirun, "-np", "2", "--oversubscribe", tailor]
     configs = {
         "1 rank": lambda t: [tailor] + common + [t],
-        "2 ranks": lambda t: [args.mpirun, "-np", "2", "--oversubscribe", tailor] + common + [t],
+        "2 islands, 1 process": lambda t: [tailor] + common + ["--islands", "2", t],
+        "2 ranks": lambda t: mpi + common + [t],
+        "2 ranks, 1 island": lambda t: mpi + common + ["--islands", "1", t],
     }
     runs = {(n, c): [] for n in names for c in configs}
     for r in range(args.rounds):
@@ -109,29 +115,35 @@ def main():
     print(f"Machine: {os.cpu_count()} cores; load average before {' '.join(load_before)}, after {' '.join(load())}; "
           f"{args.rounds} interleaved rounds, medians; population {args.population}, {args.generations} generations, "
           "--threads 1 per rank.\n")
-    print("| workload | eval/s 1 rank | eval/s 2 ranks | ratio | CPU s 1 rank | CPU s 2 ranks | wall s 1 rank | "
-          "wall s 2 ranks | allocator simulations 1 / 2 | whole-trace validations 1 / 2 | best 1 population | "
-          "best 2 islands | islands as good |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
-    ratios, as_good = [], 0
+    rate = lambda j, w, c: j["evaluations"] / j["seconds"]
+    print("Evaluations per second (the search's own: evaluations / its seconds), and the ratio to one rank's; "
+          "\"2 ranks\" is the default under mpirun (two islands of 30, one per rank), \"2 ranks, 1 island\" one "
+          "population of 60 whose evaluations the two ranks share (`--islands 1`: the one-rank search, bit for bit), "
+          "\"2 islands, 1 process\" the work of \"2 ranks\" on one core.\n")
+    print("| workload | 1 rank | 2 islands, 1 process | 2 ranks | ratio | 2 ranks, 1 island | ratio | "
+          "2 ranks / 2 islands in 1 process | allocator runs: 1 rank / 2 islands | best: 1 population / 2 islands | "
+          "islands as good |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    ratios, shared_ratios, equal_work, as_good = [], [], [], 0
     for name in names:
-        e1 = med(name, "1 rank", lambda j, w, c: j["evaluations"] / j["seconds"])
-        e2 = med(name, "2 ranks", lambda j, w, c: j["evaluations"] / j["seconds"])
-        c1 = med(name, "1 rank", lambda j, w, c: c)
-        c2 = med(name, "2 ranks", lambda j, w, c: c)
-        w1 = med(name, "1 rank", lambda j, w, c: w)
-        w2 = med(name, "2 ranks", lambda j, w, c: w)
+        e1 = med(name, "1 rank", rate)
+        ei = med(name, "2 islands, 1 process", rate)
+        e2 = med(name, "2 ranks", rate)
+        e3 = med(name, "2 ranks, 1 island", rate)
         f1 = runs[(name, "1 rank")][0][0]["normalized_to_kng"][-1]["fitness"]
         f2 = runs[(name, "2 ranks")][0][0]["normalized_to_kng"][-1]["fitness"]
         j1, j2 = runs[(name, "1 rank")][0][0], runs[(name, "2 ranks")][0][0]
         ratios.append(e2 / e1)
+        shared_ratios.append(e3 / e1)
+        equal_work.append(e2 / ei)
         as_good += f2 <= f1
-        print(f"| {name} | {e1:.1f} | {e2:.1f} | {e2 / e1:.2f}x | {c1:.1f} | {c2:.1f} | {w1:.1f} | {w2:.1f} | "
-              f"{j1['allocator_simulations']} / {j2['allocator_simulations']} | {j1['validations']} / {j2['validations']} | "
-              f"{f1:.4f} | {f2:.4f} | {'yes' if f2 <= f1 else 'no'} |")
-    print(f"\nThroughput ratio (2 ranks / 1 rank): median {statistics.median(ratios):.2f}x, "
-          f"min {min(ratios):.2f}x, max {max(ratios):.2f}x (target >= 1.8x). "
-          f"Islands at least as good on {as_good} of {len(names)} traces (target >= 8).\n")
+        print(f"| {name} | {e1:.1f} | {ei:.1f} | {e2:.1f} | {e2 / e1:.2f}x | {e3:.1f} | {e3 / e1:.2f}x | {e2 / ei:.2f}x | "
+              f"{j1['allocator_simulations']} / {j2['allocator_simulations']} | {f1:.4f} | {f2:.4f} | "
+              f"{'yes' if f2 <= f1 else 'no'} |")
+    summary = lambda xs: f"median {statistics.median(xs):.2f}x, {min(xs):.2f}-{max(xs):.2f}x"
+    print(f"\nThroughput against one rank (target >= 1.8x): 2 ranks, 2 islands: {summary(ratios)}; "
+          f"2 ranks, 1 island: {summary(shared_ratios)}. 2 ranks against the same 2 islands on one core: "
+          f"{summary(equal_work)}. Islands at least as good on {as_good} of {len(names)} traces (target >= 8).\n")
 
     # Costs of the island model, for the model at 64-1024 ranks.
     name = names[0]
@@ -141,31 +153,46 @@ def main():
                          env=MPI_ENV)
     gens = args.generations
     migrations = gens // 10
-    t_gen = (j["seconds"] - j["migration_seconds"] - j["checkpoint_seconds"]) / gens
+    sh = j["sharing"]
+    t_meas = sh["measuring_seconds"] / gens      # this rank's share of the runs and assemblies
+    t_breed = sh["waiting_seconds"] / gens       # its islands breeding and selecting
+    t_wait = sh["exchange_seconds"] / gens       # in the exchanges: mostly waiting for the other rank
+    rounds = sh["rounds"] / gens
+    round_bytes = sh["bytes_sent"] / max(1, sh["rounds"])
+    per_byte = sh["bookkeeping_seconds"] / max(1, 2 * sh["bytes_sent"])  # writing and reading what 2 ranks sent
     t_mig = j["migration_seconds"] / max(1, migrations)
     t_ck = j["checkpoint_seconds"] / max(1, gens // 10)
     island_bytes = j["checkpoint_bytes"] / 2
-    print(f"Costs on {name}, 2 ranks, rank 0's figures: evaluation {1000 * t_gen:.1f} ms per generation "
-          f"({args.population // 2} individuals per island); migration {1000 * t_mig:.2f} ms each "
-          f"(every 10 generations, waiting for the neighbour included); checkpoint {1000 * t_ck:.2f} ms each, "
+    print(f"Costs on {name}, 2 ranks, rank 0's figures per generation ({args.population // 2} individuals per "
+          f"island): measuring its share {1000 * t_meas:.1f} ms, breeding {1000 * t_breed:.2f} ms, "
+          f"{rounds:.1f} rounds of exchange sending {round_bytes / 1024:.1f} KiB each, "
+          f"{1000 * t_wait:.1f} ms in the exchanges (waiting for the other rank included), "
+          f"{1000 * sh['bookkeeping_seconds'] / gens:.2f} ms writing and reading them; migration "
+          f"{1000 * t_mig:.2f} ms each (every 10 generations); checkpoint {1000 * t_ck:.2f} ms each, "
           f"{island_bytes / 1024:.0f} KiB per island.\n")
-    # Model: one island of the same size per rank (population = 30 x ranks),
-    # ring migration (two messages per rank, independent of the ranks),
-    # checkpoint gathered to rank 0 and written by it (linear in the ranks).
+    # Model: one island of the same size per rank (population = 30 x ranks).
+    # Each round every rank receives every rank's message (an allgather:
+    # log2(ranks) latencies, ranks x the bytes) and reads all of it; the
+    # wait measured at 2 ranks is kept as the imbalance (optimistic: the
+    # slowest of more ranks waits longer); migration is two messages per
+    # rank; the checkpoint is gathered to rank 0 and written by it.
     latency, bandwidth, disk = 5e-6, 5e9, 1e9  # assumed cluster: 5 us, 5 GB/s network, 1 GB/s file system
     migrant_bytes = 4096
-    print("| ranks | evaluation / generation | migration / generation (every 10) | checkpoint / generation "
-          "(every 10) | evaluations/s, ideal | modelled | efficiency |")
-    print("|---:|---:|---:|---:|---:|---:|---:|")
+    print("| ranks | measuring / generation | exchange (transfer + reading) / generation | imbalance / generation | "
+          "migration + checkpoint / generation (every 10) | evaluations/s, ideal | modelled | efficiency |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
     for ranks in (2, 64, 128, 256, 512, 1024):
+        steps = max(1, (ranks - 1).bit_length())
+        transfer = rounds * 2 * (steps * latency + ranks * round_bytes / bandwidth)
+        reading = rounds * ranks * round_bytes * per_byte
         mig = (t_mig if ranks == 2 else 2 * (latency + migrant_bytes / bandwidth) + t_mig) / 10
-        # measured at 2 ranks (serializing, fsync, rename), plus gathering and writing every other island
         ckpt = (t_ck + (ranks - 2) * (island_bytes / bandwidth + island_bytes / disk + latency)) / 10
-        per_gen = t_gen + mig + ckpt
-        ideal = ranks * (args.population // 2) / t_gen
+        base = t_meas + t_breed
+        per_gen = base + transfer + reading + t_wait + mig + ckpt
+        ideal = ranks * (args.population // 2) / base
         modelled = ranks * (args.population // 2) / per_gen
-        print(f"| {ranks} | {1000 * t_gen:.1f} ms | {1000 * mig:.3f} ms | {1000 * ckpt:.2f} ms | {ideal:.0f} | "
-              f"{modelled:.0f} | {100 * modelled / ideal:.1f}% |")
+        print(f"| {ranks} | {1000 * t_meas:.1f} ms | {1000 * (transfer + reading):.2f} ms | {1000 * t_wait:.1f} ms | "
+              f"{1000 * (mig + ckpt):.2f} ms | {ideal:.0f} | {modelled:.0f} | {100 * modelled / ideal:.1f}% |")
 
     if args.skip_multi:
         return

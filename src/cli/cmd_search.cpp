@@ -281,7 +281,7 @@ int search_run(const SearchCmdOptions& o, srch::Ring* ring) {
   }
   io.progress = [&](unsigned gen, double best, double rate) {
     const std::string line = fmt::format("generation {}/{}  best fitness {:.4f}  {:.1f} evaluations/s{}", gen,
-                                         o.generations, best, rate, ranks > 1 ? " (rank 0's islands)" : "");
+                                         o.generations, best, rate, ranks > 1 && islands >= ranks ? " (rank 0's islands)" : "");
     if (tty)
       fmt::print(stderr, "\r\033[K{}", line);
     else if (gen % 10 == 0 || gen == o.generations)
@@ -410,6 +410,12 @@ int search_run(const SearchCmdOptions& o, srch::Ring* ring) {
     if (islands > 1) {
       j["islands"] = {{"islands", islands}, {"migrate_every", o.migrate_every}, {"migrants", o.migrants}};
       j["migration_seconds"] = res.migration_seconds;  // rank 0's
+      if (ranks > 1) {
+        const srch::SharingCosts& c = res.sharing;  // rank 0's
+        j["sharing"] = {{"rounds", c.rounds},         {"measured", c.measured},      {"bytes_sent", c.bytes},
+                        {"waiting_seconds", c.waiting}, {"exchange_seconds", c.exchanging},
+                        {"measuring_seconds", c.measuring}, {"bookkeeping_seconds", c.bookkeeping}};
+      }
     }
     if (!o.checkpoint.empty()) {
       j["checkpoint_seconds"] = res.checkpoint_seconds;

@@ -3,12 +3,14 @@
 #include "evaluator.h"
 
 #include <algorithm>
+#include <cstring>
 #include <atomic>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
 
+#include "dmm.h"
 #include "trace_sizes.h"
 #include "simulator.h"
 
@@ -49,6 +51,12 @@ Evaluator::Evaluator(const simulate::ReplayTrace& trace, Weights weights, unsign
       sizes_(simulate::sizes_of(trace)),
       exact_(exact_sizes ? *exact_sizes : sizes_) {
   kng_.series.clear();
+  // Operations by routing size (a release routes as its block).
+  std::map<std::uint64_t, std::uint64_t> by_size;
+  for (const simulate::Operation& op : trace_.operations)
+    ++by_size[std::max<std::uint64_t>(dmm::routing_size(trace_.sizes[op.size()], op.alignment()), 1)];
+  std::uint64_t total = 0;
+  for (const auto& [size, count] : by_size) routed_.emplace_back(size, total += count);
   // A DMM's time ratio is at least any of its allocators' steps over
   // Kingsley's, and its fitness at least weight_time x that ratio / the sum
   // of the weights: past (sum / weight_time) x Kingsley's steps it is worse
@@ -56,6 +64,19 @@ Evaluator::Evaluator(const simulate::ReplayTrace& trace, Weights weights, unsign
   const double sum = weights_.time + weights_.memory + weights_.energy;
   const double bound = weights_.time > 0 ? std::min<double>(kSlowest, sum / weights_.time) : kSlowest;
   max_steps_ = static_cast<std::uint64_t>(bound * static_cast<double>(std::max<std::uint64_t>(kng_.steps, 1))) + 1;
+}
+
+double Evaluator::work(const simulate::AllocatorSpec& a) const {
+  // Operations with a routing size in (min, max]: the counts up to max less those up to min.
+  auto up_to = [&](std::uint64_t size) -> std::uint64_t {
+    auto it = std::upper_bound(routed_.begin(), routed_.end(), size,
+                               [](std::uint64_t s, const auto& entry) { return s < entry.first; });
+    return it == routed_.begin() ? 0 : std::prev(it)->second;
+  };
+  const std::uint64_t routed = up_to(a.max ? *a.max : UINT64_MAX) - up_to(a.min);
+  // Every run also scans the whole trace for its operations.
+  constexpr double kScan = 1.0 / 8;
+  return static_cast<double>(routed) + kScan * static_cast<double>(trace_.operations.size());
 }
 
 Evaluation Evaluator::normalize(const simulate::Metrics& m) const {
@@ -94,26 +115,7 @@ std::vector<Evaluation> Evaluator::evaluate(const std::vector<const simulate::Dm
       fresh_parts.back().push_back(std::move(key));
     }
   }
-  std::vector<std::optional<simulate::PartResult>> results(todo.size());
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    for (std::size_t k; (k = next.fetch_add(1)) < todo.size();) {
-      try {
-        results[k] = simulate::simulate_part(trace_, *todo[k].second, exact_, max_steps_);
-      } catch (const std::invalid_argument&) {
-        results[k].reset();  // the model rejects it for this trace (e.g. an area too small)
-      } catch (const std::length_error&) {
-        results[k].reset();
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  const unsigned n = std::min<unsigned>(threads_, static_cast<unsigned>(todo.size()));
-  for (unsigned t = 1; t < n; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-  simulations_ += todo.size();
-  for (std::size_t k = 0; k < todo.size(); ++k) parts_[todo[k].first] = std::move(results[k]);
+  run(todo);
 
   for (std::size_t f = 0; f < fresh.size(); ++f) {
     const std::size_t i = fresh[f];
@@ -139,6 +141,100 @@ std::vector<Evaluation> Evaluator::evaluate(const std::vector<const simulate::Dm
   for (std::size_t i = 0; i < specs.size(); ++i)
     if (specs[i]) out[i] = cache_[keys[i]];
   return out;
+}
+
+void Evaluator::run(const std::vector<std::pair<std::string, const simulate::AllocatorSpec*>>& todo) {
+  std::vector<std::optional<simulate::PartResult>> results(todo.size());
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t k; (k = next.fetch_add(1)) < todo.size();) {
+      try {
+        results[k] = simulate::simulate_part(trace_, *todo[k].second, exact_, max_steps_);
+      } catch (const std::invalid_argument&) {
+        results[k].reset();  // the model rejects it for this trace (e.g. an area too small)
+      } catch (const std::length_error&) {
+        results[k].reset();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  const unsigned n = std::min<unsigned>(threads_, static_cast<unsigned>(todo.size()));
+  for (unsigned t = 1; t < n; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  simulations_ += todo.size();
+  for (std::size_t k = 0; k < todo.size(); ++k) parts_[todo[k].first] = std::move(results[k]);
+}
+
+std::vector<simulate::AllocatorSpec> Evaluator::missing_runs(const std::vector<const simulate::DmmSpec*>& specs) const {
+  std::vector<simulate::AllocatorSpec> out;
+  std::map<std::string, bool> listed;
+  for (const simulate::DmmSpec* spec : specs) {
+    if (!spec) continue;
+    for (const auto& a : spec->allocators) {
+      std::string key = part_key(a);
+      if (!parts_.count(key) && listed.emplace(std::move(key), true).second) out.push_back(a);
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// A run as bytes: a byte (1: made, 0: none), then six counters and the
+// held-bytes changes as native 64-bit words (the processes of one job share
+// a byte order).
+void put(std::string& out, std::uint64_t v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); }
+
+std::string encode(const std::optional<simulate::PartResult>& r) {
+  std::string out(1, r ? '\1' : '\0');
+  if (!r) return out;
+  for (std::uint64_t v : {r->steps, r->reads, r->writes, r->splits, r->coalesces, r->system_requests}) put(out, v);
+  put(out, r->held.size());
+  for (const auto& [op, bytes] : r->held) {
+    put(out, op);
+    put(out, bytes);
+  }
+  return out;
+}
+
+std::optional<simulate::PartResult> decode(const std::string& in) {
+  std::size_t at = 1;
+  auto get = [&] {
+    std::uint64_t v;
+    if (in.size() < at + sizeof v) throw std::invalid_argument("a shared allocator run is cut");
+    std::memcpy(&v, in.data() + at, sizeof v);
+    at += sizeof v;
+    return v;
+  };
+  if (in.empty() || (in[0] != '\0' && in[0] != '\1')) throw std::invalid_argument("not a shared allocator run");
+  if (in[0] == '\0') return std::nullopt;
+  simulate::PartResult r;
+  for (std::uint64_t* v : {&r.steps, &r.reads, &r.writes, &r.splits, &r.coalesces, &r.system_requests}) *v = get();
+  const std::uint64_t n = get();
+  if (n > (in.size() - at) / 16) throw std::invalid_argument("a shared allocator run is cut");
+  r.held.resize(n);
+  for (auto& [op, bytes] : r.held) {
+    op = get();
+    bytes = get();
+  }
+  if (at != in.size()) throw std::invalid_argument("a shared allocator run has trailing bytes");
+  return r;
+}
+
+}  // namespace
+
+std::vector<std::string> Evaluator::make_runs(const std::vector<simulate::AllocatorSpec>& allocators) {
+  std::vector<std::pair<std::string, const simulate::AllocatorSpec*>> todo;
+  for (const auto& a : allocators) todo.emplace_back(part_key(a), &a);
+  run(todo);
+  std::vector<std::string> out;
+  for (const auto& [key, a] : todo) out.push_back(encode(parts_.at(key)));
+  return out;
+}
+
+void Evaluator::add_run(const simulate::AllocatorSpec& a, const std::string& encoded) {
+  parts_[part_key(a)] = decode(encoded);
 }
 
 Aggregate parse_aggregate(const std::string& text) {
@@ -179,6 +275,12 @@ std::vector<Evaluation> MultiEvaluator::evaluate(const std::vector<const simulat
     out[i] = aggregate(std::move(per), how_);
   }
   return out;
+}
+
+double MultiEvaluator::work(const simulate::AllocatorSpec& a) const {
+  double w = 0;
+  for (const Fitness* t : traces_) w += t->work(a);
+  return w;
 }
 
 std::uint64_t MultiEvaluator::simulations() const noexcept {

@@ -54,6 +54,15 @@ class Fitness {
   virtual std::vector<Evaluation> evaluate(const std::vector<const simulate::DmmSpec*>& specs) = 0;
   /// Allocator simulations run so far (each on its share of a trace).
   virtual std::uint64_t simulations() const noexcept = 0;
+  /// What simulating allocator `a` costs, in operations gone through: how a
+  /// scheduler shares simulations out (shared_evaluation.h). Relative, not a time.
+  virtual double work(const simulate::AllocatorSpec&) const { return 1; }
+  /// A fitness made of others (MultiEvaluator): how many, each, and how
+  /// their evaluations of one DMM make its own, so that a scheduler can
+  /// measure the components apart. 0 components: a fitness of its own.
+  virtual std::size_t components() const noexcept { return 0; }
+  virtual Fitness& component(std::size_t) { return *this; }
+  virtual Evaluation combine(std::vector<Evaluation> per_component) const { return per_component.at(0); }
 };
 
 class Evaluator : public Fitness {
@@ -77,10 +86,21 @@ class Evaluator : public Fitness {
 
   /// Allocator simulations run so far (each on its share of the trace).
   std::uint64_t simulations() const noexcept override { return simulations_; }
+  /// The operations routed to `a` (a run goes through them), plus a scan of the trace.
+  double work(const simulate::AllocatorSpec& a) const override;
   std::uint64_t lookups() const noexcept { return lookups_; }
   /// The key an allocator's run is cached under: DMMs with an allocator of
   /// the same key share its run.
   static std::string part_key(const simulate::AllocatorSpec& a);
+
+  /// Runs shared between evaluators of the same trace on several processes
+  /// (shared_evaluation.h): the allocators `specs` need that this evaluator
+  /// has not run (each once, in the specs' order); runs of them, made in
+  /// parallel and kept, encoded as bytes; and the adding of another's.
+  std::vector<simulate::AllocatorSpec> missing_runs(const std::vector<const simulate::DmmSpec*>& specs) const;
+  std::vector<std::string> make_runs(const std::vector<simulate::AllocatorSpec>& allocators);
+  /// Throws std::invalid_argument if `encoded` is not a run.
+  void add_run(const simulate::AllocatorSpec& a, const std::string& encoded);
 
  private:
   const simulate::ReplayTrace& trace_;
@@ -96,8 +116,12 @@ class Evaluator : public Fitness {
   std::uint64_t max_steps_ = 0;
   std::vector<std::uint64_t> sizes_;    // the trace's sizes (<TRACE_SIZE>)
   std::vector<std::uint64_t> exact_;    // the sizes of exact classes
+  // (routing size, operations with a routing size up to it), by size: work()'s counts.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> routed_;
   std::map<std::string, Evaluation> cache_;
   std::map<std::string, std::optional<simulate::PartResult>> parts_;  // none: cannot be built
+  // Runs the allocators (in parallel) into parts_.
+  void run(const std::vector<std::pair<std::string, const simulate::AllocatorSpec*>>& todo);
   std::uint64_t simulations_ = 0, lookups_ = 0;
 };
 
@@ -119,6 +143,10 @@ class MultiEvaluator : public Fitness {
   MultiEvaluator(std::vector<Fitness*> traces, Aggregate how) : traces_(std::move(traces)), how_(how) {}
   std::vector<Evaluation> evaluate(const std::vector<const simulate::DmmSpec*>& specs) override;
   std::uint64_t simulations() const noexcept override;
+  double work(const simulate::AllocatorSpec& a) const override;  ///< the traces' summed
+  std::size_t components() const noexcept override { return traces_.size(); }
+  Fitness& component(std::size_t i) override { return *traces_.at(i); }
+  Evaluation combine(std::vector<Evaluation> per_trace) const override { return aggregate(std::move(per_trace), how_); }
 
  private:
   std::vector<Fitness*> traces_;

@@ -61,6 +61,18 @@ struct Individual {
   bool measured = false;  ///< `eval` is the validator's (or there is no validator)
 };
 
+/// The island model on several processes (shared_evaluation.h): where a
+/// process's time went while its islands' evaluations were shared out.
+struct SharingCosts {
+  std::uint64_t rounds = 0;    ///< rounds of exchange
+  std::uint64_t measured = 0;  ///< DMMs this process measured (for every process's islands)
+  std::uint64_t bytes = 0;     ///< bytes this process sent (asks and measures)
+  double waiting = 0;          ///< for its islands to ask (breeding, selection)
+  double exchanging = 0;       ///< in the exchanges (waiting for the other processes included)
+  double measuring = 0;        ///< measuring its share
+  double bookkeeping = 0;      ///< writing and reading the messages, sharing out
+};
+
 struct SearchResult {
   Individual best;                 ///< lowest weighted fitness seen
   std::vector<Individual> front;   ///< Pareto mode: the final non-dominated DMMs
@@ -74,6 +86,7 @@ struct SearchResult {
   /// and write), and the bytes of the last checkpoint written.
   double migration_seconds = 0, checkpoint_seconds = 0;
   std::uint64_t checkpoint_bytes = 0;
+  SharingCosts sharing;  ///< this process's, over several processes
 };
 
 /// Pareto dominance over (time, memory, energy): no worse in any, better in one.

@@ -114,9 +114,6 @@ SearchResult run_islands(const Grammar& grammar, const std::vector<std::uint64_t
   const unsigned processes = ring ? ring->size() : 1, me = ring ? ring->rank() : 0;
   const unsigned n = io.islands;
   if (n == 0) throw std::invalid_argument("--islands: at least 1");
-  if (n < processes)
-    throw std::invalid_argument("--islands " + std::to_string(n) + ": at least one island per process (" +
-                                std::to_string(processes) + " processes)");
   if (options.population / n < 2)
     throw std::invalid_argument("--population " + std::to_string(options.population) + ": at least 2 individuals per island (" +
                                 std::to_string(n) + " islands)");
@@ -125,7 +122,13 @@ SearchResult run_islands(const Grammar& grammar, const std::vector<std::uint64_t
                                 std::to_string(options.population / n) + ")");
   if (!io.checkpoint.empty() && io.checkpoint_every == 0)
     throw std::invalid_argument("--checkpoint needs --checkpoint-every G (G > 0)");
-  const auto [first, last] = block(n, processes, me);
+  // With fewer islands than processes, every process runs every island (the
+  // same steps everywhere: breeding is cheap) and only the evaluations are
+  // shared out; migration, checkpoints and results are then local, as in
+  // one process. Otherwise each process has its own block of islands.
+  const bool everywhere = processes > 1 && n < processes;
+  const bool spread = processes > 1 && !everywhere;  // islands on several processes
+  const auto [first, last] = everywhere ? std::pair<unsigned, unsigned>{0, n} : block(n, processes, me);
 
   // Over several processes, the islands' evaluations are shared out among
   // them (shared_evaluation.h), and this process runs its islands' phases
@@ -197,9 +200,9 @@ SearchResult run_islands(const Grammar& grammar, const std::vector<std::uint64_t
     std::vector<std::vector<Individual>> out;
     for (const auto& island : islands) out.push_back(island.emigrants(io.migrants));
     std::swap(sent, out);  // out: the previous migration's, if any
-    if (processes > 1) post_last();
+    if (spread) post_last();
     if (out.empty()) return;
-    islands.front().immigrate(processes > 1 ? take_first() : std::move(out.back()));
+    islands.front().immigrate(spread ? take_first() : std::move(out.back()));
     for (std::size_t k = 1; k < islands.size(); ++k) islands[k].immigrate(std::move(out[k - 1]));
   };
 
@@ -212,7 +215,7 @@ SearchResult run_islands(const Grammar& grammar, const std::vector<std::uint64_t
       mine.push_back(std::move(state));
     }
     std::vector<std::string> parts;
-    if (ring) parts = ring->gather(mine.dump());
+    if (spread) parts = ring->gather(mine.dump());
     else parts.push_back(mine.dump());
     if (me != 0) return;
     nlohmann::json all = nlohmann::json::array();
@@ -232,7 +235,7 @@ SearchResult run_islands(const Grammar& grammar, const std::vector<std::uint64_t
     total += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
   // A resumed search sends again what was in flight at its checkpoint.
-  if (!sent.empty() && processes > 1) post_last();
+  if (!sent.empty() && spread) post_last();
   report(generation);
   while (generation < options.generations) {
     ++generation;
@@ -245,16 +248,19 @@ SearchResult run_islands(const Grammar& grammar, const std::vector<std::uint64_t
 
   // The last migrants sent have no next migration: taken and dropped, so
   // that every message posted is received.
-  if (!sent.empty() && processes > 1) timed(migrating, [&] { ring->take(); });
+  if (!sent.empty() && spread) timed(migrating, [&] { ring->take(); });
 
   std::vector<SearchResult> results(islands.size());
   each([&](std::size_t k) { results[k] = islands[k].finish(); });
   SearchResult r;
   std::uint64_t simulations = fitness.simulations();
-  if (n == 1) {
-    r = results.front();
-  } else if (!ring || processes == 1) {
-    r = combine(results, options.finalists);
+  if (!spread) {
+    r = n == 1 ? results.front() : combine(results, options.finalists);
+    if (everywhere) {  // every process has the result; the simulations are summed
+      simulations = 0;
+      for (const std::string& p : ring->allgather(std::to_string(fitness.simulations())))
+        simulations += std::stoull(p);
+    }
   } else {
     nlohmann::json mine = nlohmann::json::array();
     for (const auto& x : results) mine.push_back(result_to_json(x));
@@ -283,6 +289,7 @@ SearchResult run_islands(const Grammar& grammar, const std::vector<std::uint64_t
   }
   r.simulations = simulations;  // on every process of the search
   r.migration_seconds = migrating;
+  if (shared) r.sharing = shared->costs();
   r.checkpoint_seconds = checkpointing;
   r.checkpoint_bytes = checkpoint_bytes;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

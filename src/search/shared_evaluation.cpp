@@ -5,7 +5,9 @@
 #include "shared_evaluation.h"
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <exception>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -16,6 +18,49 @@
 #include "dmm_spec.h"
 
 namespace tailor::search {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point& t0) {
+  const Clock::time_point now = Clock::now();
+  const double s = std::chrono::duration<double>(now - t0).count();
+  t0 = now;
+  return s;
+}
+
+// Byte strings in one message: a count, then each one's length and bytes.
+std::string frame(const std::vector<std::string>& items) {
+  std::string out;
+  auto put = [&](std::uint64_t v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  put(items.size());
+  for (const std::string& s : items) {
+    put(s.size());
+    out += s;
+  }
+  return out;
+}
+
+std::vector<std::string> unframe(const std::string& in) {
+  std::size_t at = 0;
+  auto get = [&] {
+    std::uint64_t v;
+    if (in.size() - at < sizeof v) throw std::runtime_error("a process's measures are cut");
+    std::memcpy(&v, in.data() + at, sizeof v);
+    at += sizeof v;
+    return v;
+  };
+  std::vector<std::string> items(get());
+  for (std::string& s : items) {
+    const std::uint64_t n = get();
+    if (in.size() - at < n) throw std::runtime_error("a process's measures are cut");
+    s.assign(in, at, n);
+    at += n;
+  }
+  return items;
+}
+
+}  // namespace
 
 struct SharedEvaluation::Slot {
   bool pending = false;   // the island waits for `answer`
@@ -128,6 +173,7 @@ void SharedEvaluation::run(const std::function<void(std::size_t)>& phase) {
 // are through), the DMMs nobody has measured are shared out and simulated,
 // and the measures go to every process, which answers its islands.
 bool SharedEvaluation::round(std::vector<Slot>& slots) {
+  Clock::time_point t0 = Clock::now();
   {
     std::unique_lock lock(sync_->mu);
     sync_->to_main.wait(lock, [&] {
@@ -136,6 +182,7 @@ bool SharedEvaluation::round(std::vector<Slot>& slots) {
       return true;
     });
   }
+  costs_.waiting += since(t0);
   // The islands wait (or are through): their slots are this thread's until answered.
   nlohmann::json asks = nlohmann::json::array();
   bool through = true;
@@ -150,15 +197,19 @@ bool SharedEvaluation::round(std::vector<Slot>& slots) {
     }
     asks.push_back({{"kind", s.kind}, {"keys", std::move(keys)}});
   }
-  const std::vector<std::string> parts = ring_.allgather(nlohmann::json{{"through", through}, {"asks", asks}}.dump());
-  ++rounds_;
+  const std::string message = nlohmann::json{{"through", through}, {"asks", asks}}.dump();
+  costs_.bytes += message.size();
+  costs_.bookkeeping += since(t0);
+  const std::vector<std::string> parts = ring_.allgather(message);
+  costs_.exchanging += since(t0);
+  ++costs_.rounds;
 
   // The DMMs no process has measured, in rank order, each once.
   struct Need {
     unsigned kind;
     std::string key;
     simulate::DmmSpec spec;
-    unsigned owner = 0;
+    std::vector<Evaluation> per_component;
   };
   std::vector<Need> needs;
   std::set<std::pair<unsigned, std::string>> seen;
@@ -173,60 +224,157 @@ bool SharedEvaluation::round(std::vector<Slot>& slots) {
         std::string key = k.get<std::string>();
         if (key.empty() || measured_[kind].count(key) || !seen.emplace(kind, key).second) continue;
         simulate::DmmSpec spec = simulate::parse_dmm_spec(nlohmann::json::parse(key), "a shared DMM");
-        needs.push_back({kind, std::move(key), std::move(spec)});
+        needs.push_back({kind, std::move(key), std::move(spec), {}});
       }
     }
   }
-  if (everyone_through) return false;
+  if (everyone_through) {
+    costs_.bookkeeping += since(t0);
+    return false;
+  }
 
-  // Each to the process it adds least to: an assembly, plus a simulation per
-  // allocator that process has not run (the same choice on every process).
+  // A fitness made of others (one per trace, say) is measured component by
+  // component. For a component that is an Evaluator, the units of work are
+  // the runs of allocators it lacks: every process gets every run, and
+  // then assembles every DMM itself (cheap next to the runs), so no
+  // allocator is run twice and one costly DMM is still shared out. For
+  // another fitness, a unit is a DMM, measured where it is assigned.
+  // Each unit goes to the process it adds least to, in proportion to the
+  // operations each allocator is routed (Fitness::work): a run; or for a
+  // DMM, a run of each allocator that process has not run for that
+  // component plus the assembly (about a quarter of a run). The same
+  // choices on every process.
+  struct Unit {
+    unsigned kind;
+    std::size_t component;
+    std::size_t need;             // a DMM unit's
+    simulate::AllocatorSpec run;  // a run unit's
+    bool is_run;
+    unsigned owner = 0;
+  };
+  auto fitness_of = [&](unsigned kind, std::size_t c) -> Fitness& {
+    return fitness_[kind]->components() ? fitness_[kind]->component(c) : *fitness_[kind];
+  };
+  std::vector<std::pair<unsigned, std::size_t>> groups;  // (fitness, component), in the order units are sent
+  for (unsigned kind : {kRanked, kValidator})
+    if (fitness_[kind])
+      for (std::size_t c = 0; c < std::max<std::size_t>(1, fitness_[kind]->components()); ++c) groups.emplace_back(kind, c);
+  std::vector<Unit> units;
+  for (std::size_t i = 0; i < needs.size(); ++i)
+    needs[i].per_component.resize(std::max<std::size_t>(1, fitness_[needs[i].kind]->components()));
+  for (const auto& [kind, c] : groups) {
+    std::vector<const simulate::DmmSpec*> specs;
+    for (const Need& need : needs)
+      if (need.kind == kind) specs.push_back(&need.spec);
+    if (specs.empty()) continue;
+    if (auto* e = dynamic_cast<Evaluator*>(&fitness_of(kind, c))) {
+      for (simulate::AllocatorSpec& a : e->missing_runs(specs)) units.push_back({kind, c, 0, std::move(a), true});
+    } else {
+      for (std::size_t i = 0; i < needs.size(); ++i)
+        if (needs[i].kind == kind) units.push_back({kind, c, i, {}, false});
+    }
+  }
   const unsigned processes = ring_.size(), me = ring_.rank();
-  constexpr double kAssembly = 1, kSimulation = 3;
+  constexpr double kAssembly = 0.25;
   std::vector<double> load(processes, 0);
-  for (Need& need : needs) {
-    std::vector<std::string> allocators;
-    for (const auto& a : need.spec.allocators) allocators.push_back(Evaluator::part_key(a));
+  for (Unit& u : units) {
+    Fitness& f = fitness_of(u.kind, u.component);
+    if (u.is_run) {
+      const double work = f.work(u.run);
+      u.owner = static_cast<unsigned>(std::min_element(load.begin(), load.end()) - load.begin());
+      load[u.owner] += work;
+      continue;
+    }
+    std::vector<std::pair<std::string, double>> allocators;
+    const std::string where = std::to_string(u.kind) + "/" + std::to_string(u.component) + "/";
+    for (const auto& a : needs[u.need].spec.allocators) allocators.emplace_back(where + Evaluator::part_key(a), f.work(a));
     double best = 0;
     for (unsigned r = 0; r < processes; ++r) {
-      double cost = kAssembly;
-      for (const std::string& a : allocators) {
-        auto it = ran_[need.kind].find(a);
-        if (it == ran_[need.kind].end() || !it->second[r]) cost += kSimulation;
+      double cost = 0;
+      for (const auto& [key, work] : allocators) {
+        auto it = ran_.find(key);
+        cost += work * (it == ran_.end() || !it->second[r] ? 1 + kAssembly : kAssembly);
       }
       if (r == 0 || load[r] + cost < best) {
         best = load[r] + cost;
-        need.owner = r;
+        u.owner = r;
       }
     }
-    load[need.owner] = best;
-    for (const std::string& a : allocators) {
-      std::vector<bool>& ran = ran_[need.kind][a];
+    load[u.owner] = best;
+    for (const auto& [key, work] : allocators) {
+      std::vector<bool>& ran = ran_[key];
       ran.resize(processes, false);
-      ran[need.owner] = true;
+      ran[u.owner] = true;
     }
   }
 
-  if (!needs.empty()) {
-    nlohmann::json mine = nlohmann::json::array();
-    for (unsigned kind : {kRanked, kValidator}) {
+  if (!units.empty()) {
+    // This process's units, grouped by fitness and component: the runs made
+    // and the DMMs measured, as byte strings.
+    std::vector<std::string> mine;
+    for (const auto& [kind, c] : groups) {
+      Fitness& f = fitness_of(kind, c);
+      std::vector<simulate::AllocatorSpec> runs;
       std::vector<const simulate::DmmSpec*> specs;
-      for (const Need& need : needs)
-        if (need.owner == me && need.kind == kind) specs.push_back(&need.spec);
-      if (specs.empty()) continue;
-      for (const Evaluation& e : fitness_[kind]->evaluate(specs)) mine.push_back(evaluation_to_json(e));
-      sync_->simulations[kind] = fitness_[kind]->simulations();
-      served_ += specs.size();
+      for (const Unit& u : units)
+        if (u.owner == me && u.kind == kind && u.component == c) {
+          if (u.is_run) runs.push_back(u.run);
+          else specs.push_back(&needs[u.need].spec);
+        }
+      costs_.bookkeeping += since(t0);
+      if (!runs.empty()) {
+        for (std::string& r : dynamic_cast<Evaluator&>(f).make_runs(runs)) mine.push_back(std::move(r));
+        costs_.measured += runs.size();
+      }
+      if (!specs.empty()) {
+        for (const Evaluation& e : f.evaluate(specs)) mine.push_back(evaluation_to_json(e).dump());
+        costs_.measured += specs.size();
+      }
+      costs_.measuring += since(t0);
     }
-    const std::vector<std::string> results = ring_.allgather(mine.dump());
+    const std::string measures = frame(mine);
+    costs_.bytes += measures.size();
+    costs_.bookkeeping += since(t0);
+    const std::vector<std::string> results = ring_.allgather(measures);
+    costs_.exchanging += since(t0);
     for (unsigned r = 0; r < processes; ++r) {
-      const nlohmann::json theirs = nlohmann::json::parse(results.at(r));
+      const std::vector<std::string> theirs = unframe(results.at(r));
       std::size_t j = 0;
-      for (unsigned kind : {kRanked, kValidator})  // the order each process evaluated in
-        for (const Need& need : needs)
-          if (need.owner == r && need.kind == kind) measured_[kind][need.key] = evaluation_from_json(theirs.at(j++));
+      for (const auto& [kind, c] : groups)
+        for (const Unit& u : units) {
+          if (u.owner != r || u.kind != kind || u.component != c) continue;
+          if (j == theirs.size()) throw std::runtime_error("a process sent fewer measures than it was asked for");
+          const std::string& item = theirs[j++];
+          if (!u.is_run) needs[u.need].per_component[c] = evaluation_from_json(nlohmann::json::parse(item));
+          else if (r != me) dynamic_cast<Evaluator&>(fitness_of(kind, c)).add_run(u.run, item);
+        }
       if (j != theirs.size()) throw std::runtime_error("a process sent more measures than it was asked for");
     }
+    costs_.bookkeeping += since(t0);
+  }
+  if (!needs.empty()) {
+    // The DMMs of Evaluator components, assembled here from the runs.
+    for (const auto& [kind, c] : groups) {
+      auto* e = dynamic_cast<Evaluator*>(&fitness_of(kind, c));
+      if (!e) continue;
+      std::vector<const simulate::DmmSpec*> specs;
+      std::vector<std::size_t> which;
+      for (std::size_t i = 0; i < needs.size(); ++i)
+        if (needs[i].kind == kind) {
+          specs.push_back(&needs[i].spec);
+          which.push_back(i);
+        }
+      if (specs.empty()) continue;
+      std::vector<Evaluation> evals = e->evaluate(specs);
+      for (std::size_t k = 0; k < which.size(); ++k) needs[which[k]].per_component[c] = std::move(evals[k]);
+    }
+    costs_.measuring += since(t0);
+    for (unsigned kind : {kRanked, kValidator})
+      if (fitness_[kind]) sync_->simulations[kind] = fitness_[kind]->simulations();
+    for (Need& need : needs)
+      measured_[need.kind][need.key] = fitness_[need.kind]->components()
+                                           ? fitness_[need.kind]->combine(std::move(need.per_component))
+                                           : std::move(need.per_component.at(0));
   }
 
   std::lock_guard lock(sync_->mu);
@@ -238,6 +386,7 @@ bool SharedEvaluation::round(std::vector<Slot>& slots) {
     s.answered = true;
   }
   sync_->to_islands.notify_all();
+  costs_.bookkeeping += since(t0);
   return true;
 }
 

@@ -13,12 +13,13 @@
 // A measure depends only on the DMM, so the islands evolve exactly as they
 // would alone; only where the simulations run changes.
 //
-// A DMM goes to the process where it costs least to add to that process's
-// load so far: a DMM costs one assembly plus a simulation for each of its
-// allocators the process has not run yet (which allocators each process
-// has run follows from the shares every process computes the same way), so
-// DMMs that share allocators tend to go where those allocators already ran,
-// and the new ones are spread evenly.
+// A DMM goes to the process where it adds least to that process's load in
+// the round: a run of each of its allocators the process has not run yet
+// (which allocators each process has run follows from the shares every
+// process computes the same way) plus the assembly of the runs, in
+// proportion to the operations each allocator is routed (Fitness::work).
+// DMMs that share allocators tend to go where those allocators already
+// ran, and the new runs are spread evenly.
 #pragma once
 
 #include <cstdint>
@@ -54,9 +55,9 @@ class SharedEvaluation {
   /// the other processes are served.
   void run(const std::function<void(std::size_t)>& phase);
 
-  /// DMMs this process simulated for the others, and rounds of exchange, so far.
-  std::uint64_t served() const noexcept { return served_; }
-  std::uint64_t rounds() const noexcept { return rounds_; }
+  /// Where this process's time in run() went, so far.
+  using Costs = SharingCosts;
+  const Costs& costs() const noexcept { return costs_; }
 
   class Proxy;  // an island's view of one fitness
 
@@ -75,8 +76,8 @@ class SharedEvaluation {
   // What every process knows alike: the measures taken, and which process
   // has run which allocator (per fitness).
   std::unordered_map<std::string, Evaluation> measured_[2];
-  std::unordered_map<std::string, std::vector<bool>> ran_[2];
-  std::uint64_t served_ = 0, rounds_ = 0;
+  std::unordered_map<std::string, std::vector<bool>> ran_;  // "fitness/component/allocator" -> processes
+  Costs costs_;
 };
 
 }  // namespace tailor::search

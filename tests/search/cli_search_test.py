@@ -56,6 +56,7 @@ def result(out):
     j = json.loads(out)
     for k in [k for k in j if k.endswith("seconds") or k.startswith("checkpoint_")] + ["allocator_simulations"]:
         j.pop(k)
+    j.pop("sharing", None)  # where the processes' time went
     return j
 
 
@@ -139,6 +140,9 @@ elif MODE[0] == "--mpi":
     second = result(run(launch + [TAILOR] + args, env=env).stdout)
     check(first == local, "mpirun -np 2 prints what --islands 2 prints in one process")
     check(first == second, "mpirun -np 2 twice: the same result")
+    alone = result(run([TAILOR] + args).stdout)
+    shared = result(run(launch + [TAILOR] + args + ["--islands", "1"], env=env).stdout)
+    check(shared == alone, "mpirun -np 2 --islands 1 (one population, its evaluations shared out) prints what one process prints")
 
     # A rank that dies: the job ends, the message names it, the checkpoint is whole.
     ck = os.path.join(WORK, "mpi-ck.json")

@@ -331,7 +331,7 @@ TEST(SharedEvaluation, EachDmmIsMeasuredOnceAndEveryIslandLearnsIt) {
         if (island == 3) got[island].push_back(ev.ranked(k).evaluate({&specs[1], &specs[0]}));
         if (island == 0) got[island].push_back(ev.validator(k)->evaluate({&specs[2]}));
       });
-      rounds[p] = ev.rounds();
+      rounds[p] = ev.costs().rounds;
     });
   for (auto& t : processes) t.join();
   for (std::size_t island = 0; island < 4; ++island) {
@@ -358,6 +358,44 @@ TEST(SharedEvaluation, EachDmmIsMeasuredOnceAndEveryIslandLearnsIt) {
   EXPECT_EQ(validator[0].asked.size() + validator[1].asked.size(), 1u);
   EXPECT_EQ(rounds[0], rounds[1]);
   EXPECT_GE(rounds[0], 3u);  // the first asks, the second ones, the end
+}
+
+// A fitness made of others (one per trace) is measured component by
+// component, each once, possibly on different processes, and combined as
+// the fitness itself combines them.
+TEST(SharedEvaluation, AFitnessOverSeveralTracesIsSharedOutByTrace) {
+  std::vector<sim::DmmSpec> specs;
+  for (const std::string& m : kNames) specs.push_back(spec_of(m));
+  ThreadRing::Shared shared(2);
+  std::vector<Recording> a(2), b(2);
+  std::vector<std::vector<srch::Evaluation>> got(2);
+  std::vector<std::thread> processes;
+  for (unsigned p = 0; p < 2; ++p)
+    processes.emplace_back([&, p] {
+      srch::MultiEvaluator worst({&a[p], &b[p]}, srch::Aggregate::kWorst);
+      ThreadRing ring(shared, p);
+      srch::SharedEvaluation ev(ring, worst, nullptr, 1);
+      ev.run([&](std::size_t k) {
+        std::vector<const sim::DmmSpec*> all;
+        for (const auto& s : specs) all.push_back(&s);
+        got[p] = ev.ranked(k).evaluate(all);
+      });
+    });
+  for (auto& t : processes) t.join();
+  Recording ra, rb;
+  srch::MultiEvaluator direct({&ra, &rb}, srch::Aggregate::kWorst);
+  std::vector<const sim::DmmSpec*> all;
+  for (const auto& s : specs) all.push_back(&s);
+  const std::vector<srch::Evaluation> expected = direct.evaluate(all);
+  for (unsigned p = 0; p < 2; ++p)
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+      EXPECT_EQ(got[p][i].fitness, expected[i].fitness);
+      EXPECT_EQ(got[p][i].per_trace.size(), 2u);
+    }
+  EXPECT_EQ(a[0].asked.size() + a[1].asked.size(), specs.size());
+  EXPECT_EQ(b[0].asked.size() + b[1].asked.size(), specs.size());
+  EXPECT_GT(a[0].asked.size() + b[0].asked.size(), 0u);
+  EXPECT_GT(a[1].asked.size() + b[1].asked.size(), 0u);
 }
 
 // A phase that throws on one process: that process's run() rethrows it once
@@ -388,6 +426,50 @@ TEST(SharedEvaluation, AnIslandsErrorIsRethrownAfterTheOthersAreServed) {
   EXPECT_EQ(errors[0], "");
   EXPECT_EQ(answered[0], 3u);
   EXPECT_EQ(errors[1], "island broke");
+}
+
+// Fewer islands than processes: every process runs every island and the
+// evaluations are shared out, so one island on two or three processes is
+// the one-process search, and two islands on three processes are two
+// islands in one, with the allocator runs of one process in all.
+TEST(Islands, FewerIslandsThanProcessesGiveTheOneProcessResult) {
+  Fixture f;
+  for (bool pareto : {false, true}) {
+    SCOPED_TRACE(pareto);
+    for (unsigned n : {1u, 2u}) {
+      SCOPED_TRACE(n);
+      srch::IslandOptions io;
+      io.islands = n;
+      io.migrate_every = 2;
+      srch::Evaluator ranked(f.sample, {}, 2), whole(f.trace, {}, 2);
+      srch::SearchOptions o = small(pareto);
+      o.validator = &whole;
+      const srch::SearchResult alone = srch::run_islands(f.grammar, f.sizes, ranked, o, io);
+      for (unsigned processes : {2u, 3u}) {
+        if (n >= processes) continue;
+        SCOPED_TRACE(processes);
+        ThreadRing::Shared shared(processes);
+        std::vector<srch::SearchResult> results(processes);
+        std::vector<std::thread> threads;
+        for (unsigned p = 0; p < processes; ++p)
+          threads.emplace_back([&, p] {
+            srch::Evaluator mine(f.sample, {}, 1), mine_whole(f.trace, {}, 1);
+            srch::SearchOptions po = small(pareto);
+            po.validator = &mine_whole;
+            ThreadRing ring(shared, p);
+            results[p] = srch::run_islands(f.grammar, f.sizes, mine, po, io, &ring);
+          });
+        for (auto& t : threads) t.join();
+        for (const auto& r : results) {
+          expect_same(alone, r);
+          EXPECT_EQ(r.evaluations, alone.evaluations);
+          EXPECT_GT(r.sharing.measured, 0u);  // every process took a share
+          // Every process got every run: no allocator was run twice.
+          EXPECT_EQ(r.simulations, alone.simulations);
+        }
+      }
+    }
+  }
 }
 
 std::string slurp(const std::string& path) {
