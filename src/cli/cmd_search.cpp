@@ -9,7 +9,8 @@
 // found DMM against KNG, LEA, FIB, S10 and EXA, as improvements over
 // Kingsley) and Table 4 (the found DMM, allocator by allocator). The written
 // spec loads in `tailor simulate`. Under mpirun (a build with TAILOR_MPI)
-// the islands are spread over the ranks and rank 0 prints and writes.
+// the islands are spread over the ranks, which share their evaluations out,
+// and rank 0 prints and writes.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -556,7 +557,8 @@ void add_search(CLI::App& app, Runner& run) {
       ->check(CLI::IsMember({"mean", "worst"}));
   cmd->add_option("--islands", o->islands,
                   std::string("Island model: N populations sharing --population, run in this process or spread over "
-                              "the ranks of mpirun (default: one per rank; this build ") +
+                              "the ranks of mpirun, which share the evaluations out (default: one per rank; fewer than the ranks: every "
+                              "rank runs them all, so --islands 1 is the one-process search on several ranks; this build ") +
                       (TAILOR_MPI ? "has MPI)" : "has no MPI: islands run in one process)"))
       ->check(CLI::Range(1u, 100000u));
   cmd->add_option("--migrate-every", o->migrate_every, "Generations between migrations (0: never)")->capture_default_str();
