@@ -65,12 +65,13 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--traces", default=None, help="directory of the traces (default: BUILD/search)")
     ap.add_argument("--mpirun", default="mpirun")
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the throughput table (0: none)")
     ap.add_argument("--generations", type=int, default=40)
     ap.add_argument("--population", type=int, default=60)
     ap.add_argument("--multi-generations", type=int, default=40, help="generations of the ten-trace search")
     ap.add_argument("--workloads", default=",".join(search_gain.SMALL_SIZES))
     ap.add_argument("--skip-multi", action="store_true")
+    ap.add_argument("--share-among", type=int, default=16, help="tailor search --share-among, for the model")
     args = ap.parse_args()
 
     tailor = os.path.abspath(os.path.join(args.build, "bin", "tailor"))
@@ -115,35 +116,36 @@ def main():
     print(f"Machine: {os.cpu_count()} cores; load average before {' '.join(load_before)}, after {' '.join(load())}; "
           f"{args.rounds} interleaved rounds, medians; population {args.population}, {args.generations} generations, "
           "--threads 1 per rank.\n")
-    rate = lambda j, w, c: j["evaluations"] / j["seconds"]
-    print("Evaluations per second (the search's own: evaluations / its seconds), and the ratio to one rank's; "
-          "\"2 ranks\" is the default under mpirun (two islands of 30, one per rank), \"2 ranks, 1 island\" one "
-          "population of 60 whose evaluations the two ranks share (`--islands 1`: the one-rank search, bit for bit), "
-          "\"2 islands, 1 process\" the work of \"2 ranks\" on one core.\n")
-    print("| workload | 1 rank | 2 islands, 1 process | 2 ranks | ratio | 2 ranks, 1 island | ratio | "
-          "2 ranks / 2 islands in 1 process | allocator runs: 1 rank / 2 islands | best: 1 population / 2 islands | "
-          "islands as good |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
-    ratios, shared_ratios, equal_work, as_good = [], [], [], 0
-    for name in names:
-        e1 = med(name, "1 rank", rate)
-        ei = med(name, "2 islands, 1 process", rate)
-        e2 = med(name, "2 ranks", rate)
-        e3 = med(name, "2 ranks, 1 island", rate)
-        f1 = runs[(name, "1 rank")][0][0]["normalized_to_kng"][-1]["fitness"]
-        f2 = runs[(name, "2 ranks")][0][0]["normalized_to_kng"][-1]["fitness"]
-        j1, j2 = runs[(name, "1 rank")][0][0], runs[(name, "2 ranks")][0][0]
-        ratios.append(e2 / e1)
-        shared_ratios.append(e3 / e1)
-        equal_work.append(e2 / ei)
-        as_good += f2 <= f1
-        print(f"| {name} | {e1:.1f} | {ei:.1f} | {e2:.1f} | {e2 / e1:.2f}x | {e3:.1f} | {e3 / e1:.2f}x | {e2 / ei:.2f}x | "
-              f"{j1['allocator_simulations']} / {j2['allocator_simulations']} | {f1:.4f} | {f2:.4f} | "
-              f"{'yes' if f2 <= f1 else 'no'} |")
-    summary = lambda xs: f"median {statistics.median(xs):.2f}x, {min(xs):.2f}-{max(xs):.2f}x"
-    print(f"\nThroughput against one rank (target >= 1.8x): 2 ranks, 2 islands: {summary(ratios)}; "
-          f"2 ranks, 1 island: {summary(shared_ratios)}. 2 ranks against the same 2 islands on one core: "
-          f"{summary(equal_work)}. Islands at least as good on {as_good} of {len(names)} traces (target >= 8).\n")
+    if args.rounds > 0:  # --rounds 0: the costs and the model only
+        rate = lambda j, w, c: j["evaluations"] / j["seconds"]
+        print("Evaluations per second (the search's own: evaluations / its seconds), and the ratio to one rank's; "
+              "\"2 ranks\" is the default under mpirun (two islands of 30, one per rank), \"2 ranks, 1 island\" one "
+              "population of 60 whose evaluations the two ranks share (`--islands 1`: the one-rank search, bit for bit), "
+              "\"2 islands, 1 process\" the work of \"2 ranks\" on one core.\n")
+        print("| workload | 1 rank | 2 islands, 1 process | 2 ranks | ratio | 2 ranks, 1 island | ratio | "
+              "2 ranks / 2 islands in 1 process | allocator runs: 1 rank / 2 islands | best: 1 population / 2 islands | "
+              "islands as good |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+        ratios, shared_ratios, equal_work, as_good = [], [], [], 0
+        for name in names:
+            e1 = med(name, "1 rank", rate)
+            ei = med(name, "2 islands, 1 process", rate)
+            e2 = med(name, "2 ranks", rate)
+            e3 = med(name, "2 ranks, 1 island", rate)
+            f1 = runs[(name, "1 rank")][0][0]["normalized_to_kng"][-1]["fitness"]
+            f2 = runs[(name, "2 ranks")][0][0]["normalized_to_kng"][-1]["fitness"]
+            j1, j2 = runs[(name, "1 rank")][0][0], runs[(name, "2 ranks")][0][0]
+            ratios.append(e2 / e1)
+            shared_ratios.append(e3 / e1)
+            equal_work.append(e2 / ei)
+            as_good += f2 <= f1
+            print(f"| {name} | {e1:.1f} | {ei:.1f} | {e2:.1f} | {e2 / e1:.2f}x | {e3:.1f} | {e3 / e1:.2f}x | {e2 / ei:.2f}x | "
+                  f"{j1['allocator_simulations']} / {j2['allocator_simulations']} | {f1:.4f} | {f2:.4f} | "
+                  f"{'yes' if f2 <= f1 else 'no'} |")
+        summary = lambda xs: f"median {statistics.median(xs):.2f}x, {min(xs):.2f}-{max(xs):.2f}x"
+        print(f"\nThroughput against one rank (target >= 1.8x): 2 ranks, 2 islands: {summary(ratios)}; "
+              f"2 ranks, 1 island: {summary(shared_ratios)}. 2 ranks against the same 2 islands on one core: "
+              f"{summary(equal_work)}. Islands at least as good on {as_good} of {len(names)} traces (target >= 8).\n")
 
     # Costs of the island model, for the model at 64-1024 ranks.
     name = names[0]
@@ -171,8 +173,9 @@ def main():
           f"{1000 * t_mig:.2f} ms each (every 10 generations); checkpoint {1000 * t_ck:.2f} ms each, "
           f"{island_bytes / 1024:.0f} KiB per island.\n")
     # Model: one island of the same size per rank (population = 30 x ranks).
-    # Each round every rank receives every rank's message (an allgather:
-    # log2(ranks) latencies, ranks x the bytes) and reads all of it; the
+    # Each round every rank receives every message of its group of
+    # --share-among ranks (an allgather: log2(group) latencies, group x the
+    # bytes) and reads all of it; the
     # wait measured at 2 ranks is kept as the imbalance (optimistic: the
     # slowest of more ranks waits longer); migration is two messages per
     # rank; the checkpoint is gathered to rank 0 and written by it.
@@ -181,10 +184,11 @@ def main():
     print("| ranks | measuring / generation | exchange (transfer + reading) / generation | imbalance / generation | "
           "migration + checkpoint / generation (every 10) | evaluations/s, ideal | modelled | efficiency |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for ranks in (2, 64, 128, 256, 512, 1024):
-        steps = max(1, (ranks - 1).bit_length())
-        transfer = rounds * 2 * (steps * latency + ranks * round_bytes / bandwidth)
-        reading = rounds * ranks * round_bytes * per_byte
+    for ranks in (2, 16, 64, 128, 256, 512, 1024):
+        group = min(ranks, args.share_among)  # the ranks that share evaluations
+        steps = max(1, (group - 1).bit_length())
+        transfer = rounds * 2 * (steps * latency + group * round_bytes / bandwidth)
+        reading = rounds * group * round_bytes * per_byte
         mig = (t_mig if ranks == 2 else 2 * (latency + migrant_bytes / bandwidth) + t_mig) / 10
         ckpt = (t_ck + (ranks - 2) * (island_bytes / bandwidth + island_bytes / disk + latency)) / 10
         base = t_meas + t_breed

@@ -2,7 +2,7 @@
 // `tailor search TRACE... [-o best.json] [--seed S] [--generations G]
 // [--population P] [--threads N] [--weights ...] [--pareto [--front-dir D]]
 // [--grammar F] [--sample OPS] [--validate-sample OPS] [--aggregate mean|worst] [--islands N
-// --migrate-every G --migrants K] [--checkpoint F --checkpoint-every G]
+// --migrate-every G --migrants K --share-among R] [--checkpoint F --checkpoint-every G]
 // [--resume F]`:
 // grammatical evolution of a custom DMM for one trace or a set of traces
 // (src/search), with a live progress line, then seed 002's Table 3 (the
@@ -63,6 +63,7 @@ struct SearchCmdOptions {
   unsigned islands = 0;            // 0: one per MPI rank, or 1
   unsigned migrate_every = 10;
   unsigned migrants = 2;
+  unsigned share_among = 16;
   std::string checkpoint;
   unsigned checkpoint_every = 0;
   std::string resume;
@@ -258,6 +259,7 @@ int search_run(const SearchCmdOptions& o, srch::Ring* ring) {
   io.islands = islands;
   io.migrate_every = o.migrate_every;
   io.migrants = o.migrants;
+  io.share_among = o.share_among;
   io.checkpoint = o.checkpoint;
   io.checkpoint_every = o.checkpoint_every;
   nlohmann::json trace_ids = nlohmann::json::array();
@@ -562,6 +564,12 @@ void add_search(CLI::App& app, Runner& run) {
                       (TAILOR_MPI ? "has MPI)" : "has no MPI: islands run in one process)"))
       ->check(CLI::Range(1u, 100000u));
   cmd->add_option("--migrate-every", o->migrate_every, "Generations between migrations (0: never)")->capture_default_str();
+  cmd->add_option("--share-among", o->share_among,
+                  "Under mpirun: groups of this many consecutive ranks share their islands' evaluations out (every "
+                  "rank of a group reads the others' requests, so the cost grows with the group; results do not "
+                  "depend on it)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1000000u));
   cmd->add_option("--migrants", o->migrants, "Best individuals each island sends to the next of the ring")
       ->capture_default_str();
   CLI::Option* ckpt = cmd->add_option("--checkpoint", o->checkpoint,

@@ -120,6 +120,7 @@ SearchResult run_islands(const Grammar& grammar, const std::vector<std::uint64_t
   if (n > 1 && io.migrate_every > 0 && io.migrants >= options.population / n)
     throw std::invalid_argument("--migrants " + std::to_string(io.migrants) + ": fewer than an island's population (" +
                                 std::to_string(options.population / n) + ")");
+  if (io.share_among == 0) throw std::invalid_argument("--share-among: at least 1");
   if (!io.checkpoint.empty() && io.checkpoint_every == 0)
     throw std::invalid_argument("--checkpoint needs --checkpoint-every G (G > 0)");
   // With fewer islands than processes, every process runs every island (the
@@ -131,10 +132,18 @@ SearchResult run_islands(const Grammar& grammar, const std::vector<std::uint64_t
   const auto [first, last] = everywhere ? std::pair<unsigned, unsigned>{0, n} : block(n, processes, me);
 
   // Over several processes, the islands' evaluations are shared out among
-  // them (shared_evaluation.h), and this process runs its islands' phases
-  // side by side; in one process they run in turn.
+  // the processes of a group of io.share_among consecutive ranks
+  // (shared_evaluation.h), and this process runs its islands' phases side
+  // by side; in one process (or a group of one) they run in turn.
+  std::unique_ptr<Ring> group;
+  Ring* sharing = ring;
+  if (processes > 1 && io.share_among < processes) {
+    group = ring->split(io.share_among);
+    sharing = group.get();
+  }
   std::unique_ptr<SharedEvaluation> shared;
-  if (processes > 1) shared = std::make_unique<SharedEvaluation>(*ring, fitness, options.validator, last - first);
+  if (processes > 1 && sharing->size() > 1)
+    shared = std::make_unique<SharedEvaluation>(*sharing, fitness, options.validator, last - first);
   std::vector<SearchOptions> opts;
   std::vector<Island> islands;
   opts.reserve(last - first);

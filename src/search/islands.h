@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -40,12 +41,20 @@ class Ring {
   virtual std::vector<std::string> gather(const std::string& message) = 0;
   /// Every process's message in rank order, on every process.
   virtual std::vector<std::string> allgather(const std::string& message) = 0;
+  /// The processes of this one's group (ranks [g x size, (g + 1) x size),
+  /// the last group possibly smaller) as a ring of their own. Every process
+  /// calls it.
+  virtual std::unique_ptr<Ring> split(unsigned group_size) = 0;
 };
 
 struct IslandOptions {
   unsigned islands = 1;         ///< the population (SearchOptions::population) is shared out among them
   unsigned migrate_every = 10;  ///< generations between migrations (0: never)
   unsigned migrants = 2;        ///< individuals each island sends to the next
+  /// Processes that share their islands' evaluations out (shared_evaluation.h)
+  /// form groups of this many consecutive ranks; every process of a group
+  /// reads every other's requests each round, so larger groups cost more.
+  unsigned share_among = 16;
   std::string checkpoint;       ///< file the state is written to (empty: none)
   unsigned checkpoint_every = 0;  ///< generations between checkpoints
   /// What the search was started with (traces, seed, ...), written into

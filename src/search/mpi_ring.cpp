@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The Ring over MPI_COMM_WORLD (mpi_ring.h). Errors end the job (MPI's
-// default handler, MPI_ERRORS_ARE_FATAL): a rank that dies takes the job
+// The Ring over an MPI communicator (mpi_ring.h): MPI_COMM_WORLD, or a
+// group split from it. Errors end the job (MPI's default handler,
+// MPI_ERRORS_ARE_FATAL): a rank that dies takes the job
 // with it, and mpirun names the rank. A rank waiting for a slower neighbour
 // sleeps between tests of its requests instead of spinning in a blocking
 // call (Open MPI busy-polls there), so that on a shared or oversubscribed
@@ -11,6 +12,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <stdexcept>
@@ -63,26 +65,44 @@ void Session::abort(const std::string& message) {
   std::abort();  // not reached
 }
 
-WorldRing::WorldRing() {
+struct CommRing::Comm {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  bool owned = false;  // a group's, freed with the ring
+};
+
+CommRing::CommRing(std::unique_ptr<Comm> comm) : comm_(std::move(comm)) {
   int r = 0, n = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  MPI_Comm_rank(comm_->comm, &r);
+  MPI_Comm_size(comm_->comm, &n);
   rank_ = static_cast<unsigned>(r);
   size_ = static_cast<unsigned>(n);
 }
 
-struct WorldRing::Sending {
+WorldRing::WorldRing() : CommRing(std::make_unique<Comm>()) {}
+
+struct CommRing::Sending {
   std::string bytes;
   MPI_Request request = MPI_REQUEST_NULL;
 };
 
-WorldRing::~WorldRing() {
+CommRing::~CommRing() {
   for (auto& s : sending_) wait_all(&s->request, 1);
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (comm_->owned && !finalized) MPI_Comm_free(&comm_->comm);
+}
+
+std::unique_ptr<Ring> CommRing::split(unsigned group_size) {
+  auto group = std::make_unique<Comm>();
+  const int color = static_cast<int>(rank_ / std::max(1u, group_size));
+  MPI_Comm_split(comm_->comm, color, static_cast<int>(rank_), &group->comm);
+  group->owned = true;
+  return std::unique_ptr<Ring>(new CommRing(std::move(group)));
 }
 
 // A message is one send of its bytes (tag 2); the receiver learns its length
 // by probing. MPI keeps messages between two ranks with one tag in order.
-void WorldRing::post(const std::string& message) {
+void CommRing::post(const std::string& message) {
   // Forget the messages already sent.
   std::erase_if(sending_, [](const std::unique_ptr<Sending>& s) {
     int done = 0;
@@ -92,31 +112,31 @@ void WorldRing::post(const std::string& message) {
   auto s = std::make_unique<Sending>();
   s->bytes = message;
   const int next = static_cast<int>((rank_ + 1) % size_);
-  MPI_Isend(s->bytes.data(), length_of(s->bytes), MPI_CHAR, next, 2, MPI_COMM_WORLD, &s->request);
+  MPI_Isend(s->bytes.data(), length_of(s->bytes), MPI_CHAR, next, 2, comm_->comm, &s->request);
   sending_.push_back(std::move(s));
 }
 
-std::string WorldRing::take() {
+std::string CommRing::take() {
   const int prev = static_cast<int>((rank_ + size_ - 1) % size_);
   MPI_Status status;
   for (;;) {
     int arrived = 0;
-    MPI_Iprobe(prev, 2, MPI_COMM_WORLD, &arrived, &status);
+    MPI_Iprobe(prev, 2, comm_->comm, &arrived, &status);
     if (arrived) break;
     nap();
   }
   int length = 0;
   MPI_Get_count(&status, MPI_CHAR, &length);
   std::string received(static_cast<std::size_t>(length), '\0');
-  MPI_Recv(received.data(), length, MPI_CHAR, prev, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  MPI_Recv(received.data(), length, MPI_CHAR, prev, 2, comm_->comm, MPI_STATUS_IGNORE);
   return received;
 }
 
-std::vector<std::string> WorldRing::gather(const std::string& message) {
+std::vector<std::string> CommRing::gather(const std::string& message) {
   const int mine = length_of(message);
   std::vector<int> lengths(rank_ == 0 ? size_ : 0), offsets(rank_ == 0 ? size_ : 0);
   MPI_Request request;
-  MPI_Igather(&mine, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, MPI_COMM_WORLD, &request);
+  MPI_Igather(&mine, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm_->comm, &request);
   wait_all(&request, 1);
   std::string all;
   if (rank_ == 0) {
@@ -128,7 +148,7 @@ std::vector<std::string> WorldRing::gather(const std::string& message) {
     if (total > INT_MAX) throw std::length_error("MPI gather over 2 GiB");
     all.resize(static_cast<std::size_t>(total));
   }
-  MPI_Igatherv(message.data(), mine, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0, MPI_COMM_WORLD,
+  MPI_Igatherv(message.data(), mine, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0, comm_->comm,
                &request);
   wait_all(&request, 1);
   std::vector<std::string> parts;
@@ -137,11 +157,11 @@ std::vector<std::string> WorldRing::gather(const std::string& message) {
   return parts;
 }
 
-std::vector<std::string> WorldRing::allgather(const std::string& message) {
+std::vector<std::string> CommRing::allgather(const std::string& message) {
   const int mine = length_of(message);
   std::vector<int> lengths(size_), offsets(size_);
   MPI_Request request;
-  MPI_Iallgather(&mine, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD, &request);
+  MPI_Iallgather(&mine, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm_->comm, &request);
   wait_all(&request, 1);
   long long total = 0;
   for (unsigned r = 0; r < size_; ++r) {
@@ -150,7 +170,7 @@ std::vector<std::string> WorldRing::allgather(const std::string& message) {
   }
   if (total > INT_MAX) throw std::length_error("MPI allgather over 2 GiB");
   std::string all(static_cast<std::size_t>(total), '\0');
-  MPI_Iallgatherv(message.data(), mine, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, MPI_COMM_WORLD,
+  MPI_Iallgatherv(message.data(), mine, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, comm_->comm,
                   &request);
   wait_all(&request, 1);
   std::vector<std::string> parts;

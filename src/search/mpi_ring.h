@@ -25,24 +25,35 @@ class Session {
   [[noreturn]] void abort(const std::string& message);
 };
 
-class WorldRing : public Ring {
+/// The ring of a communicator: MPI_COMM_WORLD's (WorldRing) or a group's (split).
+class CommRing : public Ring {
  public:
-  WorldRing();
-  /// Waits until every posted message has been received.
-  ~WorldRing() override;
-  WorldRing(const WorldRing&) = delete;
-  WorldRing& operator=(const WorldRing&) = delete;
+  /// Waits until every posted message has been received; frees a group's communicator.
+  ~CommRing() override;
+  CommRing(const CommRing&) = delete;
+  CommRing& operator=(const CommRing&) = delete;
   unsigned rank() const override { return rank_; }
   unsigned size() const override { return size_; }
   void post(const std::string& message) override;
   std::string take() override;
   std::vector<std::string> gather(const std::string& message) override;
   std::vector<std::string> allgather(const std::string& message) override;
+  std::unique_ptr<Ring> split(unsigned group_size) override;
+
+ protected:
+  struct Comm;  // the communicator (mpi.h stays in the .cpp)
+  explicit CommRing(std::unique_ptr<Comm> comm);
 
  private:
   struct Sending;  // a posted message and its MPI request, alive until sent
+  std::unique_ptr<Comm> comm_;
   unsigned rank_ = 0, size_ = 1;
   std::vector<std::unique_ptr<Sending>> sending_;
+};
+
+class WorldRing : public CommRing {
+ public:
+  WorldRing();
 };
 
 }  // namespace tailor::search::mpi

@@ -13,7 +13,9 @@ Records two tiny bundled workloads, then checks:
   uninterrupted search prints; a mismatched or damaged checkpoint is an error
   naming the file and the field;
 - --mpi: `mpirun -np 2 --oversubscribe tailor search` prints what
-  `tailor search --islands 2` prints, twice the same; a rank killed mid-run
+  `tailor search --islands 2` prints, twice the same; with `--islands 1`
+  what one process prints; `mpirun -np 3 --share-among 2` what
+  `--islands 3` prints; a rank killed mid-run
   ends the job with a non-zero status and the message naming the rank, and
   the last checkpoint is whole (a search resumed from it in one process
   equals the uninterrupted one);
@@ -143,6 +145,9 @@ elif MODE[0] == "--mpi":
     alone = result(run([TAILOR] + args).stdout)
     shared = result(run(launch + [TAILOR] + args + ["--islands", "1"], env=env).stdout)
     check(shared == alone, "mpirun -np 2 --islands 1 (one population, its evaluations shared out) prints what one process prints")
+    three = result(run([mpirun, "-np", "3", "--oversubscribe", TAILOR] + args + ["--share-among", "2"], env=env).stdout)
+    check(three == result(run([TAILOR] + args + ["--islands", "3"]).stdout),
+          "mpirun -np 3 --share-among 2 (a group of two ranks and one alone) prints what --islands 3 prints")
 
     # A rank that dies: the job ends, the message names it, the checkpoint is whole.
     ck = os.path.join(WORK, "mpi-ck.json")

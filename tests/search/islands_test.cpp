@@ -206,6 +206,7 @@ class ThreadRing : public srch::Ring {
     std::mutex mu;
     std::condition_variable arrived;
     std::vector<std::deque<std::string>> mailboxes;  // posted to rank r, oldest first
+    std::map<unsigned, std::unique_ptr<Shared>> groups;  // split(): by first rank
   };
   ThreadRing(Shared& s, unsigned rank) : s_(s), rank_(rank) {}
   unsigned rank() const override { return rank_; }
@@ -237,6 +238,17 @@ class ThreadRing : public srch::Ring {
     s_.sync.arrive_and_wait();
     return all;
   }
+  std::unique_ptr<srch::Ring> split(unsigned group_size) override {
+    const unsigned first = rank_ / group_size * group_size;
+    Shared* group;
+    {
+      std::lock_guard lock(s_.mu);
+      auto& g = s_.groups[first];
+      if (!g) g = std::make_unique<Shared>(std::min(group_size, size() - first));
+      group = g.get();
+    }
+    return std::make_unique<ThreadRing>(*group, rank_ - first);
+  }
 
  private:
   Shared& s_;
@@ -258,20 +270,26 @@ TEST(Islands, SameSeedAndIslandsSameResultWhateverTheProcesses) {
     };
     const srch::SearchResult a = in_one(), b = in_one();
     expect_same(a, b);
-    // Three processes, one island each.
-    ThreadRing::Shared shared(3);
-    std::vector<srch::SearchResult> results(3);
-    std::vector<std::thread> processes;
-    for (unsigned p = 0; p < 3; ++p)
-      processes.emplace_back([&, p] {
-        srch::Evaluator ranked(f.sample, {}, 1), whole(f.trace, {}, 1);
-        srch::SearchOptions o = small(pareto);
-        o.validator = &whole;
-        ThreadRing ring(shared, p);
-        results[p] = srch::run_islands(f.grammar, f.sizes, ranked, o, io, &ring);
-      });
-    for (auto& t : processes) t.join();
-    expect_same(a, results[0]);
+    // Three processes, one island each, sharing their evaluations all
+    // three, or in groups of two (ranks 0-1, and 2 alone).
+    for (unsigned share_among : {16u, 2u}) {
+      SCOPED_TRACE(share_among);
+      srch::IslandOptions with = io;
+      with.share_among = share_among;
+      ThreadRing::Shared shared(3);
+      std::vector<srch::SearchResult> results(3);
+      std::vector<std::thread> processes;
+      for (unsigned p = 0; p < 3; ++p)
+        processes.emplace_back([&, p] {
+          srch::Evaluator ranked(f.sample, {}, 1), whole(f.trace, {}, 1);
+          srch::SearchOptions o = small(pareto);
+          o.validator = &whole;
+          ThreadRing ring(shared, p);
+          results[p] = srch::run_islands(f.grammar, f.sizes, ranked, o, with, &ring);
+        });
+      for (auto& t : processes) t.join();
+      expect_same(a, results[0]);
+    }
     // Islands are not one population: another number of islands, another search.
     srch::Evaluator ranked(f.sample, {}, 2), whole(f.trace, {}, 2);
     srch::SearchOptions o = small(pareto);
@@ -431,7 +449,8 @@ TEST(SharedEvaluation, AnIslandsErrorIsRethrownAfterTheOthersAreServed) {
 // Fewer islands than processes: every process runs every island and the
 // evaluations are shared out, so one island on two or three processes is
 // the one-process search, and two islands on three processes are two
-// islands in one, with the allocator runs of one process in all.
+// islands in one, with the allocator runs of one process in each group of
+// processes that share.
 TEST(Islands, FewerIslandsThanProcessesGiveTheOneProcessResult) {
   Fixture f;
   for (bool pareto : {false, true}) {
@@ -448,6 +467,8 @@ TEST(Islands, FewerIslandsThanProcessesGiveTheOneProcessResult) {
       for (unsigned processes : {2u, 3u}) {
         if (n >= processes) continue;
         SCOPED_TRACE(processes);
+        srch::IslandOptions groups = io;
+        groups.share_among = 2;  // on 3 processes: a group of 2 and a group of 1
         ThreadRing::Shared shared(processes);
         std::vector<srch::SearchResult> results(processes);
         std::vector<std::thread> threads;
@@ -457,15 +478,18 @@ TEST(Islands, FewerIslandsThanProcessesGiveTheOneProcessResult) {
             srch::SearchOptions po = small(pareto);
             po.validator = &mine_whole;
             ThreadRing ring(shared, p);
-            results[p] = srch::run_islands(f.grammar, f.sizes, mine, po, io, &ring);
+            results[p] = srch::run_islands(f.grammar, f.sizes, mine, po, groups, &ring);
           });
         for (auto& t : threads) t.join();
-        for (const auto& r : results) {
+        for (unsigned p = 0; p < processes; ++p) {
+          const srch::SearchResult& r = results[p];
           expect_same(alone, r);
           EXPECT_EQ(r.evaluations, alone.evaluations);
-          EXPECT_GT(r.sharing.measured, 0u);  // every process took a share
-          // Every process got every run: no allocator was run twice.
-          EXPECT_EQ(r.simulations, alone.simulations);
+          // Every process of a group of two took a share; a group of one measured alone.
+          if (p < 2) EXPECT_GT(r.sharing.measured, 0u);
+          else EXPECT_EQ(r.sharing.rounds, 0u);
+          // Each group made every run once: no allocator was run twice in a group.
+          EXPECT_EQ(r.simulations, alone.simulations * (processes == 3 ? 2 : 1));
         }
       }
     }
