@@ -255,6 +255,26 @@ class ThreadRing : public srch::Ring {
   unsigned rank_;
 };
 
+// A search on `processes` processes in threads of this one, each with its
+// own evaluators (ranking on the sample, validating on the whole trace):
+// every process's result.
+std::vector<srch::SearchResult> in_processes(const Fixture& f, unsigned processes, bool pareto,
+                                             const srch::IslandOptions& io) {
+  ThreadRing::Shared shared(processes);
+  std::vector<srch::SearchResult> results(processes);
+  std::vector<std::thread> threads;
+  for (unsigned p = 0; p < processes; ++p)
+    threads.emplace_back([&, p] {
+      srch::Evaluator ranked(f.sample, {}, 1), whole(f.trace, {}, 1);
+      srch::SearchOptions o = small(pareto);
+      o.validator = &whole;
+      ThreadRing ring(shared, p);
+      results[p] = srch::run_islands(f.grammar, f.sizes, ranked, o, io, &ring);
+    });
+  for (auto& t : threads) t.join();
+  return results;
+}
+
 TEST(Islands, SameSeedAndIslandsSameResultWhateverTheProcesses) {
   Fixture f;
   for (bool pareto : {false, true}) {
@@ -276,19 +296,7 @@ TEST(Islands, SameSeedAndIslandsSameResultWhateverTheProcesses) {
       SCOPED_TRACE(share_among);
       srch::IslandOptions with = io;
       with.share_among = share_among;
-      ThreadRing::Shared shared(3);
-      std::vector<srch::SearchResult> results(3);
-      std::vector<std::thread> processes;
-      for (unsigned p = 0; p < 3; ++p)
-        processes.emplace_back([&, p] {
-          srch::Evaluator ranked(f.sample, {}, 1), whole(f.trace, {}, 1);
-          srch::SearchOptions o = small(pareto);
-          o.validator = &whole;
-          ThreadRing ring(shared, p);
-          results[p] = srch::run_islands(f.grammar, f.sizes, ranked, o, with, &ring);
-        });
-      for (auto& t : processes) t.join();
-      expect_same(a, results[0]);
+      expect_same(a, in_processes(f, 3, pareto, with)[0]);
     }
     // Islands are not one population: another number of islands, another search.
     srch::Evaluator ranked(f.sample, {}, 2), whole(f.trace, {}, 2);
@@ -469,18 +477,7 @@ TEST(Islands, FewerIslandsThanProcessesGiveTheOneProcessResult) {
         SCOPED_TRACE(processes);
         srch::IslandOptions groups = io;
         groups.share_among = 2;  // on 3 processes: a group of 2 and a group of 1
-        ThreadRing::Shared shared(processes);
-        std::vector<srch::SearchResult> results(processes);
-        std::vector<std::thread> threads;
-        for (unsigned p = 0; p < processes; ++p)
-          threads.emplace_back([&, p] {
-            srch::Evaluator mine(f.sample, {}, 1), mine_whole(f.trace, {}, 1);
-            srch::SearchOptions po = small(pareto);
-            po.validator = &mine_whole;
-            ThreadRing ring(shared, p);
-            results[p] = srch::run_islands(f.grammar, f.sizes, mine, po, groups, &ring);
-          });
-        for (auto& t : threads) t.join();
+        const std::vector<srch::SearchResult> results = in_processes(f, processes, pareto, groups);
         for (unsigned p = 0; p < processes; ++p) {
           const srch::SearchResult& r = results[p];
           expect_same(alone, r);
