@@ -35,7 +35,7 @@ class TickClock {
   void start(bool ticks_are_tsc) noexcept {
     tsc_ = ticks_are_tsc;
     base_ns_ = now_ns();
-    base_ticks_ = tsc_ ? now_ticks() : base_ns_;
+    base_ticks_ = tsc_ ? read_ticks() : base_ns_;
     fixed_ = !tsc_;
     ns_per_tick_ = 1.0;
   }
@@ -55,7 +55,7 @@ class TickClock {
     std::uint64_t ns, ticks;
     do {
       ns = now_ns();
-      ticks = now_ticks();
+      ticks = read_ticks();
     } while (ns - base_ns_ < kMinBaselineNs);
     ns_per_tick_ = static_cast<double>(ns - base_ns_) / static_cast<double>(ticks - base_ticks_);
     fixed_ = true;

@@ -31,7 +31,7 @@
 
 namespace tailor::record {
 
-__thread ThreadState tls __attribute__((tls_model("initial-exec"))) = {nullptr, 0, 0};
+__thread ThreadState tls __attribute__((tls_model("initial-exec"))) = {nullptr, 0, 0, 0, 0};
 std::atomic<State> state{State::Uninitialized};
 bool use_tsc = false;
 bool ordered_releases = false;

@@ -441,6 +441,34 @@ TEST(Record, ThreadsWithCrossThreadFrees) {
 
 // A library loaded with dlopen after recording started is in the module map,
 // and a call site inside it symbolizes to its function.
+// One recorded thread reads the clock every few events (recorder.h,
+// kClockEvery = 8): an event may carry the time of up to 7 events before
+// it, never a later one. paced_alloc sleeps 2 ms after each of its 64
+// mallocs, so times never decrease, and any malloc is at least 2 ms later
+// than the malloc 8 before it (a clock read lies between them).
+TEST(Record, OneThreadsTimesAreAtMostAFewEventsEarly) {
+  TempDir dir;
+  const std::string trace = dir.file("p.trace");
+  const Result res = run(record_argv(trace, {PACED_ALLOC}));
+  ASSERT_TRUE(WIFEXITED(res.status) && WEXITSTATUS(res.status) == 0) << describe_status(res.status) << "\n" << res.err;
+  tr::Reader r(trace);
+  const std::vector<Event> events = r.read_all();
+  std::vector<std::uint64_t> times;  // of the 64 mallocs, in order
+  std::uint64_t last = 0;
+  for (const Event& e : events) {
+    EXPECT_GE(e.time_ns, last) << "times go back";
+    last = e.time_ns;
+    if (e.op == Op::Malloc && e.size >= 70001 && e.size < 70001 + 64) {
+      EXPECT_EQ(e.size, 70001 + times.size());
+      times.push_back(e.time_ns);
+    }
+  }
+  ASSERT_EQ(times.size(), 64u);
+  constexpr std::uint64_t kPauseNs = 2000000;
+  for (std::size_t i = 8; i < times.size(); ++i) EXPECT_GE(times[i] - times[i - 8], kPauseNs) << "malloc " << i;
+  EXPECT_GE(times.back() - times.front(), 56 * kPauseNs);
+}
+
 TEST(Record, DlopenedModuleIsMappedAndSymbolized) {
   TempDir dir;
   std::string trace = dir.file("d.trace");
