@@ -95,8 +95,32 @@ class SharedEvaluation::Proxy : public Fitness {
   unsigned kind_;
 };
 
+namespace {
+
+// The fitnesses a fitness is made of, depth first, down to those made of
+// none (the units of work).
+void leaves_of(Fitness& f, std::vector<Fitness*>& out) {
+  if (f.components() == 0) {
+    out.push_back(&f);
+    return;
+  }
+  for (std::size_t c = 0; c < f.components(); ++c) leaves_of(f.component(c), out);
+}
+
+}  // namespace
+
+// The evaluation of `f` from its leaves' (in leaves_of's order, from `next`).
+Evaluation SharedEvaluation::combined(Fitness& f, std::vector<Evaluation>& leaves, std::size_t& next) {
+  if (f.components() == 0) return std::move(leaves.at(next++));
+  std::vector<Evaluation> parts;
+  for (std::size_t c = 0; c < f.components(); ++c) parts.push_back(combined(f.component(c), leaves, next));
+  return f.combine(std::move(parts));
+}
+
 SharedEvaluation::SharedEvaluation(Ring& ring, Fitness& ranked, Fitness* validator, std::size_t islands)
     : ring_(ring), fitness_{&ranked, validator}, sync_(std::make_unique<Sync>()) {
+  for (unsigned kind : {kRanked, kValidator})
+    if (fitness_[kind]) leaves_of(*fitness_[kind], leaves_[kind]);
   for (unsigned kind : {kRanked, kValidator})
     for (std::size_t k = 0; k < islands; ++k) proxies_[kind].push_back(std::make_unique<Proxy>(*this, k, kind));
   sync_->simulations[kRanked] = ranked.simulations();
@@ -233,8 +257,9 @@ bool SharedEvaluation::round(std::vector<Slot>& slots) {
     return false;
   }
 
-  // A fitness made of others (one per trace, say) is measured component by
-  // component. For a component that is an Evaluator, the units of work are
+  // A fitness made of others (one per trace, say; or a trace's validation
+  // sample and prefix) is measured by the fitnesses it is made of, down to
+  // those made of none (leaves_). For a leaf that is an Evaluator, the units of work are
   // the runs of allocators it lacks: every process gets every run, and
   // then assembles every DMM itself (cheap next to the runs), so no
   // allocator is run twice and one costly DMM is still shared out. For
@@ -252,16 +277,12 @@ bool SharedEvaluation::round(std::vector<Slot>& slots) {
     bool is_run;
     unsigned owner = 0;
   };
-  auto fitness_of = [&](unsigned kind, std::size_t c) -> Fitness& {
-    return fitness_[kind]->components() ? fitness_[kind]->component(c) : *fitness_[kind];
-  };
+  auto fitness_of = [&](unsigned kind, std::size_t c) -> Fitness& { return *leaves_[kind][c]; };
   std::vector<std::pair<unsigned, std::size_t>> groups;  // (fitness, component), in the order units are sent
   for (unsigned kind : {kRanked, kValidator})
-    if (fitness_[kind])
-      for (std::size_t c = 0; c < std::max<std::size_t>(1, fitness_[kind]->components()); ++c) groups.emplace_back(kind, c);
+    for (std::size_t c = 0; c < leaves_[kind].size(); ++c) groups.emplace_back(kind, c);
   std::vector<Unit> units;
-  for (std::size_t i = 0; i < needs.size(); ++i)
-    needs[i].per_component.resize(std::max<std::size_t>(1, fitness_[needs[i].kind]->components()));
+  for (std::size_t i = 0; i < needs.size(); ++i) needs[i].per_component.resize(leaves_[needs[i].kind].size());
   for (const auto& [kind, c] : groups) {
     std::vector<const simulate::DmmSpec*> specs;
     for (const Need& need : needs)
@@ -371,10 +392,10 @@ bool SharedEvaluation::round(std::vector<Slot>& slots) {
     costs_.measuring += since(t0);
     for (unsigned kind : {kRanked, kValidator})
       if (fitness_[kind]) sync_->simulations[kind] = fitness_[kind]->simulations();
-    for (Need& need : needs)
-      measured_[need.kind][need.key] = fitness_[need.kind]->components()
-                                           ? fitness_[need.kind]->combine(std::move(need.per_component))
-                                           : std::move(need.per_component.at(0));
+    for (Need& need : needs) {
+      std::size_t next = 0;
+      measured_[need.kind][need.key] = combined(*fitness_[need.kind], need.per_component, next);
+    }
   }
 
   std::lock_guard lock(sync_->mu);

@@ -67,8 +67,11 @@ class SharedEvaluation {
   std::vector<Evaluation> ask(std::size_t island, unsigned kind, const std::vector<const simulate::DmmSpec*>& specs);
   bool round(std::vector<Slot>& slots);  // false once every process's islands are through
 
+  static Evaluation combined(Fitness& f, std::vector<Evaluation>& leaves, std::size_t& next);
+
   Ring& ring_;
   Fitness* fitness_[2];
+  std::vector<Fitness*> leaves_[2];  // what each is made of, down to fitnesses made of none
   std::vector<std::unique_ptr<Proxy>> proxies_[2];
   struct Sync;
   std::unique_ptr<Sync> sync_;

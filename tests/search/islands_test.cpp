@@ -386,21 +386,23 @@ TEST(SharedEvaluation, EachDmmIsMeasuredOnceAndEveryIslandLearnsIt) {
   EXPECT_GE(rounds[0], 3u);  // the first asks, the second ones, the end
 }
 
-// A fitness made of others (one per trace) is measured component by
-// component, each once, possibly on different processes, and combined as
-// the fitness itself combines them.
+// A fitness made of others (one per trace, and a trace's own made of two,
+// as a validation sample and a prefix are) is measured leaf by leaf, each
+// once, possibly on different processes, and combined as the fitness itself
+// combines them.
 TEST(SharedEvaluation, AFitnessOverSeveralTracesIsSharedOutByTrace) {
   std::vector<sim::DmmSpec> specs;
   for (const std::string& m : kNames) specs.push_back(spec_of(m));
   ThreadRing::Shared shared(2);
-  std::vector<Recording> a(2), b(2);
+  std::vector<Recording> a(2), b(2), c(2);
   std::vector<std::vector<srch::Evaluation>> got(2);
   std::vector<std::thread> processes;
   for (unsigned p = 0; p < 2; ++p)
     processes.emplace_back([&, p] {
-      srch::MultiEvaluator worst({&a[p], &b[p]}, srch::Aggregate::kWorst);
+      srch::MultiEvaluator inner({&b[p], &c[p]}, srch::Aggregate::kWorst);
+      srch::MultiEvaluator mean({&a[p], &inner}, srch::Aggregate::kMean);
       ThreadRing ring(shared, p);
-      srch::SharedEvaluation ev(ring, worst, nullptr, 1);
+      srch::SharedEvaluation ev(ring, mean, nullptr, 1);
       ev.run([&](std::size_t k) {
         std::vector<const sim::DmmSpec*> all;
         for (const auto& s : specs) all.push_back(&s);
@@ -408,20 +410,21 @@ TEST(SharedEvaluation, AFitnessOverSeveralTracesIsSharedOutByTrace) {
       });
     });
   for (auto& t : processes) t.join();
-  Recording ra, rb;
-  srch::MultiEvaluator direct({&ra, &rb}, srch::Aggregate::kWorst);
+  Recording ra, rb, rc;
+  srch::MultiEvaluator inner({&rb, &rc}, srch::Aggregate::kWorst);
+  srch::MultiEvaluator direct({&ra, &inner}, srch::Aggregate::kMean);
   std::vector<const sim::DmmSpec*> all;
   for (const auto& s : specs) all.push_back(&s);
   const std::vector<srch::Evaluation> expected = direct.evaluate(all);
   for (unsigned p = 0; p < 2; ++p)
     for (std::size_t i = 0; i < specs.size(); ++i) {
       EXPECT_EQ(got[p][i].fitness, expected[i].fitness);
-      EXPECT_EQ(got[p][i].per_trace.size(), 2u);
+      ASSERT_EQ(got[p][i].per_trace.size(), 2u);
+      EXPECT_EQ(got[p][i].per_trace[1].per_trace.size(), 2u);
     }
-  EXPECT_EQ(a[0].asked.size() + a[1].asked.size(), specs.size());
-  EXPECT_EQ(b[0].asked.size() + b[1].asked.size(), specs.size());
-  EXPECT_GT(a[0].asked.size() + b[0].asked.size(), 0u);
-  EXPECT_GT(a[1].asked.size() + b[1].asked.size(), 0u);
+  for (const auto* leaf : {&a, &b, &c}) EXPECT_EQ((*leaf)[0].asked.size() + (*leaf)[1].asked.size(), specs.size());
+  EXPECT_GT(a[0].asked.size() + b[0].asked.size() + c[0].asked.size(), 0u);
+  EXPECT_GT(a[1].asked.size() + b[1].asked.size() + c[1].asked.size(), 0u);
 }
 
 // A phase that throws on one process: that process's run() rethrows it once
