@@ -413,12 +413,12 @@ int search_run(const SearchCmdOptions& o, srch::Ring* ring) {
     if (islands > 1) {
       j["islands"] = {{"islands", islands}, {"migrate_every", o.migrate_every}, {"migrants", o.migrants}};
       j["migration_seconds"] = res.migration_seconds;  // rank 0's
-      if (ranks > 1) {
-        const srch::SharingCosts& c = res.sharing;  // rank 0's
-        j["sharing"] = {{"rounds", c.rounds},         {"measured", c.measured},      {"bytes_sent", c.bytes},
-                        {"waiting_seconds", c.waiting}, {"exchange_seconds", c.exchanging},
-                        {"measuring_seconds", c.measuring}, {"bookkeeping_seconds", c.bookkeeping}};
-      }
+    }
+    if (ranks > 1) {  // however many islands
+      const srch::SharingCosts& c = res.sharing;  // rank 0's
+      j["sharing"] = {{"rounds", c.rounds},         {"measured", c.measured},      {"bytes_sent", c.bytes},
+                      {"waiting_seconds", c.waiting}, {"exchange_seconds", c.exchanging},
+                      {"measuring_seconds", c.measuring}, {"bookkeeping_seconds", c.bookkeeping}};
     }
     if (!o.checkpoint.empty()) {
       j["checkpoint_seconds"] = res.checkpoint_seconds;

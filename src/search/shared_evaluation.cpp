@@ -4,6 +4,7 @@
 // talks to the other processes (the Ring) and runs the simulations.
 #include "shared_evaluation.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -298,14 +299,19 @@ bool SharedEvaluation::round(std::vector<Slot>& slots) {
   const unsigned processes = ring_.size(), me = ring_.rank();
   constexpr double kAssembly = 0.25;
   std::vector<double> load(processes, 0);
+  // Runs first, the costliest first, each to the least loaded process (the
+  // longest-processing-time rule), so that the last ones even the loads out.
+  std::vector<std::pair<double, std::size_t>> by_work;
+  for (std::size_t i = 0; i < units.size(); ++i)
+    if (units[i].is_run) by_work.emplace_back(fitness_of(units[i].kind, units[i].component).work(units[i].run), i);
+  std::stable_sort(by_work.begin(), by_work.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+  for (const auto& [work, i] : by_work) {
+    units[i].owner = static_cast<unsigned>(std::min_element(load.begin(), load.end()) - load.begin());
+    load[units[i].owner] += work;
+  }
   for (Unit& u : units) {
+    if (u.is_run) continue;
     Fitness& f = fitness_of(u.kind, u.component);
-    if (u.is_run) {
-      const double work = f.work(u.run);
-      u.owner = static_cast<unsigned>(std::min_element(load.begin(), load.end()) - load.begin());
-      load[u.owner] += work;
-      continue;
-    }
     std::vector<std::pair<std::string, double>> allocators;
     const std::string where = std::to_string(u.kind) + "/" + std::to_string(u.component) + "/";
     for (const auto& a : needs[u.need].spec.allocators) allocators.emplace_back(where + Evaluator::part_key(a), f.work(a));
