@@ -13,13 +13,13 @@
 // A measure depends only on the DMM, so the islands evolve exactly as they
 // would alone; only where the simulations run changes.
 //
-// A DMM goes to the process where it adds least to that process's load in
-// the round: a run of each of its allocators the process has not run yet
-// (which allocators each process has run follows from the shares every
-// process computes the same way) plus the assembly of the runs, in
-// proportion to the operations each allocator is routed (Fitness::work).
-// DMMs that share allocators tend to go where those allocators already
-// ran, and the new runs are spread evenly.
+// The units of work are allocator runs where the fitness is an Evaluator
+// (every process then gets every run and assembles the DMMs itself), DMMs
+// otherwise. Costs are in proportion to the operations each allocator is
+// routed (Fitness::work). Runs go costliest first to the least loaded
+// process; a DMM goes where it adds least: a run of each of its allocators
+// that process has not run (which follows from the shares every process
+// computes the same way) plus the assembly.
 #pragma once
 
 #include <cstdint>
