@@ -3,8 +3,9 @@
 #include "evaluator.h"
 
 #include <algorithm>
-#include <cstring>
 #include <atomic>
+#include <cstring>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
@@ -51,12 +52,6 @@ Evaluator::Evaluator(const simulate::ReplayTrace& trace, Weights weights, unsign
       sizes_(simulate::sizes_of(trace)),
       exact_(exact_sizes ? *exact_sizes : sizes_) {
   kng_.series.clear();
-  // Operations by routing size (a release routes as its block).
-  std::map<std::uint64_t, std::uint64_t> by_size;
-  for (const simulate::Operation& op : trace_.operations)
-    ++by_size[std::max<std::uint64_t>(dmm::routing_size(trace_.sizes[op.size()], op.alignment()), 1)];
-  std::uint64_t total = 0;
-  for (const auto& [size, count] : by_size) routed_.emplace_back(size, total += count);
   // A DMM's time ratio is at least any of its allocators' steps over
   // Kingsley's, and its fitness at least weight_time x that ratio / the sum
   // of the weights: past (sum / weight_time) x Kingsley's steps it is worse
@@ -67,6 +62,22 @@ Evaluator::Evaluator(const simulate::ReplayTrace& trace, Weights weights, unsign
 }
 
 double Evaluator::work(const simulate::AllocatorSpec& a) const {
+  // The counts by routing size, made on first use: only a search shared
+  // among processes asks, so other evaluators do not pay a pass over the trace.
+  std::call_once(routed_once_, [&] {
+    // Operations by size index (an aligned one routes larger: rare, apart);
+    // a release routes as its block.
+    std::vector<std::uint64_t> plain(trace_.sizes.size(), 0);
+    std::map<std::uint64_t, std::uint64_t> by_size;
+    for (const simulate::Operation& op : trace_.operations) {
+      if (op.align_log2() == 0) ++plain[op.size()];
+      else ++by_size[std::max<std::uint64_t>(dmm::routing_size(trace_.sizes[op.size()], op.alignment()), 1)];
+    }
+    for (std::size_t k = 0; k < plain.size(); ++k)
+      if (plain[k]) by_size[std::max<std::uint64_t>(trace_.sizes[k], 1)] += plain[k];
+    std::uint64_t total = 0;
+    for (const auto& [size, count] : by_size) routed_.emplace_back(size, total += count);
+  });
   // Operations with a routing size in (min, max]: the counts up to max less those up to min.
   auto up_to = [&](std::uint64_t size) -> std::uint64_t {
     auto it = std::upper_bound(routed_.begin(), routed_.end(), size,

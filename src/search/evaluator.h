@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -116,8 +117,10 @@ class Evaluator : public Fitness {
   std::uint64_t max_steps_ = 0;
   std::vector<std::uint64_t> sizes_;    // the trace's sizes (<TRACE_SIZE>)
   std::vector<std::uint64_t> exact_;    // the sizes of exact classes
-  // (routing size, operations with a routing size up to it), by size: work()'s counts.
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> routed_;
+  // (routing size, operations with a routing size up to it), by size: work()'s
+  // counts, made on its first call.
+  mutable std::once_flag routed_once_;
+  mutable std::vector<std::pair<std::uint64_t, std::uint64_t>> routed_;
   std::map<std::string, Evaluation> cache_;
   std::map<std::string, std::optional<simulate::PartResult>> parts_;  // none: cannot be built
   // Runs the allocators (in parallel) into parts_.
