@@ -25,12 +25,10 @@ namespace {
 
 std::uint64_t addr(const void* p) { return reinterpret_cast<std::uint64_t>(p); }
 
-// Records with errno left as the real call set it.
+// Records one event; errno stays as the real call set it (recorder.h, ErrnoKept).
 inline void note(Op op, std::uint8_t flags, std::uint64_t size, std::uint64_t address, std::uint64_t aux,
                  const void* caller, std::uint64_t time_ns) {
-  int saved = errno;
   rec::record(op, flags, size, address, aux, caller, time_ns);
-  errno = saved;
 }
 
 inline bool recording() { return !tls.busy && rec::active(); }
@@ -79,9 +77,7 @@ __attribute__((visibility("default"))) void free(void* p) {
   if (!recording()) return pass_free(p);
   BusyScope busy;
   note(Op::Free, 0, 0, addr(p), 0, __builtin_return_address(0), rec::now_ticks_ordered());
-  int saved = errno;
   real.free(p);
-  errno = saved;
 }
 
 __attribute__((visibility("default"))) void* calloc(std::size_t n, std::size_t size) {
@@ -180,9 +176,7 @@ __attribute__((visibility("default"))) void free_sized(void* p, std::size_t size
   if (!recording()) return real.free_sized ? real.free_sized(p, size) : pass_free(p);
   BusyScope busy;
   note(Op::Free, tr::kSized, size, addr(p), 0, __builtin_return_address(0), rec::now_ticks_ordered());
-  int saved = errno;
   if (real.free_sized) real.free_sized(p, size); else real.free(p);
-  errno = saved;
 }
 
 __attribute__((visibility("default"))) void free_aligned_sized(void* p, std::size_t alignment, std::size_t size) {
@@ -190,9 +184,7 @@ __attribute__((visibility("default"))) void free_aligned_sized(void* p, std::siz
   if (!recording()) return real.free_aligned_sized ? real.free_aligned_sized(p, alignment, size) : pass_free(p);
   BusyScope busy;
   note(Op::Free, tr::kSized | tr::kAligned, size, addr(p), alignment, __builtin_return_address(0), rec::now_ticks_ordered());
-  int saved = errno;
   if (real.free_aligned_sized) real.free_aligned_sized(p, alignment, size); else real.free(p);
-  errno = saved;
 }
 
 }  // extern "C"

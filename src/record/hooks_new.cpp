@@ -9,7 +9,9 @@
 // Here the handler runs and bad_alloc is thrown outside any recorder state,
 // and the recorder needs no C++ runtime of its own (it is built without
 // exceptions and linked without libstdc++). delete forwards to the next
-// definition, or to free.
+// definition when another library replaces it, else straight to free (the
+// C++ runtime's delete would only call free, through this library's hooks
+// again).
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -35,28 +37,33 @@ void* raw_alloc(std::size_t n, std::size_t alignment) {
   return real.aligned_alloc(alignment, (n + alignment - 1) & ~(alignment - 1));
 }
 
-// One attempt, recorded (with the size the program asked for) if it succeeds
-// or if it is the nothrow form's final answer.
-void* attempt(const void* caller, std::uint8_t flags, std::size_t n, std::size_t alignment, bool record_failure) {
+// One attempt, recorded (with the size the program asked for) if it succeeds.
+void* attempt(const void* caller, std::uint8_t flags, std::size_t n, std::size_t alignment) {
   std::size_t request = n ? n : 1;  // new(0) must return a unique pointer
   if (tls.busy || !rec::active()) return raw_alloc(request, alignment);
   BusyScope busy;
   void* p = raw_alloc(request, alignment);
-  if (p || record_failure) {
-    int saved = errno;
-    rec::record(Op::New, flags, n, addr(p), alignment, caller, rec::now_ticks());
-    errno = saved;
-  }
+  if (p) rec::record(Op::New, flags, n, addr(p), alignment, caller, rec::now_ticks());
   return p;
 }
 
+// The nothrow form's final answer, a null pointer, recorded as a failed New.
+void* failed(const void* caller, std::uint8_t flags, std::size_t n, std::size_t alignment) {
+  if (!tls.busy && rec::active()) {
+    BusyScope busy;
+    rec::record(Op::New, flags, n, 0, alignment, caller, rec::now_ticks());
+  }
+  return nullptr;
+}
+
+// The new-handler is asked for only once an attempt has failed, as libstdc++
+// does: a successful new costs no call into the C++ runtime.
 void* hook_new(const void* caller, std::uint8_t flags, std::size_t n, std::size_t alignment) {
-  bool nothrow = flags & tr::kNothrow;
   for (;;) {
+    if (void* p = attempt(caller, flags, n, alignment)) return p;
     std::new_handler handler = real.get_new_handler ? real.get_new_handler() : nullptr;
-    if (void* p = attempt(caller, flags, n, alignment, nothrow && !handler)) return p;
     if (!handler) {
-      if (nothrow) return nullptr;
+      if (flags & tr::kNothrow) return failed(caller, flags, n, alignment);
       if (real.throw_bad_alloc) real.throw_bad_alloc();
       std::abort();  // operator new called without a C++ runtime loaded
     }
@@ -70,10 +77,8 @@ void hook_delete(const void* caller, std::uint8_t flags, Next next, void* p, std
   if (rec::is_bootstrap(p)) return;
   if (!tls.busy && rec::active()) {
     BusyScope busy;
-    int saved = errno;
     rec::record(Op::Delete, flags, size, addr(p), alignment, caller, rec::now_ticks_ordered());
     if (next) next(p, args...); else if (real.free) real.free(p);
-    errno = saved;
     return;
   }
   if (next) next(p, args...); else if (real.free) real.free(p);

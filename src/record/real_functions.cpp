@@ -16,8 +16,6 @@ namespace {
 
 // dlsym's own allocations (a few hundred bytes in glibc) and anything else
 // that arrives before resolution finishes.
-constexpr std::size_t kBootstrapBytes = 1 << 18;
-alignas(64) unsigned char bootstrap_arena[kBootstrapBytes];
 std::atomic<std::size_t> bootstrap_used{0};
 
 template <class F>
@@ -25,7 +23,26 @@ void next(F& slot, const char* name) noexcept {
   slot = reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
 }
 
+// True if fn is defined in a C++ runtime whose operator delete only calls free.
+template <class F>
+bool in_cxx_runtime(F fn) noexcept {
+  Dl_info info;
+  if (!fn || dladdr(reinterpret_cast<void*>(fn), &info) == 0 || !info.dli_fname) return false;
+  const char* base = std::strrchr(info.dli_fname, '/');
+  base = base ? base + 1 : info.dli_fname;
+  return std::strncmp(base, "libstdc++.so", 12) == 0 || std::strncmp(base, "libc++.so", 9) == 0;
+}
+
+// The next operator delete, or null if it is the runtime's (see RealFunctions).
+template <class F>
+void next_delete(F& slot, const char* name) noexcept {
+  next(slot, name);
+  if (in_cxx_runtime(slot)) slot = nullptr;
+}
+
 }  // namespace
+
+alignas(64) unsigned char bootstrap_arena[kBootstrapBytes];
 
 void* bootstrap_alloc(std::size_t size, std::size_t alignment) noexcept {
   if (alignment < 16) alignment = 16;
@@ -40,12 +57,6 @@ void* bootstrap_alloc(std::size_t size, std::size_t alignment) noexcept {
       return bootstrap_arena + start;
     }
   }
-}
-
-bool is_bootstrap(const void* p) noexcept {
-  auto a = reinterpret_cast<std::uintptr_t>(p);
-  auto b = reinterpret_cast<std::uintptr_t>(bootstrap_arena);
-  return a >= b && a < b + kBootstrapBytes;
 }
 
 std::size_t bootstrap_size(const void* p) noexcept {
@@ -73,18 +84,18 @@ void resolve_real_functions() noexcept {
 
   next(r.get_new_handler, "_ZSt15get_new_handlerv");
   next(r.throw_bad_alloc, "_ZSt17__throw_bad_allocv");
-  next(r.op_delete, "_ZdlPv");
-  next(r.op_delete_array, "_ZdaPv");
-  next(r.op_delete_sized, "_ZdlPvm");
-  next(r.op_delete_array_sized, "_ZdaPvm");
-  next(r.op_delete_aligned, "_ZdlPvSt11align_val_t");
-  next(r.op_delete_array_aligned, "_ZdaPvSt11align_val_t");
-  next(r.op_delete_sized_aligned, "_ZdlPvmSt11align_val_t");
-  next(r.op_delete_array_sized_aligned, "_ZdaPvmSt11align_val_t");
-  next(r.op_delete_nothrow, "_ZdlPvRKSt9nothrow_t");
-  next(r.op_delete_array_nothrow, "_ZdaPvRKSt9nothrow_t");
-  next(r.op_delete_aligned_nothrow, "_ZdlPvSt11align_val_tRKSt9nothrow_t");
-  next(r.op_delete_array_aligned_nothrow, "_ZdaPvSt11align_val_tRKSt9nothrow_t");
+  next_delete(r.op_delete, "_ZdlPv");
+  next_delete(r.op_delete_array, "_ZdaPv");
+  next_delete(r.op_delete_sized, "_ZdlPvm");
+  next_delete(r.op_delete_array_sized, "_ZdaPvm");
+  next_delete(r.op_delete_aligned, "_ZdlPvSt11align_val_t");
+  next_delete(r.op_delete_array_aligned, "_ZdaPvSt11align_val_t");
+  next_delete(r.op_delete_sized_aligned, "_ZdlPvmSt11align_val_t");
+  next_delete(r.op_delete_array_sized_aligned, "_ZdaPvmSt11align_val_t");
+  next_delete(r.op_delete_nothrow, "_ZdlPvRKSt9nothrow_t");
+  next_delete(r.op_delete_array_nothrow, "_ZdaPvRKSt9nothrow_t");
+  next_delete(r.op_delete_aligned_nothrow, "_ZdlPvSt11align_val_tRKSt9nothrow_t");
+  next_delete(r.op_delete_array_aligned_nothrow, "_ZdaPvSt11align_val_tRKSt9nothrow_t");
 
   next(r.exit_now, "_exit");
   next(r.Exit_now, "_Exit");

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <new>
 
 namespace tailor::record {
@@ -32,7 +33,12 @@ struct RealFunctions {
   std::new_handler (*get_new_handler)();
   [[noreturn]] void (*throw_bad_alloc)();
 
-  // operator delete of the next object (libstdc++), null if none is loaded.
+  // operator delete of the next object, null if none is loaded or if it is
+  // the C++ runtime's own (libstdc++, libc++), which does nothing but call
+  // free: the hooks then call free themselves, instead of a trip through the
+  // runtime and back into this library's operator delete and free hooks
+  // (about 120 instructions of a recorded delete). A replacement delete from
+  // another library (an allocator preloaded after the recorder) is kept.
   void (*op_delete)(void*);
   void (*op_delete_array)(void*);
   void (*op_delete_sized)(void*, std::size_t);
@@ -70,8 +76,14 @@ void resolve_real_functions() noexcept;
 
 /// Allocation for the window in which `real.malloc` is still null.
 void* bootstrap_alloc(std::size_t size, std::size_t alignment = 16) noexcept;
+/// The bootstrap heap's memory (real_functions.cpp).
+inline constexpr std::size_t kBootstrapBytes = 1 << 18;
+extern unsigned char bootstrap_arena[kBootstrapBytes] __attribute__((visibility("hidden")));
 /// True if p came from bootstrap_alloc (such blocks are never released).
-bool is_bootstrap(const void* p) noexcept;
+/// Inline: every free and delete asks.
+inline bool is_bootstrap(const void* p) noexcept {
+  return reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(bootstrap_arena) < kBootstrapBytes;
+}
 /// Size requested from bootstrap_alloc for p.
 std::size_t bootstrap_size(const void* p) noexcept;
 

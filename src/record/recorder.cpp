@@ -308,6 +308,7 @@ bool submit(ThreadLog* log, std::uint32_t b) noexcept {
 
 // The owner hands its current buffer over and moves to the next in the ring.
 void rotate(ThreadLog* log) noexcept {
+  ErrnoKept kept;
   std::uint32_t cur = log->current.load(std::memory_order_relaxed);
   std::uint32_t other = (cur + 1) % kLogBuffers;
   settle_buffer(log, other);  // the oldest buffer goes first: chunks of a thread stay in order
@@ -361,6 +362,7 @@ void append(ThreadLog* log, Op op, std::uint64_t size, std::uint64_t time) noexc
 }  // namespace
 
 ThreadLog* attach_thread(std::uint64_t time_ns) noexcept {
+  ErrnoKept kept;
   ThreadLog* log = nullptr;
   {
     Locked r(registry_mu);
@@ -517,6 +519,7 @@ void initialize() noexcept {
 
 bool ensure_active() noexcept {
   if (tls.busy) return false;
+  ErrnoKept kept;
   {
     BusyScope busy;
     pthread_once(&init_once, initialize);

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
 
 #include "tailor/trace/event.h"
@@ -154,6 +155,18 @@ void report_loaded_modules() noexcept;
 /// starts a new trace file so the process stays recorded.
 bool prepare_exec() noexcept;
 void resume_after_exec() noexcept;
+
+/// Keeps the program's errno across the recorder's slow paths (a thread's
+/// first event, a buffer handed over, start-up), which make system calls.
+/// The per-event path touches nothing that sets errno, so a hook needs no
+/// save of its own: the program sees errno exactly as the real call left it.
+struct ErrnoKept {
+  ErrnoKept() noexcept : saved(errno) {}
+  ~ErrnoKept() { errno = saved; }
+  ErrnoKept(const ErrnoKept&) = delete;
+  ErrnoKept& operator=(const ErrnoKept&) = delete;
+  int saved;
+};
 
 /// RAII marker for "this thread is inside the recorder".
 struct BusyScope {
