@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "recorder.h"
+#include "tailor/trace/writer.h"
 
 namespace tailor::record {
 
@@ -40,14 +41,17 @@ class TickClock {
     ns_per_tick_ = 1.0;
   }
 
-  /// Rewrites the time of n events from ticks to ns (fixing the map on first use).
-  void to_ns(trace::Event* events, std::size_t n) noexcept {
-    if (!tsc_) return;
+  /// The map from ticks to ns, which the writer applies as it encodes
+  /// (fixed on first use).
+  trace::TimeMap map() noexcept {
+    trace::TimeMap m;
+    if (!tsc_) return m;
     if (!fixed_) fix();
-    for (std::size_t i = 0; i < n; ++i) {
-      auto delta = static_cast<double>(static_cast<std::int64_t>(events[i].time_ns - base_ticks_));
-      events[i].time_ns = base_ns_ + static_cast<std::uint64_t>(static_cast<std::int64_t>(delta * ns_per_tick_));
-    }
+    m.identity = false;
+    m.base_ticks = base_ticks_;
+    m.base_ns = base_ns_;
+    m.ns_per_tick = ns_per_tick_;
+    return m;
   }
 
  private:

@@ -31,14 +31,14 @@ namespace {
 
 std::uint64_t addr(const void* p) { return reinterpret_cast<std::uint64_t>(p); }
 
-void* raw_alloc(std::size_t n, std::size_t alignment) {
+[[gnu::always_inline]] inline void* raw_alloc(std::size_t n, std::size_t alignment) {
   if (alignment <= alignof(std::max_align_t)) return real.malloc ? real.malloc(n) : rec::bootstrap_alloc(n);
   if (!real.aligned_alloc) return rec::bootstrap_alloc(n, alignment);
   return real.aligned_alloc(alignment, (n + alignment - 1) & ~(alignment - 1));
 }
 
 // One attempt, recorded (with the size the program asked for) if it succeeds.
-void* attempt(const void* caller, std::uint8_t flags, std::size_t n, std::size_t alignment) {
+[[gnu::always_inline]] inline void* attempt(const void* caller, std::uint8_t flags, std::size_t n, std::size_t alignment) {
   std::size_t request = n ? n : 1;  // new(0) must return a unique pointer
   if (tls.busy || !rec::active()) return raw_alloc(request, alignment);
   BusyScope busy;
@@ -48,7 +48,7 @@ void* attempt(const void* caller, std::uint8_t flags, std::size_t n, std::size_t
 }
 
 // The nothrow form's final answer, a null pointer, recorded as a failed New.
-void* failed(const void* caller, std::uint8_t flags, std::size_t n, std::size_t alignment) {
+[[gnu::noinline]] void* failed(const void* caller, std::uint8_t flags, std::size_t n, std::size_t alignment) {
   if (!tls.busy && rec::active()) {
     BusyScope busy;
     rec::record(Op::New, flags, n, 0, alignment, caller, rec::now_ticks());
@@ -58,7 +58,8 @@ void* failed(const void* caller, std::uint8_t flags, std::size_t n, std::size_t 
 
 // The new-handler is asked for only once an attempt has failed, as libstdc++
 // does: a successful new costs no call into the C++ runtime.
-void* hook_new(const void* caller, std::uint8_t flags, std::size_t n, std::size_t alignment) {
+[[gnu::always_inline]] inline void* hook_new(const void* caller, std::uint8_t flags, std::size_t n,
+                                             std::size_t alignment) {
   for (;;) {
     if (void* p = attempt(caller, flags, n, alignment)) return p;
     std::new_handler handler = real.get_new_handler ? real.get_new_handler() : nullptr;
@@ -72,7 +73,7 @@ void* hook_new(const void* caller, std::uint8_t flags, std::size_t n, std::size_
 }
 
 template <class Next, class... Args>
-void hook_delete(const void* caller, std::uint8_t flags, Next next, void* p, std::size_t size, std::size_t alignment,
+[[gnu::always_inline]] inline void hook_delete(const void* caller, std::uint8_t flags, Next next, void* p, std::size_t size, std::size_t alignment,
                  Args... args) {
   if (rec::is_bootstrap(p)) return;
   if (!tls.busy && rec::active()) {

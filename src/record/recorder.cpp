@@ -210,8 +210,7 @@ void write_range(ThreadLog* log, std::uint32_t buffer, std::uint32_t from, std::
   if (to <= from) return;
   if (state.load(std::memory_order_relaxed) == State::Active) {
     slow_disk();
-    clock.to_ns(log->events[buffer] + from, to - from);
-    if (writer.write_events(log->thread, log->events[buffer] + from, to - from, hurry)) {
+    if (writer.write_events(log->thread, log->events[buffer] + from, to - from, hurry, clock.map())) {
       written_events.fetch_add(to - from, std::memory_order_relaxed);
     } else {
       complain("cannot write trace", writer.last_error());
@@ -307,7 +306,7 @@ bool submit(ThreadLog* log, std::uint32_t b) noexcept {
 }  // namespace
 
 // The owner hands its current buffer over and moves to the next in the ring.
-void rotate(ThreadLog* log) noexcept {
+void rotate(ThreadLog* log, std::uint64_t time) noexcept {
   ErrnoKept kept;
   std::uint32_t cur = log->current.load(std::memory_order_relaxed);
   std::uint32_t other = (cur + 1) % kLogBuffers;
@@ -318,6 +317,8 @@ void rotate(ThreadLog* log) noexcept {
   log->current.store(other, std::memory_order_release);
   log->flushed.store(0, std::memory_order_relaxed);
   log->count.store(0, std::memory_order_release);
+  log->fill = log->events[other];
+  log->deadline = time + flush_interval_ticks;
   if (!submit(log, cur)) settle_buffer(log, cur);
 }
 
@@ -381,6 +382,8 @@ ThreadLog* attach_thread(std::uint64_t time_ns) noexcept {
   log->flushed.store(0);
   for (auto& st : log->state) st.store(kFree);
   log->oldest = 0;
+  log->fill = log->events[0];
+  log->deadline = time_ns + flush_interval_ticks;
   log->thread = next_thread.fetch_add(1);
   if (log->thread > 0) __atomic_store_n(&ordered_releases, true, __ATOMIC_RELAXED);
   {
@@ -468,6 +471,8 @@ void after_fork_child() noexcept {
     mine->flushed.store(0);
     for (auto& st : mine->state) st.store(kFree);
     mine->oldest = 0;
+    mine->fill = mine->events[0];
+    mine->deadline = now_ticks() + flush_interval_ticks;
     mine->next = nullptr;
     live_logs = mine;
     append(mine, Op::ThreadStart, static_cast<std::uint64_t>(syscall(SYS_gettid)), now_ticks());
@@ -489,6 +494,7 @@ void initialize() noexcept {
     return;
   }
   use_tsc = TickClock::tsc_usable();
+  if (!use_tsc) ordered_releases = true;  // clock_gettime on every event (recorder.h)
   clock.start(use_tsc);
   flush_interval_ticks = use_tsc ? kFlushIntervalNs * 3 : kFlushIntervalNs;  // ~GHz; a heuristic only
   const char* thread = getenv("TAILOR_RECORD_THREAD");

@@ -39,6 +39,10 @@ struct ThreadLog {
   std::uint32_t oldest = 0;                    // the next buffer to write, in ring order (writer_mu)
   std::uint32_t full_from[kLogBuffers] = {};   // a full buffer's unwritten events: [full_from, full_count)
   std::uint32_t full_count[kLogBuffers] = {};
+  // The owner's view of its current buffer, kept so that record() needs no
+  // index arithmetic and no look back at the buffer's first event.
+  trace::Event* fill = events[0];  // events[current]
+  std::uint64_t deadline = 0;      // a time past which the buffer is handed over (kFlushIntervalNs)
   trace::Event events[kLogBuffers][kLogEvents];
 };
 
@@ -90,34 +94,35 @@ inline std::uint64_t now_ns() noexcept {
 /// times stay in the thread's order and are at most kClockEvery - 1 events
 /// early. A second thread makes every event read the clock: across threads
 /// the order of times is what orders the events.
+///
+/// `ordered_releases` is also set from the start when the clock is not the
+/// TSC, so that the common case tests one flag.
 extern bool use_tsc;
-extern bool ordered_releases;
-inline constexpr std::uint32_t kClockEvery = 8;
+extern bool ordered_releases;  // every event reads the clock; releases with RDTSCP
+inline constexpr std::uint32_t kClockEvery = 8;  // a power of two
 /// The clock itself, for calibration.
 inline std::uint64_t read_ticks() noexcept {
   if (__builtin_expect(use_tsc, 1)) return __builtin_ia32_rdtsc();
   return now_ns();
 }
 inline std::uint64_t now_ticks() noexcept {
-  if (__builtin_expect(use_tsc, 1)) {
-    if (!__atomic_load_n(&ordered_releases, __ATOMIC_RELAXED) && tls.clock_reads++ % kClockEvery != 0)
-      return tls.last_ticks;
-    return tls.last_ticks = __builtin_ia32_rdtsc();
-  }
-  return now_ns();
+  if (!__atomic_load_n(&ordered_releases, __ATOMIC_RELAXED) && (tls.clock_reads++ & (kClockEvery - 1)) != 0)
+    return tls.last_ticks;
+  return tls.last_ticks = read_ticks();
 }
 inline std::uint64_t now_ticks_ordered() noexcept {
+  if (!__atomic_load_n(&ordered_releases, __ATOMIC_RELAXED)) return now_ticks();
   if (__builtin_expect(use_tsc, 1)) {
-    if (!__atomic_load_n(&ordered_releases, __ATOMIC_RELAXED)) return now_ticks();
     unsigned aux;
     return tls.last_ticks = __builtin_ia32_rdtscp(&aux);
   }
   return now_ns();
 }
 
-/// Slow paths of record(): a thread's first event, and a buffer to hand over.
+/// Slow paths of record(): a thread's first event, and a buffer to hand over
+/// (at `time`, the last event's).
 ThreadLog* attach_thread(std::uint64_t time) noexcept;
-void rotate(ThreadLog* log) noexcept;
+void rotate(ThreadLog* log, std::uint64_t time) noexcept;
 extern std::uint64_t flush_interval_ticks;
 
 /// Appends one event to the calling thread's log. Inline: this is the whole
@@ -127,19 +132,17 @@ inline void record(trace::Op op, std::uint8_t flags, std::uint64_t size, std::ui
   if (__builtin_expect(state.load(std::memory_order_relaxed) != State::Active, 0)) return;
   ThreadLog* log = tls.log;
   if (__builtin_expect(!log, 0) && !(log = attach_thread(time))) return;
-  std::uint32_t b = log->current.load(std::memory_order_relaxed);
   std::uint32_t c = log->count.load(std::memory_order_relaxed);
-  trace::Event& e = log->events[b][c];
+  trace::Event& e = log->fill[c];
   e.time_ns = time;
   e.size = size;
   e.address = address;
   e.aux = aux;
   e.callsite = reinterpret_cast<std::uint64_t>(callsite);
-  e.thread = log->thread;
-  e.op = op;
+  e.op = op;  // e.thread is not stored: the writer takes the log's
   e.flags = flags;
   log->count.store(c + 1, std::memory_order_release);
-  if (__builtin_expect(c + 1 == kLogEvents || time - log->events[b][0].time_ns > flush_interval_ticks, 0)) rotate(log);
+  if (__builtin_expect(c + 1 == kLogEvents || time > log->deadline, 0)) rotate(log, time);
 }
 
 /// Writes every thread's pending events and the end record; recording stops.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tailor/trace/event.h"
+#include "tailor/trace/writer.h"
 
 namespace tailor::trace::codec {
 
@@ -26,6 +27,14 @@ std::size_t max_encoded_size(std::size_t n) noexcept;
 /// bytes). Returns the encoded size.
 std::size_t encode(const Event* events, std::size_t n, std::uint64_t base_time_ns,
                    std::uint8_t* workspace, std::uint8_t* out) noexcept;
+
+/// The same, with each event's time mapped by `time` as it is encoded (the
+/// events are only read), measured from the smallest mapped time. Returns the
+/// encoded size; first_ns and last_ns receive the smallest and largest mapped
+/// times. One pass over the events when their times do not decrease (a
+/// recorder's buffer), two otherwise.
+std::size_t encode(const Event* events, std::size_t n, const TimeMap& time, std::uint8_t* workspace,
+                   std::uint8_t* out, std::uint64_t& first_ns, std::uint64_t& last_ns) noexcept;
 
 /// Which copy of the decoding loop runs: the fastest this CPU has (PEXT where
 /// it is fast), or the portable one (tests compare the two).

@@ -139,17 +139,18 @@ bool Writer::emit_chunk(std::uint8_t type, std::uint8_t codec_id, std::uint32_t 
 }
 
 bool Writer::write_events(std::uint32_t thread, const Event* events, std::size_t n, bool hurry) noexcept {
+  return write_events(thread, events, n, hurry, TimeMap{});
+}
+
+bool Writer::write_events(std::uint32_t thread, const Event* events, std::size_t n, bool hurry,
+                          const TimeMap& time) noexcept {
   if (n == 0) return true;
   if (!memory_ || n > max_events_) {
     error_ = memory_ ? E2BIG : EINVAL;
     return false;
   }
-  std::uint64_t first = events[0].time_ns, last = events[0].time_ns;
-  for (std::size_t i = 1; i < n; ++i) {
-    if (events[i].time_ns < first) first = events[i].time_ns;
-    if (events[i].time_ns > last) last = events[i].time_ns;
-  }
-  std::size_t raw = codec::encode(events, n, first, workspace_, encoded_);
+  std::uint64_t first, last;
+  std::size_t raw = codec::encode(events, n, time, workspace_, encoded_, first, last);
   int level = hurry ? std::min(level_, kHurryLevel) : level_;
   if (level != current_level_) {
     ZSTD_CCtx_setParameter(static_cast<ZSTD_CCtx*>(cctx_), ZSTD_c_compressionLevel, level);

@@ -6,6 +6,7 @@
 // included; and a column cut short fails both copies with the same reason.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -152,6 +153,40 @@ TEST(Codec, AnOverlongVarintFailsBothLoops) {
     std::string why;
     EXPECT_FALSE(codec::decode(bytes.data(), bytes.size(), 1, 0, 0, back.data(), why, path));
     EXPECT_NE(why.find("size column"), std::string::npos) << why;
+  }
+}
+
+// The recorder's path: times on another clock, mapped as they are encoded.
+// The bytes are those of encoding the mapped events from their smallest
+// time, and first/last are the smallest and largest mapped times, whether
+// the times rise (one pass) or not (the first event is not the earliest).
+TEST(Codec, MappedTimesEncodeAsTheMappedEvents) {
+  tr::TimeMap map;
+  map.identity = false;
+  map.base_ticks = 500;
+  map.base_ns = 1'000'000;
+  map.ns_per_tick = 0.37;
+  for (bool rising : {true, false}) {
+    std::vector<tr::Event> ticks = events(4000, rising ? 11 : 12);
+    if (!rising) std::swap(ticks[0].time_ns, ticks[1234].time_ns);
+    std::vector<tr::Event> mapped = ticks;
+    std::uint64_t lo = UINT64_MAX, hi = 0;
+    for (tr::Event& e : mapped) {
+      e.time_ns = map(e.time_ns);
+      lo = std::min(lo, e.time_ns);
+      hi = std::max(hi, e.time_ns);
+    }
+    std::vector<std::uint8_t> work(codec::workspace_size(ticks.size()));
+    std::vector<std::uint8_t> out(codec::max_encoded_size(ticks.size()));
+    std::uint64_t first = 0, last = 0;
+    out.resize(codec::encode(ticks.data(), ticks.size(), map, work.data(), out.data(), first, last));
+    EXPECT_EQ(first, lo);
+    EXPECT_EQ(last, hi);
+    EXPECT_EQ(out, encoded(mapped, lo)) << (rising ? "rising" : "not rising");
+    std::vector<tr::Event> back(ticks.size());
+    std::string why;
+    ASSERT_TRUE(codec::decode(out.data(), out.size(), back.size(), 7, first, back.data(), why)) << why;
+    for (std::size_t i = 0; i < back.size(); ++i) ASSERT_EQ(back[i], mapped[i]) << "event " << i;
   }
 }
 

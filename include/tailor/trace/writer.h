@@ -36,6 +36,22 @@ struct ModuleFields {
   std::string_view build_id;
 };
 
+/// A producer's clock (for the recorder, TSC ticks) to CLOCK_MONOTONIC ns:
+/// ns = base_ns + (t - base_ticks) * ns_per_tick, or t itself when identity.
+/// Non-decreasing in t, so the order of times survives the mapping.
+struct TimeMap {
+  bool identity = true;
+  std::uint64_t base_ticks = 0;
+  std::uint64_t base_ns = 0;
+  double ns_per_tick = 1.0;
+
+  std::uint64_t operator()(std::uint64_t t) const noexcept {
+    if (identity) return t;
+    auto delta = static_cast<double>(static_cast<std::int64_t>(t - base_ticks));
+    return base_ns + static_cast<std::uint64_t>(static_cast<std::int64_t>(delta * ns_per_tick));
+  }
+};
+
 class Writer {
  public:
   /// Largest number of events one write_events() call may pass.
@@ -59,6 +75,9 @@ class Writer {
   /// `hurry`: compress at zstd's fastest level instead of the configured
   /// one (for a writer that is falling behind its producer).
   bool write_events(std::uint32_t thread, const Event* events, std::size_t n, bool hurry = false) noexcept;
+  /// The same for events whose times are on another clock: each time is
+  /// mapped as it is encoded, and the events are left as they are.
+  bool write_events(std::uint32_t thread, const Event* events, std::size_t n, bool hurry, const TimeMap& time) noexcept;
   bool write_modules(const ModuleFields* modules, std::size_t n) noexcept;
   bool write_end(const EndRecord& end) noexcept;
 
