@@ -203,21 +203,28 @@ void slow_disk() noexcept {}
 void report_slow_disk() noexcept {}
 #endif
 
-// Writes events [from, to) of one buffer; `hurry` when the writer is behind.
+// Writes slots [from, to) of one buffer (whole events: the owner publishes
+// both slots of an event at once); `hurry` when the writer is behind.
 // Caller holds writer_mu.
 void write_range(ThreadLog* log, std::uint32_t buffer, std::uint32_t from, std::uint32_t to,
                  bool hurry = false) noexcept {
   if (to <= from) return;
   if (state.load(std::memory_order_relaxed) == State::Active) {
     slow_disk();
-    if (writer.write_events(log->thread, log->events[buffer] + from, to - from, hurry, clock.map())) {
-      written_events.fetch_add(to - from, std::memory_order_relaxed);
+    std::size_t events = 0;
+    if (writer.write_packed(log->thread, log->events[buffer] + from, to - from, hurry, clock.map(), events)) {
+      written_events.fetch_add(events, std::memory_order_relaxed);
     } else {
       complain("cannot write trace", writer.last_error());
       state.store(State::Disabled);
     }
   } else {
-    dropped_events.fetch_add(to - from, std::memory_order_relaxed);
+    std::uint64_t events = 0;
+    for (std::uint32_t i = from; i < to; ++i) {
+      ++events;
+      if (log->events[buffer][i].word & trace::PackedEvent::kExtended) ++i;  // its second slot
+    }
+    dropped_events.fetch_add(events, std::memory_order_relaxed);
   }
 }
 
@@ -320,6 +327,20 @@ void rotate(ThreadLog* log, std::uint64_t time) noexcept {
   log->fill = log->events[other];
   log->deadline = time + flush_interval_ticks;
   if (!submit(log, cur)) settle_buffer(log, cur);
+}
+
+void record_extended(ThreadLog* log, Op op, std::uint8_t flags, std::uint64_t size, std::uint64_t address,
+                     std::uint64_t aux, std::uint64_t callsite, std::uint64_t time) noexcept {
+  std::uint32_t c = log->count.load(std::memory_order_relaxed);
+  if (c + 2 > kLogSlots) {  // both slots in one buffer
+    rotate(log, time);
+    c = log->count.load(std::memory_order_relaxed);
+  }
+  trace::PackedEvent* e = log->fill + c;
+  e[0] = {time, size, address, trace::PackedEvent::kExtended | trace::PackedEvent::tag(op, flags)};
+  e[1] = {aux, callsite, 0, 0};
+  log->count.store(c + 2, std::memory_order_release);
+  if (c + 2 == kLogSlots || time > log->deadline) rotate(log, time);
 }
 
 namespace {
@@ -504,7 +525,7 @@ void initialize() noexcept {
 #endif
   const char* level = getenv("TAILOR_RECORD_ZSTD_LEVEL");
   int zstd_level = level ? std::atoi(level) : 3;
-  if (!writer.init(kLogEvents, zstd_level)) {
+  if (!writer.init(kLogSlots, zstd_level)) {
     complain("cannot allocate the trace writer for", errno);
     state.store(State::Disabled);
     return;

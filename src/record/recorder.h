@@ -20,10 +20,11 @@
 
 #include "tailor/trace/event.h"
 #include "tailor/trace/metadata.h"
+#include "tailor/trace/writer.h"
 
 namespace tailor::record {
 
-inline constexpr std::uint32_t kLogEvents = 1u << 14;  // per buffer
+inline constexpr std::uint32_t kLogSlots = 1u << 14;  // per buffer: 512 KiB of trace::PackedEvent
 inline constexpr std::uint32_t kLogBuffers = 4;        // a ring: room for the writer to lag behind a burst
 inline constexpr std::uint64_t kFlushIntervalNs = 250'000'000;  // an active thread's events reach disk within this
 
@@ -33,7 +34,7 @@ struct ThreadLog {
   ThreadLog* next = nullptr;               // in the registry or the free pool
   std::uint32_t thread = 0;                // dense index written in chunk headers
   std::atomic<std::uint32_t> current{0};   // buffer being filled (owner stores)
-  std::atomic<std::uint32_t> count{0};     // events in it (owner stores, flushers load)
+  std::atomic<std::uint32_t> count{0};     // slots filled in it (owner stores, flushers load)
   std::atomic<std::uint32_t> flushed{0};   // [0, flushed) of it already written by an exit-time flush
   std::atomic<int> state[kLogBuffers] = {};
   std::uint32_t oldest = 0;                    // the next buffer to write, in ring order (writer_mu)
@@ -41,9 +42,9 @@ struct ThreadLog {
   std::uint32_t full_count[kLogBuffers] = {};
   // The owner's view of its current buffer, kept so that record() needs no
   // index arithmetic and no look back at the buffer's first event.
-  trace::Event* fill = events[0];  // events[current]
+  trace::PackedEvent* fill = events[0];  // events[current]
   std::uint64_t deadline = 0;      // a time past which the buffer is handed over (kFlushIntervalNs)
-  trace::Event events[kLogBuffers][kLogEvents];
+  trace::PackedEvent events[kLogBuffers][kLogSlots];  // one slot per event, two for some (writer.h)
 };
 
 /// Per-thread state, in initial-exec TLS so that reaching it never allocates.
@@ -125,6 +126,10 @@ ThreadLog* attach_thread(std::uint64_t time) noexcept;
 void rotate(ThreadLog* log, std::uint64_t time) noexcept;
 extern std::uint64_t flush_interval_ticks;
 
+/// Appends an event that takes two slots (writer.h, PackedEvent).
+void record_extended(ThreadLog* log, trace::Op op, std::uint8_t flags, std::uint64_t size, std::uint64_t address,
+                     std::uint64_t aux, std::uint64_t callsite, std::uint64_t time) noexcept;
+
 /// Appends one event to the calling thread's log. Inline: this is the whole
 /// per-event cost of recording, apart from reading the clock.
 inline void record(trace::Op op, std::uint8_t flags, std::uint64_t size, std::uint64_t address, std::uint64_t aux,
@@ -132,17 +137,19 @@ inline void record(trace::Op op, std::uint8_t flags, std::uint64_t size, std::ui
   if (__builtin_expect(state.load(std::memory_order_relaxed) != State::Active, 0)) return;
   ThreadLog* log = tls.log;
   if (__builtin_expect(!log, 0) && !(log = attach_thread(time))) return;
+  const auto site = reinterpret_cast<std::uint64_t>(callsite);
+  if (__builtin_expect(!trace::PackedEvent::fits_one(aux, site), 0)) {
+    record_extended(log, op, flags, size, address, aux, site, time);
+    return;
+  }
   std::uint32_t c = log->count.load(std::memory_order_relaxed);
-  trace::Event& e = log->fill[c];
-  e.time_ns = time;
+  trace::PackedEvent& e = log->fill[c];
+  e.time = time;
   e.size = size;
   e.address = address;
-  e.aux = aux;
-  e.callsite = reinterpret_cast<std::uint64_t>(callsite);
-  e.op = op;  // e.thread is not stored: the writer takes the log's
-  e.flags = flags;
+  e.word = site | trace::PackedEvent::tag(op, flags);
   log->count.store(c + 1, std::memory_order_release);
-  if (__builtin_expect(c + 1 == kLogEvents || time > log->deadline, 0)) rotate(log, time);
+  if (__builtin_expect(c + 1 == kLogSlots || time > log->deadline, 0)) rotate(log, time);
 }
 
 /// Writes every thread's pending events and the end record; recording stops.

@@ -36,6 +36,12 @@ std::size_t encode(const Event* events, std::size_t n, std::uint64_t base_time_n
 std::size_t encode(const Event* events, std::size_t n, const TimeMap& time, std::uint8_t* workspace,
                    std::uint8_t* out, std::uint64_t& first_ns, std::uint64_t& last_ns) noexcept;
 
+/// The same for `slots` slots of packed events (writer.h), which hold
+/// `events` events. Returns 0 if the last event is cut (its second slot
+/// missing).
+std::size_t encode(const PackedEvent* slots, std::size_t n, const TimeMap& time, std::uint8_t* workspace,
+                   std::uint8_t* out, std::size_t& events, std::uint64_t& first_ns, std::uint64_t& last_ns) noexcept;
+
 /// Which copy of the decoding loop runs: the fastest this CPU has (PEXT where
 /// it is fast), or the portable one (tests compare the two).
 enum class DecodePath { kBest, kPortable };

@@ -43,21 +43,69 @@ struct Identity {
   std::uint64_t operator()(std::uint64_t t) const noexcept { return t; }
 };
 
+// One event's fields, as a source hands them to the loop.
+struct Fields {
+  std::uint64_t time, size, address, aux, callsite;
+  Op op;
+  std::uint8_t flags;
+};
+
+// Event arrays: one event per element.
+struct EventSource {
+  const Event* events;
+  std::size_t n;
+  std::size_t count() const noexcept { return n; }
+  template <class Visit>
+  [[gnu::always_inline]] bool each(Visit&& visit) const noexcept {
+    for (std::size_t i = 0; i < n; ++i) {
+      const Event& e = events[i];
+      visit(Fields{e.time_ns, e.size, e.address, e.aux, e.callsite, e.op, e.flags});
+    }
+    return true;
+  }
+  std::uint64_t first_time() const noexcept { return events[0].time_ns; }
+};
+
+// Packed slots (writer.h): one or two per event. False if the last event's
+// second slot is missing.
+struct PackedSource {
+  const PackedEvent* slots;
+  std::size_t n;
+  template <class Visit>
+  [[gnu::always_inline]] bool each(Visit&& visit) const noexcept {
+    for (std::size_t i = 0; i < n; ++i) {
+      const PackedEvent& s = slots[i];
+      const auto op = static_cast<Op>((s.word >> 56) & 0xf);
+      const auto flags = static_cast<std::uint8_t>(s.word >> 60);
+      if (__builtin_expect(s.word & PackedEvent::kExtended, 0)) {
+        if (++i == n) return false;
+        visit(Fields{s.time, s.size, s.address, slots[i].time, slots[i].size, op, flags});
+      } else {
+        visit(Fields{s.time, s.size, s.address, 0, s.word & PackedEvent::kSiteMask, op, flags});
+      }
+    }
+    return true;
+  }
+  std::uint64_t first_time() const noexcept { return slots[0].time; }
+};
+
 // The loop, for a time map known at compile time (Identity) or not
-// (TimeMap). Also reports the smallest and largest mapped time.
-template <class Map>
-std::size_t encode_mapped(const Event* events, std::size_t n, const Map& map, std::uint64_t base_time_ns,
-                          std::uint8_t* workspace, std::uint8_t* out, std::uint64_t& min_ns,
+// (TimeMap). Reports the number of events and the smallest and largest
+// mapped time; 0 if the source is cut.
+template <class Source, class Map>
+std::size_t encode_mapped(const Source& source, const Map& map, std::uint64_t base_time_ns, std::size_t capacity,
+                          std::uint8_t* workspace, std::uint8_t* out, std::size_t& events, std::uint64_t& min_ns,
                           std::uint64_t& max_ns) noexcept {
   std::uint8_t* begin[kColumns];
   std::uint8_t* col[kColumns];
-  for (unsigned c = 0; c < kColumns; ++c) begin[c] = col[c] = workspace + c * n * kColumnCapacityPerEvent;
+  for (unsigned c = 0; c < kColumns; ++c) begin[c] = col[c] = workspace + c * capacity * kColumnCapacityPerEvent;
 
   std::uint64_t prev_time = base_time_ns, prev_address = 0, prev_callsite = 0;
   std::uint64_t lo = UINT64_MAX, hi = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const Event& e = events[i];
-    const std::uint64_t time = map(e.time_ns);
+  std::size_t count = 0;
+  const bool whole = source.each([&](const Fields& e) __attribute__((always_inline)) {
+    ++count;
+    const std::uint64_t time = map(e.time);
     lo = time < lo ? time : lo;
     hi = time > hi ? time : hi;
     std::uint64_t aux = e.op == Op::Realloc ? io::zigzag(diff(e.aux, e.address)) : e.aux;
@@ -74,9 +122,11 @@ std::size_t encode_mapped(const Event* events, std::size_t n, const Map& map, st
     prev_time = time;
     prev_address = e.address;
     prev_callsite = e.callsite;
-  }
+  });
+  events = count;
   min_ns = lo;
   max_ns = hi;
+  if (!whole) return 0;
 
   std::uint8_t* p = out;
   for (unsigned c = 0; c < kColumns; ++c) p = io::put_u32(p, static_cast<std::uint32_t>(col[c] - begin[c]));
@@ -88,29 +138,47 @@ std::size_t encode_mapped(const Event* events, std::size_t n, const Map& map, st
   return static_cast<std::size_t>(p - out);
 }
 
+// Times are measured from the smallest: guess the first event's, which it
+// is unless some time decreases, and encode again from the true smallest.
+template <class Source>
+std::size_t encode_from_smallest(const Source& source, std::size_t capacity, const TimeMap& time,
+                                 std::uint8_t* workspace, std::uint8_t* out, std::size_t& events,
+                                 std::uint64_t& first_ns, std::uint64_t& last_ns) noexcept {
+  auto run = [&](std::uint64_t base) {
+    return time.identity ? encode_mapped(source, Identity{}, base, capacity, workspace, out, events, first_ns, last_ns)
+                         : encode_mapped(source, time, base, capacity, workspace, out, events, first_ns, last_ns);
+  };
+  const std::uint64_t guess = time(source.first_time());
+  std::size_t size = run(guess);
+  if (size == 0 || first_ns == guess) return size;
+  return run(first_ns);
+}
+
 }  // namespace
 
 std::size_t encode(const Event* events, std::size_t n, std::uint64_t base_time_ns, std::uint8_t* workspace,
                    std::uint8_t* out) noexcept {
+  std::size_t count;
   std::uint64_t lo, hi;
-  return encode_mapped(events, n, Identity{}, base_time_ns, workspace, out, lo, hi);
+  return encode_mapped(EventSource{events, n}, Identity{}, base_time_ns, n, workspace, out, count, lo, hi);
 }
 
 std::size_t encode(const Event* events, std::size_t n, const TimeMap& time, std::uint8_t* workspace,
                    std::uint8_t* out, std::uint64_t& first_ns, std::uint64_t& last_ns) noexcept {
+  std::size_t count;
   if (n == 0) {
     first_ns = last_ns = 0;
-    return encode_mapped(events, n, Identity{}, 0, workspace, out, first_ns, last_ns);
+    return encode_mapped(EventSource{events, 0}, Identity{}, 0, 0, workspace, out, count, first_ns, last_ns);
   }
-  // Times are measured from the smallest; guess the first event's, which it
-  // is unless some time decreases, and encode again from the true smallest.
-  const std::uint64_t guess = time(events[0].time_ns);
-  std::size_t size = time.identity ? encode_mapped(events, n, Identity{}, guess, workspace, out, first_ns, last_ns)
-                                   : encode_mapped(events, n, time, guess, workspace, out, first_ns, last_ns);
-  if (first_ns == guess) return size;
-  const std::uint64_t base = first_ns;
-  return time.identity ? encode_mapped(events, n, Identity{}, base, workspace, out, first_ns, last_ns)
-                       : encode_mapped(events, n, time, base, workspace, out, first_ns, last_ns);
+  return encode_from_smallest(EventSource{events, n}, n, time, workspace, out, count, first_ns, last_ns);
+}
+
+std::size_t encode(const PackedEvent* slots, std::size_t n, const TimeMap& time, std::uint8_t* workspace,
+                   std::uint8_t* out, std::size_t& events, std::uint64_t& first_ns, std::uint64_t& last_ns) noexcept {
+  events = 0;
+  first_ns = last_ns = 0;
+  if (n == 0) return 0;
+  return encode_from_smallest(PackedSource{slots, n}, n, time, workspace, out, events, first_ns, last_ns);
 }
 
 }  // namespace tailor::trace::codec

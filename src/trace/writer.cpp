@@ -151,6 +151,31 @@ bool Writer::write_events(std::uint32_t thread, const Event* events, std::size_t
   }
   std::uint64_t first, last;
   std::size_t raw = codec::encode(events, n, time, workspace_, encoded_, first, last);
+  return compress_and_emit(thread, n, raw, hurry, first, last);
+}
+
+bool Writer::write_packed(std::uint32_t thread, const PackedEvent* slots, std::size_t n, bool hurry,
+                          const TimeMap& time, std::size_t& events) noexcept {
+  events = 0;
+  if (n == 0) return true;
+  if (!memory_ || n > max_events_) {
+    error_ = memory_ ? E2BIG : EINVAL;
+    return false;
+  }
+  std::uint64_t first, last;
+  std::size_t count = 0;
+  std::size_t raw = codec::encode(slots, n, time, workspace_, encoded_, count, first, last);
+  if (raw == 0) {
+    error_ = EINVAL;
+    return false;
+  }
+  if (!compress_and_emit(thread, count, raw, hurry, first, last)) return false;
+  events = count;
+  return true;
+}
+
+bool Writer::compress_and_emit(std::uint32_t thread, std::size_t n, std::size_t raw, bool hurry, std::uint64_t first,
+                               std::uint64_t last) noexcept {
   int level = hurry ? std::min(level_, kHurryLevel) : level_;
   if (level != current_level_) {
     ZSTD_CCtx_setParameter(static_cast<ZSTD_CCtx*>(cctx_), ZSTD_c_compressionLevel, level);
