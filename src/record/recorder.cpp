@@ -204,15 +204,15 @@ void report_slow_disk() noexcept {}
 #endif
 
 // Writes slots [from, to) of one buffer (whole events: the owner publishes
-// both slots of an event at once); `hurry` when the writer is behind.
+// both slots of an event at once), compressed at `pace` (writer.h).
 // Caller holds writer_mu.
 void write_range(ThreadLog* log, std::uint32_t buffer, std::uint32_t from, std::uint32_t to,
-                 bool hurry = false) noexcept {
+                 unsigned pace = 0) noexcept {
   if (to <= from) return;
   if (state.load(std::memory_order_relaxed) == State::Active) {
     slow_disk();
     std::size_t events = 0;
-    if (writer.write_packed(log->thread, log->events[buffer] + from, to - from, hurry, clock.map(), events)) {
+    if (writer.write_packed(log->thread, log->events[buffer] + from, to - from, pace, clock.map(), events)) {
       written_events.fetch_add(events, std::memory_order_relaxed);
     } else {
       complain("cannot write trace", writer.last_error());
@@ -232,15 +232,44 @@ void write_range(ThreadLog* log, std::uint32_t buffer, std::uint32_t from, std::
 // until one is not full). Claiming and writing happen under writer_mu, so a
 // thread's chunks reach the file in the order it filled them, whoever (the
 // writer thread, the owner, an exit-time flush) writes them.
-void write_full_upto(ThreadLog* log, std::uint32_t b, bool hurry) noexcept {
+void write_full_upto(ThreadLog* log, std::uint32_t b, unsigned pace) noexcept {
   for (;;) {
     std::uint32_t o = log->oldest;
     if (log->state[o].load(std::memory_order_acquire) != kFull) return;
-    write_range(log, o, log->full_from[o], log->full_count[o], hurry);
+    write_range(log, o, log->full_from[o], log->full_count[o], pace);
     log->state[o].store(kFree, std::memory_order_release);
     log->oldest = (o + 1) % kLogBuffers;
     if (o == b) return;
   }
+}
+
+// How fast to compress (writer.h, pace), under writer_mu. The writer thread
+// should keep up with the program's threads at the best compression it can
+// afford: a step faster each time it finds another full buffer of the same
+// log waiting behind the one it writes, the fastest at once when a program
+// thread had to write a buffer itself (the writer was a whole ring behind),
+// and a step slower after kCalmChunks chunks in a row with nothing waiting.
+constexpr unsigned kCalmChunks = 16;
+unsigned pace = 0;
+unsigned calm = 0;
+
+unsigned choose_pace(const ThreadLog* log, std::uint32_t b) noexcept {
+  if (!on_writer_thread) {
+    pace = trace::Writer::kMaxPace;
+    calm = 0;
+    return pace;
+  }
+  bool waiting = false;
+  for (std::uint32_t i = 0; i < kLogBuffers; ++i)
+    waiting |= i != b && log->state[i].load(std::memory_order_acquire) == kFull;
+  if (waiting) {
+    if (pace < trace::Writer::kMaxPace) ++pace;
+    calm = 0;
+  } else if (++calm >= kCalmChunks) {
+    if (pace > 0) --pace;
+    calm = 0;
+  }
+  return pace;
 }
 
 // Makes buffer b free, writing it (and any older full buffer) if needed.
@@ -249,12 +278,9 @@ void settle_buffer(ThreadLog* log, std::uint32_t b) noexcept {
   // Modules first and outside writer_mu: nobody waiting on writer_mu may
   // wait on the loader's lock through us.
   report_modules(false);
-  // Behind if more buffers wait, or if a program thread has to write (the
-  // writer thread did not get to this buffer in time).
-  bool hurry = !on_writer_thread || __atomic_load_n(&queue_size, __ATOMIC_RELAXED) > 0;
   count_full_buffer();
   Locked w(writer_mu);
-  write_full_upto(log, b, hurry);
+  write_full_upto(log, b, choose_pace(log, b));
 }
 
 // --- background writer ------------------------------------------------------
@@ -351,7 +377,7 @@ void write_log(ThreadLog* log) noexcept {
   std::uint32_t cur = log->current.load(std::memory_order_acquire);
   report_modules(false);
   Locked w(writer_mu);
-  write_full_upto(log, cur, false);  // every full buffer (cur itself is being filled, so not full)
+  write_full_upto(log, cur, 0);  // every full buffer (cur itself is being filled, so not full)
   std::uint32_t n = log->count.load(std::memory_order_acquire);
   write_range(log, cur, log->flushed.load(std::memory_order_relaxed), n);
   log->flushed.store(n, std::memory_order_relaxed);

@@ -21,7 +21,10 @@
 namespace tailor::trace {
 
 namespace {
-constexpr int kHurryLevel = -5;  // zstd's fast levels: about 15% quicker, 30% larger than level 1
+// zstd levels by pace (writer.h). On a recorder's columns (robot_kinematics,
+// 112 KB chunks, zstd -b): 1 at 580 MB/s, -1 at 790, -5 at 1020 (3.7x smaller),
+// against 450 MB/s at 3 (5.9x).
+constexpr int kPaceLevels[Writer::kMaxPace] = {1, -1, -5};
 std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
 }  // namespace
 
@@ -138,11 +141,11 @@ bool Writer::emit_chunk(std::uint8_t type, std::uint8_t codec_id, std::uint32_t 
   return write_all(chunk_, format::kChunkHeaderSize + stored_size);
 }
 
-bool Writer::write_events(std::uint32_t thread, const Event* events, std::size_t n, bool hurry) noexcept {
-  return write_events(thread, events, n, hurry, TimeMap{});
+bool Writer::write_events(std::uint32_t thread, const Event* events, std::size_t n, unsigned pace) noexcept {
+  return write_events(thread, events, n, pace, TimeMap{});
 }
 
-bool Writer::write_events(std::uint32_t thread, const Event* events, std::size_t n, bool hurry,
+bool Writer::write_events(std::uint32_t thread, const Event* events, std::size_t n, unsigned pace,
                           const TimeMap& time) noexcept {
   if (n == 0) return true;
   if (!memory_ || n > max_events_) {
@@ -151,10 +154,10 @@ bool Writer::write_events(std::uint32_t thread, const Event* events, std::size_t
   }
   std::uint64_t first, last;
   std::size_t raw = codec::encode(events, n, time, workspace_, encoded_, first, last);
-  return compress_and_emit(thread, n, raw, hurry, first, last);
+  return compress_and_emit(thread, n, raw, pace, first, last);
 }
 
-bool Writer::write_packed(std::uint32_t thread, const PackedEvent* slots, std::size_t n, bool hurry,
+bool Writer::write_packed(std::uint32_t thread, const PackedEvent* slots, std::size_t n, unsigned pace,
                           const TimeMap& time, std::size_t& events) noexcept {
   events = 0;
   if (n == 0) return true;
@@ -169,14 +172,14 @@ bool Writer::write_packed(std::uint32_t thread, const PackedEvent* slots, std::s
     error_ = EINVAL;
     return false;
   }
-  if (!compress_and_emit(thread, count, raw, hurry, first, last)) return false;
+  if (!compress_and_emit(thread, count, raw, pace, first, last)) return false;
   events = count;
   return true;
 }
 
-bool Writer::compress_and_emit(std::uint32_t thread, std::size_t n, std::size_t raw, bool hurry, std::uint64_t first,
+bool Writer::compress_and_emit(std::uint32_t thread, std::size_t n, std::size_t raw, unsigned pace, std::uint64_t first,
                                std::uint64_t last) noexcept {
-  int level = hurry ? std::min(level_, kHurryLevel) : level_;
+  int level = pace == 0 ? level_ : std::min(level_, kPaceLevels[std::min(pace, kMaxPace) - 1]);
   if (level != current_level_) {
     ZSTD_CCtx_setParameter(static_cast<ZSTD_CCtx*>(cctx_), ZSTD_c_compressionLevel, level);
     current_level_ = level;

@@ -99,16 +99,18 @@ class Writer {
   int fd() const noexcept { return fd_; }
 
   bool write_header(const HeaderFields& header) noexcept;
-  /// `hurry`: compress at zstd's fastest level instead of the configured
-  /// one (for a writer that is falling behind its producer).
-  bool write_events(std::uint32_t thread, const Event* events, std::size_t n, bool hurry = false) noexcept;
+  /// `pace` 0 compresses at the configured level; each step up to kMaxPace
+  /// at a faster one (zstd 1, -1, -5; never slower than the configured
+  /// level), for a writer falling behind its producer.
+  static constexpr unsigned kMaxPace = 3;
+  bool write_events(std::uint32_t thread, const Event* events, std::size_t n, unsigned pace = 0) noexcept;
   /// The same for events whose times are on another clock: each time is
   /// mapped as it is encoded, and the events are left as they are.
-  bool write_events(std::uint32_t thread, const Event* events, std::size_t n, bool hurry, const TimeMap& time) noexcept;
+  bool write_events(std::uint32_t thread, const Event* events, std::size_t n, unsigned pace, const TimeMap& time) noexcept;
   /// Packed events, `slots` slots of them (at most max_events()), times
   /// mapped by `time`; `events` receives how many events they held. An
   /// event cut by the end of the slots is an error (EINVAL).
-  bool write_packed(std::uint32_t thread, const PackedEvent* slots, std::size_t n, bool hurry, const TimeMap& time,
+  bool write_packed(std::uint32_t thread, const PackedEvent* slots, std::size_t n, unsigned pace, const TimeMap& time,
                     std::size_t& events) noexcept;
   bool write_modules(const ModuleFields* modules, std::size_t n) noexcept;
   bool write_end(const EndRecord& end) noexcept;
@@ -123,7 +125,7 @@ class Writer {
                   std::uint32_t raw_size, std::uint32_t stored_size, std::uint64_t first_ns,
                   std::uint64_t last_ns) noexcept;
   bool write_all(const std::uint8_t* data, std::size_t size) noexcept;
-  bool compress_and_emit(std::uint32_t thread, std::size_t n, std::size_t raw, bool hurry, std::uint64_t first,
+  bool compress_and_emit(std::uint32_t thread, std::size_t n, std::size_t raw, unsigned pace, std::uint64_t first,
                          std::uint64_t last) noexcept;
 
   int fd_ = -1;
