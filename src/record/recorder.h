@@ -3,13 +3,15 @@
 // log into a trace chunk, and the process events (thread exit, fork, exec,
 // exit) that decide which file a chunk goes to and when a trace ends.
 //
-// Hot path: a hook appends one Event to its thread's log (thread-local, no lock,
-// no atomic read-modify-write). Each log is a ring of buffers: when the one
-// being filled is full (or holds events older than kFlushIntervalNs), it is
-// handed to a background writer thread that encodes, compresses and writes it
-// while the program fills the next. If the writer falls a whole ring behind,
-// the program's thread writes the oldest buffer itself, so memory stays
-// bounded and the thread's chunks stay in order. TAILOR_RECORD_THREAD=0 writes inline.
+// Hot path: a hook appends one 32-byte trace::PackedEvent to its thread's log
+// (thread-local, no lock, no atomic read-modify-write). Each log is a ring of
+// buffers: when the one being filled is full (or holds events older than
+// kFlushIntervalNs), it is handed to a background writer thread that encodes,
+// compresses and writes it while the program fills the next, compressing
+// faster when it falls behind (recorder.cpp, choose_pace). If the writer falls
+// a whole ring behind, the program's thread writes the oldest buffer itself,
+// so memory stays bounded and the thread's chunks stay in order.
+// TAILOR_RECORD_THREAD=0 writes inline.
 #pragma once
 
 #include <time.h>

@@ -43,6 +43,17 @@ struct Identity {
   std::uint64_t operator()(std::uint64_t t) const noexcept { return t; }
 };
 
+// TimeMap without its identity case, taken by value so that its fields stay
+// in registers (the loop's byte stores could alias a referenced map).
+struct Linear {
+  std::uint64_t base_ticks, base_ns;
+  double ns_per_tick;
+  std::uint64_t operator()(std::uint64_t t) const noexcept {
+    auto delta = static_cast<double>(static_cast<std::int64_t>(t - base_ticks));
+    return base_ns + static_cast<std::uint64_t>(static_cast<std::int64_t>(delta * ns_per_tick));
+  }
+};
+
 // One event's fields, as a source hands them to the loop.
 struct Fields {
   std::uint64_t time, size, address, aux, callsite;
@@ -50,17 +61,18 @@ struct Fields {
   std::uint8_t flags;
 };
 
+// Sources are copied into the loop's frame for the same reason as Linear.
+
 // Event arrays: one event per element.
 struct EventSource {
   const Event* events;
   std::size_t n;
-  std::size_t count() const noexcept { return n; }
   template <class Visit>
   [[gnu::always_inline]] bool each(Visit&& visit) const noexcept {
-    for (std::size_t i = 0; i < n; ++i) {
-      const Event& e = events[i];
-      visit(Fields{e.time_ns, e.size, e.address, e.aux, e.callsite, e.op, e.flags});
-    }
+    const Event* const e = events;
+    const std::size_t count = n;
+    for (std::size_t i = 0; i < count; ++i)
+      visit(Fields{e[i].time_ns, e[i].size, e[i].address, e[i].aux, e[i].callsite, e[i].op, e[i].flags});
     return true;
   }
   std::uint64_t first_time() const noexcept { return events[0].time_ns; }
@@ -73,13 +85,15 @@ struct PackedSource {
   std::size_t n;
   template <class Visit>
   [[gnu::always_inline]] bool each(Visit&& visit) const noexcept {
-    for (std::size_t i = 0; i < n; ++i) {
-      const PackedEvent& s = slots[i];
+    const PackedEvent* const p = slots;
+    const std::size_t count = n;
+    for (std::size_t i = 0; i < count; ++i) {
+      const PackedEvent s = p[i];
       const auto op = static_cast<Op>((s.word >> 56) & 0xf);
       const auto flags = static_cast<std::uint8_t>(s.word >> 60);
       if (__builtin_expect(s.word & PackedEvent::kExtended, 0)) {
-        if (++i == n) return false;
-        visit(Fields{s.time, s.size, s.address, slots[i].time, slots[i].size, op, flags});
+        if (++i == count) return false;
+        visit(Fields{s.time, s.size, s.address, p[i].time, p[i].size, op, flags});
       } else {
         visit(Fields{s.time, s.size, s.address, 0, s.word & PackedEvent::kSiteMask, op, flags});
       }
@@ -90,10 +104,12 @@ struct PackedSource {
 };
 
 // The loop, for a time map known at compile time (Identity) or not
-// (TimeMap). Reports the number of events and the smallest and largest
-// mapped time; 0 if the source is cut.
+// (Linear). Reports the number of events and the smallest and largest
+// mapped time; 0 if the source is cut. Times that never decrease (the
+// common case) give their first and last as smallest and largest without a
+// comparison per event; otherwise a second pass finds them.
 template <class Source, class Map>
-std::size_t encode_mapped(const Source& source, const Map& map, std::uint64_t base_time_ns, std::size_t capacity,
+std::size_t encode_mapped(const Source source, const Map map, std::uint64_t base_time_ns, std::size_t capacity,
                           std::uint8_t* workspace, std::uint8_t* out, std::size_t& events, std::uint64_t& min_ns,
                           std::uint64_t& max_ns) noexcept {
   std::uint8_t* begin[kColumns];
@@ -101,13 +117,10 @@ std::size_t encode_mapped(const Source& source, const Map& map, std::uint64_t ba
   for (unsigned c = 0; c < kColumns; ++c) begin[c] = col[c] = workspace + c * capacity * kColumnCapacityPerEvent;
 
   std::uint64_t prev_time = base_time_ns, prev_address = 0, prev_callsite = 0;
-  std::uint64_t lo = UINT64_MAX, hi = 0;
-  std::size_t count = 0;
-  const bool whole = source.each([&](const Fields& e) __attribute__((always_inline)) {
-    ++count;
+  std::uint64_t falls = 0;  // the OR of every time step: its top bit is set if a time decreased
+  const bool whole = source.each([&](const Fields e) __attribute__((always_inline)) {
     const std::uint64_t time = map(e.time);
-    lo = time < lo ? time : lo;
-    hi = time > hi ? time : hi;
+    falls |= time - prev_time;
     std::uint64_t aux = e.op == Op::Realloc ? io::zigzag(diff(e.aux, e.address)) : e.aux;
     std::uint64_t site = io::zigzag(diff(e.callsite, prev_callsite));
     std::uint8_t kind = static_cast<std::uint8_t>(static_cast<unsigned>(e.op) | (e.size ? format::kHasSize : 0u) |
@@ -123,10 +136,23 @@ std::size_t encode_mapped(const Source& source, const Map& map, std::uint64_t ba
     prev_address = e.address;
     prev_callsite = e.callsite;
   });
-  events = count;
-  min_ns = lo;
-  max_ns = hi;
+  events = static_cast<std::size_t>(col[format::kKinds] - begin[format::kKinds]) / 2;
   if (!whole) return 0;
+  if (events == 0) {
+    min_ns = max_ns = 0;
+  } else if (!(falls >> 63) && map(source.first_time()) >= base_time_ns) {
+    min_ns = map(source.first_time());
+    max_ns = prev_time;
+  } else {
+    std::uint64_t lo = UINT64_MAX, hi = 0;
+    source.each([&](const Fields e) {
+      const std::uint64_t time = map(e.time);
+      lo = time < lo ? time : lo;
+      hi = time > hi ? time : hi;
+    });
+    min_ns = lo;
+    max_ns = hi;
+  }
 
   std::uint8_t* p = out;
   for (unsigned c = 0; c < kColumns; ++c) p = io::put_u32(p, static_cast<std::uint32_t>(col[c] - begin[c]));
@@ -144,9 +170,10 @@ template <class Source>
 std::size_t encode_from_smallest(const Source& source, std::size_t capacity, const TimeMap& time,
                                  std::uint8_t* workspace, std::uint8_t* out, std::size_t& events,
                                  std::uint64_t& first_ns, std::uint64_t& last_ns) noexcept {
+  const Linear linear{time.base_ticks, time.base_ns, time.ns_per_tick};
   auto run = [&](std::uint64_t base) {
     return time.identity ? encode_mapped(source, Identity{}, base, capacity, workspace, out, events, first_ns, last_ns)
-                         : encode_mapped(source, time, base, capacity, workspace, out, events, first_ns, last_ns);
+                         : encode_mapped(source, linear, base, capacity, workspace, out, events, first_ns, last_ns);
   };
   const std::uint64_t guess = time(source.first_time());
   std::size_t size = run(guess);
