@@ -100,9 +100,9 @@ class Writer {
 
   bool write_header(const HeaderFields& header) noexcept;
   /// `pace` 0 compresses at the configured level; each step up to kMaxPace
-  /// at a faster one (zstd 1, -1, -5; never slower than the configured
-  /// level), for a writer falling behind its producer.
-  static constexpr unsigned kMaxPace = 3;
+  /// at a faster one (zstd 1, -1, -5, -10; never slower than the
+  /// configured level), for a writer falling behind its producer.
+  static constexpr unsigned kMaxPace = 4;
   bool write_events(std::uint32_t thread, const Event* events, std::size_t n, unsigned pace = 0) noexcept;
   /// The same for events whose times are on another clock: each time is
   /// mapped as it is encoded, and the events are left as they are.
