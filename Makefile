@@ -62,7 +62,7 @@ test-tsan: deps
 	    --gtest_filter='Stress.*:CoreApi.*:-Stress.ThreadsDoNotShareCacheLines' || exit 1; done
 
 bench-record: build
-	./bench/record_overhead.py --build $(BUILD)
+	./bench/record_overhead.py --build $(BUILD) --runs 5 --heaptrack-runs 1
 
 bench-simulate: build
 	./bench/simulate_speed.py --build $(BUILD) --dmm $(or $(DMM),kng)
