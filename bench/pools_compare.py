@@ -34,6 +34,11 @@ POINTER_CHASING = ["olden_em3d", "olden_health", "olden_mst", "olden_treeadd", "
                    "olden_bisort", "ptrdist_ft"]
 OTHERS = ["hypercube_net", "cfrac", "boolean_sets", "gc_trees", "boxed_spheres", "robot_kinematics",
           "list_kernel", "tree_kernel"]
+# The allocator benchmarks of bench/alloc (binaries ab_NAME; several threads,
+# cross-thread frees, large and huge blocks): --workloads alloc.
+ALLOC_BENCH = ["ab_mt_random_small", "ab_mt_producer_consumer", "ab_mt_server", "ab_mt_false_sharing",
+               "ab_realloc_grow", "ab_large_churn", "ab_mt_larson", "ab_random_replace", "ab_huge_churn",
+               "ab_mt_burst_pass"]
 # Sizes for the cachegrind runs (about a tenth of the work of the defaults).
 CG_SIZES = {"olden_em3d": 20000, "olden_health": 200, "olden_mst": 500, "olden_treeadd": 18, "olden_tsp": 100000,
             "olden_perimeter": 10, "olden_bisort": 16, "ptrdist_ft": 20000, "hypercube_net": 50000, "cfrac": 8,
@@ -99,11 +104,16 @@ def fmt_ratio(x):
     return f"{x:.3f}"
 
 
+def binary(args, name):
+    """A bundled workload's binary (wl_NAME), or an allocator benchmark's (ab_NAME)."""
+    return os.path.abspath(os.path.join(args.build, "bin", name if name.startswith("ab_") else "wl_" + name))
+
+
 def wall(args, names, allocs):
     res = {}
     print(f"load before: {load()}", flush=True)
     for name in names:
-        cmd = [os.path.abspath(os.path.join(args.build, "bin", "wl_" + name))]
+        cmd = [binary(args, name)]
         ref = None
         for r in range(args.runs):
             for alloc, (extra, lib) in allocs.items():
@@ -168,12 +178,14 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--runs", type=int, default=5, help="interleaved rounds (wall time)")
     ap.add_argument("--workloads", default=",".join(POINTER_CHASING),
-                    help="comma-separated; 'others' for the other bundled workloads, 'all' for every one")
+                    help="comma-separated; 'others' for the other bundled workloads, 'all' for every one, "
+                         "'alloc' for the allocator benchmarks (wall time only)")
     ap.add_argument("--cachegrind", action="store_true", help="instruction and cache-miss counts instead of time")
     ap.add_argument("--base-lib", help="a libtailor.so built from another commit, as an extra column")
     ap.add_argument("--pools-file", help="also run with TAILOR_POOLS_FILE=this profile")
     args = ap.parse_args()
-    names = {"others": OTHERS, "all": POINTER_CHASING + OTHERS}.get(args.workloads, args.workloads.split(","))
+    names = {"others": OTHERS, "all": POINTER_CHASING + OTHERS, "alloc": ALLOC_BENCH}.get(args.workloads,
+                                                                                          args.workloads.split(","))
     allocs = allocators(args)
     (cachegrind if args.cachegrind else wall)(args, names, allocs)
 
