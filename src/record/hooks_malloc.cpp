@@ -25,12 +25,6 @@ namespace {
 
 std::uint64_t addr(const void* p) { return reinterpret_cast<std::uint64_t>(p); }
 
-// Records one event; errno stays as the real call set it (recorder.h, ErrnoKept).
-inline void note(Op op, std::uint8_t flags, std::uint64_t size, std::uint64_t address, std::uint64_t aux,
-                 const void* caller, std::uint64_t time_ns) {
-  rec::record(op, flags, size, address, aux, caller, time_ns);
-}
-
 inline bool recording() { return !tls.busy && rec::active(); }
 
 void* pass_malloc(std::size_t n) { return real.malloc ? real.malloc(n) : rec::bootstrap_alloc(n); }
@@ -68,7 +62,7 @@ __attribute__((visibility("default"))) void* malloc(std::size_t n) {
   if (!recording()) return pass_malloc(n);
   BusyScope busy;
   void* p = real.malloc(n);
-  note(Op::Malloc, 0, n, addr(p), 0, __builtin_return_address(0), rec::now_ticks());
+  rec::record(Op::Malloc, 0, n, addr(p), 0, __builtin_return_address(0), rec::now_ticks());
   return p;
 }
 
@@ -76,7 +70,7 @@ __attribute__((visibility("default"))) void free(void* p) {
   if (rec::is_bootstrap(p)) return;
   if (!recording()) return pass_free(p);
   BusyScope busy;
-  note(Op::Free, 0, 0, addr(p), 0, __builtin_return_address(0), rec::now_ticks_ordered());
+  rec::record(Op::Free, 0, 0, addr(p), 0, __builtin_return_address(0), rec::now_ticks_ordered());
   real.free(p);
 }
 
@@ -84,7 +78,7 @@ __attribute__((visibility("default"))) void* calloc(std::size_t n, std::size_t s
   if (!recording()) return pass_calloc(n, size);
   BusyScope busy;
   void* p = real.calloc(n, size);
-  note(Op::Calloc, 0, n, addr(p), size, __builtin_return_address(0), rec::now_ticks());
+  rec::record(Op::Calloc, 0, n, addr(p), size, __builtin_return_address(0), rec::now_ticks());
   return p;
 }
 
@@ -93,14 +87,14 @@ __attribute__((visibility("default"))) void* realloc(void* old, std::size_t n) {
     void* q = move_from_bootstrap(old, n);
     if (recording()) {
       BusyScope busy;
-      note(Op::Malloc, 0, n, addr(q), 0, __builtin_return_address(0), rec::now_ticks());
+      rec::record(Op::Malloc, 0, n, addr(q), 0, __builtin_return_address(0), rec::now_ticks());
     }
     return q;
   }
   if (!recording()) return real.realloc ? real.realloc(old, n) : pass_malloc(n);
   BusyScope busy;
   void* p = real.realloc(old, n);
-  note(Op::Realloc, 0, n, addr(p), addr(old), __builtin_return_address(0), rec::now_ticks_ordered());
+  rec::record(Op::Realloc, 0, n, addr(p), addr(old), __builtin_return_address(0), rec::now_ticks_ordered());
   return p;
 }
 
@@ -117,7 +111,7 @@ __attribute__((visibility("default"))) void* reallocarray(void* old, std::size_t
   if (!recording()) return real.reallocarray(old, n, size);
   BusyScope busy;
   void* p = real.reallocarray(old, n, size);
-  note(Op::Realloc, tr::kArray, overflow ? UINT64_MAX : bytes, addr(p), addr(old), __builtin_return_address(0),
+  rec::record(Op::Realloc, tr::kArray, overflow ? UINT64_MAX : bytes, addr(p), addr(old), __builtin_return_address(0),
        rec::now_ticks_ordered());
   return p;
 }
@@ -126,7 +120,7 @@ __attribute__((visibility("default"))) void* memalign(std::size_t alignment, std
   if (!recording()) return real.memalign ? real.memalign(alignment, n) : rec::bootstrap_alloc(n, alignment);
   BusyScope busy;
   void* p = real.memalign(alignment, n);
-  note(Op::Memalign, 0, n, addr(p), alignment, __builtin_return_address(0), rec::now_ticks());
+  rec::record(Op::Memalign, 0, n, addr(p), alignment, __builtin_return_address(0), rec::now_ticks());
   return p;
 }
 
@@ -139,7 +133,7 @@ __attribute__((visibility("default"))) int posix_memalign(void** out, std::size_
   BusyScope busy;
   void* before = *out;
   int rc = real.posix_memalign(out, alignment, n);
-  note(Op::PosixMemalign, 0, n, rc == 0 ? addr(*out) : 0, alignment, __builtin_return_address(0), rec::now_ticks());
+  rec::record(Op::PosixMemalign, 0, n, rc == 0 ? addr(*out) : 0, alignment, __builtin_return_address(0), rec::now_ticks());
   if (rc != 0) *out = before;
   return rc;
 }
@@ -148,7 +142,7 @@ __attribute__((visibility("default"))) void* aligned_alloc(std::size_t alignment
   if (!recording()) return real.aligned_alloc ? real.aligned_alloc(alignment, n) : rec::bootstrap_alloc(n, alignment);
   BusyScope busy;
   void* p = real.aligned_alloc(alignment, n);
-  note(Op::AlignedAlloc, 0, n, addr(p), alignment, __builtin_return_address(0), rec::now_ticks());
+  rec::record(Op::AlignedAlloc, 0, n, addr(p), alignment, __builtin_return_address(0), rec::now_ticks());
   return p;
 }
 
@@ -156,7 +150,7 @@ __attribute__((visibility("default"))) void* valloc(std::size_t n) {
   if (!recording()) return real.valloc ? real.valloc(n) : rec::bootstrap_alloc(n, 4096);
   BusyScope busy;
   void* p = real.valloc(n);
-  note(Op::Valloc, 0, n, addr(p), static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE)), __builtin_return_address(0),
+  rec::record(Op::Valloc, 0, n, addr(p), static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE)), __builtin_return_address(0),
        rec::now_ticks());
   return p;
 }
@@ -165,7 +159,7 @@ __attribute__((visibility("default"))) void* pvalloc(std::size_t n) {
   if (!recording()) return real.pvalloc ? real.pvalloc(n) : rec::bootstrap_alloc(n, 4096);
   BusyScope busy;
   void* p = real.pvalloc(n);
-  note(Op::Pvalloc, 0, n, addr(p), static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE)), __builtin_return_address(0),
+  rec::record(Op::Pvalloc, 0, n, addr(p), static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE)), __builtin_return_address(0),
        rec::now_ticks());
   return p;
 }
@@ -175,7 +169,7 @@ __attribute__((visibility("default"))) void free_sized(void* p, std::size_t size
   if (rec::is_bootstrap(p)) return;
   if (!recording()) return real.free_sized ? real.free_sized(p, size) : pass_free(p);
   BusyScope busy;
-  note(Op::Free, tr::kSized, size, addr(p), 0, __builtin_return_address(0), rec::now_ticks_ordered());
+  rec::record(Op::Free, tr::kSized, size, addr(p), 0, __builtin_return_address(0), rec::now_ticks_ordered());
   if (real.free_sized) real.free_sized(p, size); else real.free(p);
 }
 
@@ -183,7 +177,7 @@ __attribute__((visibility("default"))) void free_aligned_sized(void* p, std::siz
   if (rec::is_bootstrap(p)) return;
   if (!recording()) return real.free_aligned_sized ? real.free_aligned_sized(p, alignment, size) : pass_free(p);
   BusyScope busy;
-  note(Op::Free, tr::kSized | tr::kAligned, size, addr(p), alignment, __builtin_return_address(0), rec::now_ticks_ordered());
+  rec::record(Op::Free, tr::kSized | tr::kAligned, size, addr(p), alignment, __builtin_return_address(0), rec::now_ticks_ordered());
   if (real.free_aligned_sized) real.free_aligned_sized(p, alignment, size); else real.free(p);
 }
 

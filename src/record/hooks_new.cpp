@@ -12,7 +12,6 @@
 // definition when another library replaces it, else straight to free (the
 // C++ runtime's delete would only call free, through this library's hooks
 // again).
-#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 #include <new>

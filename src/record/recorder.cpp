@@ -400,6 +400,18 @@ void unlink_log(ThreadLog* log) noexcept {
 }
 
 // The recorder's own events (thread start and exit) take the same path as the hooks'.
+// An empty ring, filling its first buffer from `time` on (a new thread's
+// log, or the forking thread's in the child).
+void reset_ring(ThreadLog* log, std::uint64_t time) noexcept {
+  log->current.store(0);
+  log->count.store(0);
+  log->flushed.store(0);
+  for (auto& st : log->state) st.store(kFree);
+  log->oldest = 0;
+  log->fill = log->events[0];
+  log->deadline = time + flush_interval_ticks;
+}
+
 void append(ThreadLog* log, Op op, std::uint64_t size, std::uint64_t time) noexcept {
   ThreadLog* saved = tls.log;
   tls.log = log;
@@ -424,13 +436,7 @@ ThreadLog* attach_thread(std::uint64_t time_ns) noexcept {
     if (m == MAP_FAILED) return nullptr;
     log = new (m) ThreadLog();
   }
-  log->current.store(0);
-  log->count.store(0);
-  log->flushed.store(0);
-  for (auto& st : log->state) st.store(kFree);
-  log->oldest = 0;
-  log->fill = log->events[0];
-  log->deadline = time_ns + flush_interval_ticks;
+  reset_ring(log, time_ns);
   log->thread = next_thread.fetch_add(1);
   if (log->thread > 0) __atomic_store_n(&ordered_releases, true, __ATOMIC_RELAXED);
   {
@@ -513,16 +519,11 @@ void after_fork_child() noexcept {
   }
   report_modules(true);
   if (mine) {
-    mine->current.store(0);
-    mine->count.store(0);
-    mine->flushed.store(0);
-    for (auto& st : mine->state) st.store(kFree);
-    mine->oldest = 0;
-    mine->fill = mine->events[0];
-    mine->deadline = now_ticks() + flush_interval_ticks;
+    const std::uint64_t now = now_ticks();
+    reset_ring(mine, now);
     mine->next = nullptr;
     live_logs = mine;
-    append(mine, Op::ThreadStart, static_cast<std::uint64_t>(syscall(SYS_gettid)), now_ticks());
+    append(mine, Op::ThreadStart, static_cast<std::uint64_t>(syscall(SYS_gettid)), now);
   }
 }
 

@@ -46,12 +46,8 @@ struct Identity {
 // TimeMap without its identity case, taken by value so that its fields stay
 // in registers (the loop's byte stores could alias a referenced map).
 struct Linear {
-  std::uint64_t base_ticks, base_ns;
-  double ns_per_tick;
-  std::uint64_t operator()(std::uint64_t t) const noexcept {
-    auto delta = static_cast<double>(static_cast<std::int64_t>(t - base_ticks));
-    return base_ns + static_cast<std::uint64_t>(static_cast<std::int64_t>(delta * ns_per_tick));
-  }
+  TimeMap map;
+  std::uint64_t operator()(std::uint64_t t) const noexcept { return map.linear(t); }
 };
 
 // One event's fields, as a source hands them to the loop.
@@ -140,7 +136,7 @@ std::size_t encode_mapped(const Source source, const Map map, std::uint64_t base
   if (!whole) return 0;
   if (events == 0) {
     min_ns = max_ns = 0;
-  } else if (!(falls >> 63) && map(source.first_time()) >= base_time_ns) {
+  } else if (!(falls >> 63)) {  // no step fell, the first from base_time_ns included
     min_ns = map(source.first_time());
     max_ns = prev_time;
   } else {
@@ -170,7 +166,7 @@ template <class Source>
 std::size_t encode_from_smallest(const Source& source, std::size_t capacity, const TimeMap& time,
                                  std::uint8_t* workspace, std::uint8_t* out, std::size_t& events,
                                  std::uint64_t& first_ns, std::uint64_t& last_ns) noexcept {
-  const Linear linear{time.base_ticks, time.base_ns, time.ns_per_tick};
+  const Linear linear{time};
   auto run = [&](std::uint64_t base) {
     return time.identity ? encode_mapped(source, Identity{}, base, capacity, workspace, out, events, first_ns, last_ns)
                          : encode_mapped(source, linear, base, capacity, workspace, out, events, first_ns, last_ns);

@@ -45,8 +45,9 @@ struct TimeMap {
   std::uint64_t base_ns = 0;
   double ns_per_tick = 1.0;
 
-  std::uint64_t operator()(std::uint64_t t) const noexcept {
-    if (identity) return t;
+  std::uint64_t operator()(std::uint64_t t) const noexcept { return identity ? t : linear(t); }
+  /// The mapping itself, whatever `identity` says.
+  std::uint64_t linear(std::uint64_t t) const noexcept {
     auto delta = static_cast<double>(static_cast<std::int64_t>(t - base_ticks));
     return base_ns + static_cast<std::uint64_t>(static_cast<std::int64_t>(delta * ns_per_tick));
   }
