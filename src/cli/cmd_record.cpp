@@ -161,7 +161,7 @@ void add_record(CLI::App& app, Runner& run) {
   CLI::App* cmd = app.add_subcommand("record", "Run a command and record every heap allocation it makes");
   cmd->add_option("-o,--output", o->output, "Trace file of the command's process; other processes of its tree write "
                                             "FILE.<pid> (default: tailor.trace)");
-  cmd->add_option("--zstd-level", o->zstd_level, "zstd level of trace chunks while the recorder's writer keeps up with the program; when it falls behind it steps to faster levels (1, -1, -5)")
+  cmd->add_option("--zstd-level", o->zstd_level, "zstd level of trace chunks while the recorder's writer keeps up with the program; when it falls behind it steps to faster levels (1, -1, -5, -10)")
       ->check(CLI::Range(-7, 19))
       ->capture_default_str();
   cmd->add_flag("-q,--quiet", o->quiet, "Do not report the trace files at the end");
