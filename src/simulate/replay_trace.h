@@ -153,7 +153,7 @@ class ReplayBuilder {
   void allocate(std::uint64_t address, std::uint64_t bytes, std::uint64_t alignment);
   void release(std::uint64_t address);
   void move(std::uint64_t from, std::uint64_t to, std::uint64_t bytes);  // realloc that returned a block
-  void push(const Operation& op);
+  void push(std::uint32_t block, std::uint32_t word);
   std::uint32_t size_index(std::uint64_t bytes);
   std::uint32_t new_size_index(std::uint64_t bytes);
 
