@@ -1,24 +1,30 @@
 // SPDX-License-Identifier: MIT
-// bench_trace_read TRACE [THREADS]: reads every event of a trace through
-// tailor::trace::Reader, as every command does, and prints the events per
-// second, so that reading can be measured apart from what a command does
-// with the events. THREADS is Reader::set_decode_threads (0: one per core).
+// bench_trace_read TRACE [THREADS [COLUMNS]]: reads every event of a trace
+// through tailor::trace::Reader, as every command does, and prints the events
+// per second, so that reading can be measured apart from what a command does
+// with the events. THREADS is Reader::set_decode_threads (0: one per core);
+// COLUMNS is `all` (the default) or `replay`, the columns simulate and search
+// read (neither times nor call sites: Reader::set_columns). With THREADS 1,
+// the time is the decoding's CPU time per event.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <string_view>
 
 #include "tailor/trace/reader.h"
 
 int main(int argc, char** argv) {
-  if (argc < 2 || argc > 3) {
-    std::fprintf(stderr, "usage: bench_trace_read TRACE [THREADS]\n");
+  const std::string_view columns = argc > 3 ? argv[3] : "all";
+  if (argc < 2 || argc > 4 || (columns != "all" && columns != "replay")) {
+    std::fprintf(stderr, "usage: bench_trace_read TRACE [THREADS [all|replay]]\n");
     return 2;
   }
   try {
     const auto start = std::chrono::steady_clock::now();
     tailor::trace::Reader reader(argv[1]);
-    if (argc == 3) reader.set_decode_threads(static_cast<unsigned>(std::strtoul(argv[2], nullptr, 10)));
+    if (argc >= 3) reader.set_decode_threads(static_cast<unsigned>(std::strtoul(argv[2], nullptr, 10)));
+    if (columns == "replay") reader.set_columns(false, false);
     const auto opened = std::chrono::steady_clock::now();
     tailor::trace::Event e;
     std::uint64_t n = 0, check = 0;

@@ -68,7 +68,7 @@ bool ChunkPipeline::claim(std::size_t& chunk) {
 }
 
 void ChunkPipeline::decode_claimed(std::size_t chunk, std::unique_lock<std::mutex>& lock,
-                                   std::vector<std::uint8_t>& scratch) {
+                                   ChunkScratch& scratch) {
   std::vector<Event> events;
   if (!spare_.empty()) {
     events = std::move(spare_.back());
@@ -90,7 +90,7 @@ void ChunkPipeline::decode_claimed(std::size_t chunk, std::unique_lock<std::mute
 }
 
 void ChunkPipeline::work() {
-  std::vector<std::uint8_t> scratch;
+  ChunkScratch scratch;
   std::unique_lock lock(mutex_);
   while (!stopping_) {
     std::size_t chunk = 0;

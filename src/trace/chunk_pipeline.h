@@ -63,7 +63,7 @@ class ChunkPipeline {
   // Under the lock: the next Pending chunk of the schedule within the window, marked Claimed; false if none.
   bool claim(std::size_t& chunk);
   // Decodes a claimed chunk into its slot (takes the lock only to hand buffers over).
-  void decode_claimed(std::size_t chunk, std::unique_lock<std::mutex>& lock, std::vector<std::uint8_t>& scratch);
+  void decode_claimed(std::size_t chunk, std::unique_lock<std::mutex>& lock, ChunkScratch& scratch);
 
   const std::string& path_;
   const std::uint8_t* data_;
@@ -83,7 +83,7 @@ class ChunkPipeline {
   bool stopping_ = false;
   bool started_ = false;  // workers started since the last reset (only the caller's thread touches it)
   std::vector<std::thread> threads_;
-  std::vector<std::uint8_t> scratch_;  // the caller's decompression buffer
+  ChunkScratch scratch_;  // the caller's
 };
 
 }  // namespace tailor::trace
