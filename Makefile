@@ -46,9 +46,11 @@ test-sanitize: deps
 # and the simulations that follow a loading trace.
 test-tsan: deps
 	cmake -S . -B $(BUILD)-thread -G Ninja -DTAILOR_SANITIZE=thread -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
-	ninja -C $(BUILD)-thread -j $(JOBS) test_alloc_core test_alloc_pools test_simulate_stream
-	# Simulations that follow a trace while it loads (docs/dmm.md): the builder publishing, readers waiting.
+	ninja -C $(BUILD)-thread -j $(JOBS) test_alloc_core test_alloc_pools test_simulate_stream test_trace
+	# Simulations that follow a trace while it loads (docs/dmm.md): the builder publishing, readers waiting and decoding for it.
 	$(BUILD)-thread/bin/test_simulate_stream
+	# Chunks decoded by the reader's threads and by threads that help it (Reader::help_decode), with rewinds between.
+	$(BUILD)-thread/bin/test_trace --gtest_filter='ParallelRead.*'
 	# Call-site pools (docs/pools.md): per-thread pools, cross-thread frees, adoption after thread exit.
 	$(BUILD)-thread/bin/test_alloc_pools --gtest_filter='-Pools.ForkWithPoolsActive'
 	TAILOR_CONFIG=/dev/null $(BUILD)-thread/bin/test_alloc_core --gtest_filter='Stress.*:CoreApi.*:SizeClass.*:Config.*:Region.*:ThreadReuse.*'

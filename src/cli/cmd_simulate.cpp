@@ -258,6 +258,16 @@ int simulate_cmd(const SimulateCmdOptions& o) {
   const unsigned threads = job_threads(o);
   const bool windowed = threads >= jobs.size() &&
                         std::all_of(jobs.begin(), jobs.end(), [&](const Job& j) { return follows_load(j, o); });
+  // The threads that run simulations beside the load decode chunks for it
+  // whenever they catch up with it (ReplayStream, Reader::help_decode), so
+  // the load's own decoding threads, its calling thread included, are the
+  // cores those leave. On two cores with one DMM: two threads, not three
+  // sharing two cores (1.41x the loop's time for the whole command, against
+  // 1.62x; docs/BENCHMARKS.md, "Traces at scale").
+  const auto following = static_cast<unsigned>(std::min<std::size_t>(
+      threads, std::count_if(jobs.begin(), jobs.end(), [&](const Job& j) { return follows_load(j, o); })));
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  if (following > 0) r.set_decode_threads(cores > following ? cores - following : 1);
   simulate::ReplayStream stream(r, windowed ? kWindow : 0, windowed ? static_cast<unsigned>(jobs.size()) : 0);
   std::vector<simulate::Metrics> all = run_jobs(jobs, stream, o, tty);
   const simulate::ReplayTrace& t = stream.wait_complete();

@@ -89,7 +89,10 @@ ReplayStream::View ReplayStream::acquire(std::uint64_t from) {
       v.done = ended;  // the end was published before ended_ was set: available is final
       return v;
     }
-    publisher_.version.wait(version, std::memory_order_acquire);
+    // Caught up with the builder: decode a chunk for it rather than wait
+    // (the builder's thread, which decodes what the reader's threads have not
+    // reached, is what this reader waits for).
+    if (!reader_.help_decode()) publisher_.version.wait(version, std::memory_order_acquire);
   }
 }
 

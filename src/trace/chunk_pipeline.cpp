@@ -10,7 +10,12 @@ namespace tailor::trace {
 
 ChunkPipeline::ChunkPipeline(const std::string& path, const std::uint8_t* data, const std::vector<ChunkRef>& chunks,
                              unsigned workers, unsigned skip)
-    : path_(path), data_(data), chunks_(chunks), workers_(workers), skip_(skip), window_(2 + 4 * std::size_t{workers}),
+    : path_(path),
+      data_(data),
+      chunks_(chunks),
+      workers_(workers),
+      skip_(skip),
+      window_(2 + 4 * std::size_t{workers ? workers : 1}),  // helpers decode ahead without workers too
       slots_(chunks.size()) {
   // The merge needs a thread's next chunk when the merged time reaches the
   // chunk's first time, so first times (ties in file order) predict its order.
@@ -101,11 +106,21 @@ void ChunkPipeline::work() {
   }
 }
 
-void ChunkPipeline::take(std::size_t chunk, std::vector<Event>& events) {
-  if (workers_ == 0) {
-    decode_chunk(path_, data_, chunks_[chunk], scratch_, events, skip_);
-    return;
+bool ChunkPipeline::help() {
+  std::unique_lock lock(mutex_);
+  std::size_t chunk = 0;
+  if (!claim(chunk)) return false;
+  ChunkScratch scratch;
+  if (!spare_scratch_.empty()) {
+    scratch = std::move(spare_scratch_.back());
+    spare_scratch_.pop_back();
   }
+  decode_claimed(chunk, lock, scratch);
+  spare_scratch_.push_back(std::move(scratch));
+  return true;
+}
+
+void ChunkPipeline::take(std::size_t chunk, std::vector<Event>& events) {
   std::unique_lock lock(mutex_);
   if (!started_) start();
   Slot& s = slots_[chunk];

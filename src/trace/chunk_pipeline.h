@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Decodes a trace's Events chunks ahead of the reader's merge, on worker
-// threads. Chunks are independent (each has its own compressed payload and
-// starts its deltas afresh), so they decode in any order on any thread; the
+// threads and on threads that help() while they would otherwise wait. Chunks
+// are independent (each has its own compressed payload and starts its deltas
+// afresh), so they decode in any order on any thread; the
 // merge then takes them in the order it needs them. Workers decode in the
 // order the merge is expected to need chunks (by first time, then file
 // order), at most a window of chunks ahead, so memory stays bounded whatever
@@ -32,8 +33,8 @@ class ChunkPipeline {
  public:
   /// `chunks` (the reader's, outlives this) in file order; `workers` decoding
   /// threads besides the caller's (0: the caller decodes every chunk as it
-  /// takes it, which is sequential reading); `skip`: columns left undecoded
-  /// (codec::Skip).
+  /// takes it, which is sequential reading, unless other threads help());
+  /// `skip`: columns left undecoded (codec::Skip).
   ChunkPipeline(const std::string& path, const std::uint8_t* data, const std::vector<ChunkRef>& chunks,
                 unsigned workers, unsigned skip = 0);
   ~ChunkPipeline();
@@ -44,6 +45,13 @@ class ChunkPipeline {
   /// the decoded one, and its old contents recycled. Each chunk is taken at
   /// most once until reset(). Throws the chunk's Error.
   void take(std::size_t chunk, std::vector<Event>& events);
+
+  /// Decodes one chunk ahead of the merge on the calling thread, as a worker
+  /// would, if one is waiting within the window: for a thread that would
+  /// otherwise wait (a simulation that has caught up with the replay's
+  /// builder). False if there was none. Not while reset() or the destructor
+  /// runs (the Reader keeps helpers out of those).
+  bool help();
 
   /// Every chunk can be taken again (stops the workers; they start again at
   /// the next take()).
@@ -83,7 +91,8 @@ class ChunkPipeline {
   bool stopping_ = false;
   bool started_ = false;  // workers started since the last reset (only the caller's thread touches it)
   std::vector<std::thread> threads_;
-  ChunkScratch scratch_;  // the caller's
+  ChunkScratch scratch_;                     // the caller's
+  std::vector<ChunkScratch> spare_scratch_;  // helpers' (help())
 };
 
 }  // namespace tailor::trace

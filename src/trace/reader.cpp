@@ -18,7 +18,9 @@
 #include <cstring>
 #include <map>
 #include <queue>
+#include <mutex>
 #include <set>
+#include <shared_mutex>
 #include <thread>
 
 #include "byte_io.h"
@@ -87,6 +89,9 @@ struct Reader::Impl {
   Stream* current = nullptr;
   unsigned decode_threads = default_decode_threads();
   std::unique_ptr<ChunkPipeline> pipeline;  // made at the first event read
+  // Held shared by help_decode() while it uses the pipeline, exclusive by
+  // whatever makes, resets or destroys it.
+  std::shared_mutex pipeline_use;
   bool want_times = true, want_callsites = true;  // set_columns
 
   [[noreturn]] void fail(std::uint64_t offset, const std::string& what) const { throw Error(path, offset, what); }
@@ -114,7 +119,7 @@ struct Reader::Impl {
   }
 
   ~Impl() {
-    pipeline.reset();  // its threads read the mapping
+    drop_pipeline();  // its threads read the mapping
     if (data) munmap(const_cast<std::uint8_t*>(data), size);
   }
 
@@ -286,10 +291,23 @@ struct Reader::Impl {
   }
   Key chunk_key(Stream& st) const noexcept { return {event_chunks[st.chunks[st.next]].h.first_time_ns, st.sequence, &st}; }
 
+  void drop_pipeline() {
+    std::unique_lock l(pipeline_use);
+    pipeline.reset();
+  }
+
+  bool help_decode() {
+    std::shared_lock l(pipeline_use, std::try_to_lock);  // a rewind under way: nothing to help with
+    return l.owns_lock() && pipeline && pipeline->help();
+  }
+
   void reset_merge() {
     heap = {};
     current = nullptr;
-    if (pipeline) pipeline->reset();
+    if (pipeline) {
+      std::unique_lock l(pipeline_use);
+      pipeline->reset();
+    }
     for (Stream& st : streams) {
       st.next = 0;
       if (next_chunk(st)) heap.push(chunk_key(st));
@@ -305,9 +323,12 @@ struct Reader::Impl {
   // Decodes the current stream's next chunk; the stream goes back into the
   // heap if its first event is later than another stream's.
   void decode(Stream& st) {
-    if (!pipeline)  // one chunk has nothing to decode ahead of
-      pipeline = std::make_unique<ChunkPipeline>(path, data, event_chunks,
-                                                 event_chunks.size() > 1 ? decode_threads - 1 : 0, skipped_columns());
+    if (!pipeline) {  // one chunk has nothing to decode ahead of
+      auto made = std::make_unique<ChunkPipeline>(path, data, event_chunks,
+                                                  event_chunks.size() > 1 ? decode_threads - 1 : 0, skipped_columns());
+      std::unique_lock l(pipeline_use);
+      pipeline = std::move(made);
+    }
     const std::size_t chunk = st.chunks[st.next++];
     try {
       pipeline->take(chunk, st.events);
@@ -408,17 +429,18 @@ std::uint64_t Reader::file_size() const noexcept { return impl_->size; }
 bool Reader::next(Event& event) { return impl_->next(event); }
 std::size_t Reader::next_run(const Event*& first) { return impl_->next_run(first); }
 void Reader::rewind() { impl_->reset_merge(); }
+bool Reader::help_decode() { return impl_->help_decode(); }
 
 void Reader::set_decode_threads(unsigned threads) {
   impl_->decode_threads = threads == 0 ? default_decode_threads() : threads;
-  impl_->pipeline.reset();
+  impl_->drop_pipeline();
   impl_->reset_merge();
 }
 
 void Reader::set_columns(bool times, bool callsites) {
   impl_->want_times = times;
   impl_->want_callsites = callsites;
-  impl_->pipeline.reset();
+  impl_->drop_pipeline();
   impl_->reset_merge();
 }
 

@@ -5,11 +5,13 @@
 // thread count, on traces of every shape the merge meets (one thread, many
 // interleaved threads, ties, clocks that go back, chunks of very different
 // sizes), and on damaged and cut traces the same events before the damage,
-// then the same Error or the same cut.
+// then the same Error or the same cut; also with other threads decoding for
+// the reader through Reader::help_decode, as simulations do.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -17,6 +19,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #define XXH_INLINE_ALL
@@ -113,11 +116,34 @@ struct Reading {
 // the two alternating.
 enum class How { events, runs, mixed };
 
-// times, sites: the columns read (Reader::set_columns).
-Reading read(const std::string& path, unsigned threads, How how = How::events, bool times = true, bool sites = true) {
+// Threads that call Reader::help_decode() until they are destroyed.
+class Helpers {
+ public:
+  Helpers(tr::Reader& reader, unsigned n) {
+    for (unsigned i = 0; i < n; ++i)
+      threads_.emplace_back([this, &reader] {
+        while (!stop_.load(std::memory_order_relaxed))
+          if (!reader.help_decode()) std::this_thread::yield();
+      });
+  }
+  ~Helpers() {
+    stop_ = true;
+    for (std::thread& t : threads_) t.join();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::vector<std::thread> threads_;
+};
+
+// times, sites: the columns read (Reader::set_columns); helpers: threads
+// calling help_decode() meanwhile.
+Reading read(const std::string& path, unsigned threads, How how = How::events, bool times = true, bool sites = true,
+             unsigned helpers = 0) {
   Reading r;
   try {
     tr::Reader reader(path);
+    Helpers helping(reader, helpers);
     reader.set_decode_threads(threads);
     if (!times || !sites) reader.set_columns(times, sites);
     r.cut = reader.cut();
@@ -259,6 +285,56 @@ TEST(ParallelRead, CutTracesGiveTheSameEventsAndCut) {
       for (unsigned threads : kThreadCounts) expect_same(want, read(path, threads), threads);
     }
   }
+}
+
+// Threads that help (Reader::help_decode) change nothing: the same events,
+// the same Error after a damaged chunk, the same cut, whether the reader has
+// decoding threads of its own or not, and with columns skipped.
+TEST(ParallelRead, HelpersGiveTheSameEventsErrorsAndCuts) {
+  TempDir dir;
+  std::mt19937_64 rng(23);
+  const std::string path = dir.file("helped.trace");
+  for (const Shape& shape : kShapes) {
+    SCOPED_TRACE(shape.name);
+    const Bytes good = write_trace(path, shape, 29);
+    const std::vector<std::size_t> chunks = event_chunks(good);
+    Bytes damaged = good;
+    damage_payload(damaged, chunks[chunks.size() / 2], rng);
+    const Bytes cut(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(good.size() / 2));
+    for (const Bytes* bytes : {&good, static_cast<const Bytes*>(&damaged), &cut}) {
+      write_file(path, *bytes);
+      const Reading want = read(path, 1);
+      for (unsigned threads : {1u, 2u}) {
+        SCOPED_TRACE("helped by 2 threads");
+        expect_same(want, read(path, threads, How::runs, true, true, 2), threads);
+        expect_same(want, read(path, threads, How::mixed, true, true, 1), threads);
+      }
+      Reading unsited = want;
+      for (Event& e : unsited.events) e.callsite = 0;
+      SCOPED_TRACE("call sites skipped, helped by 1 thread");
+      expect_same(unsited, read(path, 1, How::runs, true, false, 1), 1);
+    }
+  }
+}
+
+// Rewinds and column changes while other threads help: each waits for the
+// chunk a helper is decoding, and the events read afterwards are whole.
+TEST(ParallelRead, RewindsAndColumnChangesWhileHelped) {
+  TempDir dir;
+  const std::string path = dir.file("t.trace");
+  write_trace(path, kShapes[0], 31);
+  const Reading want = read(path, 1);
+  tr::Reader reader(path);
+  reader.set_decode_threads(1);
+  Helpers helping(reader, 2);
+  const Event* run = nullptr;
+  for (int round = 0; round < 20; ++round) {
+    for (int k = 0; k < round; ++k) ASSERT_GT(reader.next_run(run), 0u);
+    if (round % 2) reader.set_columns(round % 4 == 1, true);
+    else reader.rewind();
+  }
+  reader.set_columns(true, true);
+  EXPECT_EQ(reader.read_all(), want.events);
 }
 
 }  // namespace

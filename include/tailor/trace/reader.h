@@ -64,7 +64,8 @@ class Reader {
   /// Starts the event sequence again.
   void rewind();
   /// Threads that decode chunks, the caller's included (0: one per core, the
-  /// default; 1: the caller decodes each chunk when the merge reaches it).
+  /// default; 1: the caller decodes each chunk when the merge reaches it),
+  /// besides any that help (help_decode).
   /// The events, their order and any Error are the same for every count.
   /// Rewinds.
   void set_decode_threads(unsigned threads);
@@ -74,6 +75,13 @@ class Reader {
   /// sites, Event::callsite is 0. A column not read is not decoded: the
   /// replay's load (simulate, search) reads neither. Rewinds.
   void set_columns(bool times, bool callsites);
+  /// Decodes one chunk ahead of the events' consumer on the calling thread,
+  /// if one is waiting: for a thread that would otherwise wait for that
+  /// consumer (a simulation running beside the replay's build). False if
+  /// there was nothing to decode. The only member that may be called from
+  /// another thread while one reads; it waits for, and is kept out of,
+  /// rewinds and column changes.
+  bool help_decode();
   /// Every event, in the order next() gives them.
   std::vector<Event> read_all();
 
