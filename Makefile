@@ -50,7 +50,7 @@ test-tsan: deps
 	# Simulations that follow a trace while it loads (docs/dmm.md): the builder publishing, readers waiting and decoding for it.
 	$(BUILD)-thread/bin/test_simulate_stream
 	# Chunks decoded by the reader's threads and by threads that help it (Reader::help_decode), with rewinds between.
-	$(BUILD)-thread/bin/test_trace --gtest_filter='ParallelRead.*'
+	$(BUILD)-thread/bin/test_trace --gtest_filter='ParallelRead.SameEvents*:ParallelRead.Helpers*:ParallelRead.Rewind*'
 	# Call-site pools (docs/pools.md): per-thread pools, cross-thread frees, adoption after thread exit.
 	$(BUILD)-thread/bin/test_alloc_pools --gtest_filter='-Pools.ForkWithPoolsActive'
 	TAILOR_CONFIG=/dev/null $(BUILD)-thread/bin/test_alloc_core --gtest_filter='Stress.*:CoreApi.*:SizeClass.*:Config.*:Region.*:ThreadReuse.*'
