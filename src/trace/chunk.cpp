@@ -19,27 +19,49 @@ void decode_chunk(const std::string& path, const std::uint8_t* data, const Chunk
                   std::vector<Event>& events, unsigned skip) {
   const std::uint8_t* payload = data + ref.offset + format::kChunkHeaderSize;
   const std::uint8_t* raw = payload;
-  if (ref.h.codec == format::Codec::Zstd) {
+  std::size_t raw_size = ref.h.raw_size;
+  codec::Layout layout = codec::Layout::kColumnOrder;
+  if (ref.h.codec == format::Codec::Zstd || ref.h.codec == format::Codec::ZstdFrames) {
+    // The frames this reading needs: all of a Zstd payload; of a ZstdFrames
+    // one, those codec::frames_needed says (the rest is never decompressed).
+    std::size_t stored = ref.h.stored_size;
+    bool whole = true;
+    if (ref.h.codec == format::Codec::ZstdFrames) {
+      layout = codec::Layout::kFrameOrder;
+      const unsigned frames = codec::frames_needed(skip);
+      if (frames < format::kFrames) {
+        whole = false;
+        stored = 0;
+        for (unsigned f = 0; f < frames; ++f) {
+          const std::size_t frame = ZSTD_findFrameCompressedSize(payload + stored, ref.h.stored_size - stored);
+          if (ZSTD_isError(frame))
+            throw Error(path, ref.offset,
+                        "cannot find frame " + std::to_string(f + 1) + " of chunk: " + ZSTD_getErrorName(frame));
+          stored += frame;
+        }
+      }
+    }
     if (scratch.bytes.size() < ref.h.raw_size) scratch.bytes.resize(ref.h.raw_size);
     if (!scratch.zstd) {
       scratch.zstd.reset(ZSTD_createDCtx());
       if (!scratch.zstd) throw std::bad_alloc();
     }
-    std::size_t n = ZSTD_decompressDCtx(static_cast<ZSTD_DCtx*>(scratch.zstd.get()), scratch.bytes.data(),
-                                        ref.h.raw_size, payload, ref.h.stored_size);
-    if (ZSTD_isError(n))
-      throw Error(path, ref.offset, std::string("cannot decompress chunk: ") + ZSTD_getErrorName(n));
-    if (n != ref.h.raw_size)
+    raw_size = ZSTD_decompressDCtx(static_cast<ZSTD_DCtx*>(scratch.zstd.get()), scratch.bytes.data(), ref.h.raw_size,
+                                   payload, stored);
+    if (ZSTD_isError(raw_size))
+      throw Error(path, ref.offset, std::string("cannot decompress chunk: ") + ZSTD_getErrorName(raw_size));
+    if (whole && raw_size != ref.h.raw_size)
       throw Error(path, ref.offset,
-                  "chunk decompresses to " + std::to_string(n) + " bytes, header says " + std::to_string(ref.h.raw_size));
+                  "chunk decompresses to " + std::to_string(raw_size) + " bytes, header says " +
+                      std::to_string(ref.h.raw_size));
     raw = scratch.bytes.data();
   } else if (ref.h.raw_size != ref.h.stored_size) {
     throw Error(path, ref.offset, "raw chunk with different raw and stored sizes");
   }
   if (events.size() < ref.h.count) events.resize(ref.h.count);
   std::string why;
-  if (!codec::decode(raw, ref.h.raw_size, ref.h.count, ref.h.thread, ref.h.first_time_ns, events.data(), why,
-                     codec::DecodePath::kBest, skip))
+  if (!codec::decode(raw, raw_size, ref.h.count, ref.h.thread, ref.h.first_time_ns, events.data(), why,
+                     codec::DecodePath::kBest, skip, layout))
     throw Error(path, ref.offset, "bad event chunk: " + why);
 }
 

@@ -16,6 +16,11 @@
 
 namespace tailor::trace::codec {
 
+/// The encoders write the columns in format::kFrameOrder (codec ZstdFrames);
+/// frame_bytes gives, from an encoded payload's lengths, the bytes of each of
+/// its format::kFrames frames (the lengths count in the first).
+void frame_bytes(const std::uint8_t* encoded, std::size_t bytes[]) noexcept;
+
 /// Bytes of workspace encode() needs for n events (columns are staged apart).
 std::size_t workspace_size(std::size_t n) noexcept;
 
@@ -51,12 +56,22 @@ enum class DecodePath { kBest, kPortable };
 /// event count (the chunk's checksum still covers them).
 enum Skip : unsigned { kSkipNone = 0, kSkipTime = 1, kSkipCallsite = 2 };
 
+/// Where a payload's columns sit: in the order of format::Column (codecs Raw
+/// and Zstd) or in format::kFrameOrder (ZstdFrames, what encode() writes).
+enum class Layout { kColumnOrder, kFrameOrder };
+
+/// The frames of a ZstdFrames payload that a reader skipping `skip` needs:
+/// the first only without times and call sites, the first two without call
+/// sites, all of them otherwise.
+unsigned frames_needed(unsigned skip) noexcept;
+
 /// Decodes exactly n events of thread `thread` from [data, data+size) into
 /// out[0..n) (room provided by the caller: decoding allocates nothing unless
-/// it fails). Returns false and sets `why` if the bytes are not a valid
-/// encoding; out's contents are then unspecified.
+/// it fails). With kFrameOrder, [data, data+size) may end after the frames
+/// frames_needed(skip) says. Returns false and sets `why` if the bytes are not
+/// a valid encoding; out's contents are then unspecified.
 bool decode(const std::uint8_t* data, std::size_t size, std::size_t n, std::uint32_t thread,
             std::uint64_t base_time_ns, Event* out, std::string& why, DecodePath path = DecodePath::kBest,
-            unsigned skip = kSkipNone);
+            unsigned skip = kSkipNone, Layout layout = Layout::kFrameOrder);
 
 }  // namespace tailor::trace::codec

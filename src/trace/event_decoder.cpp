@@ -73,16 +73,34 @@ bool fast_pext() {
 
 }  // namespace
 
+unsigned frames_needed(unsigned skip) noexcept {
+  if ((skip & kSkipCallsite) == 0) return format::kFrames;
+  return (skip & kSkipTime) ? 1 : 2;
+}
+
 bool decode(const std::uint8_t* data, std::size_t size, std::size_t n, std::uint32_t thread,
-            std::uint64_t base_time_ns, Event* out, std::string& why, DecodePath path, unsigned skip) {
+            std::uint64_t base_time_ns, Event* out, std::string& why, DecodePath path, unsigned skip, Layout layout) {
   io::Cursor header(data, data + size);
   std::uint32_t len[kColumns];
-  std::size_t total = 4 * kColumns;
-  for (unsigned c = 0; c < kColumns; ++c) {
-    len[c] = header.u32();
-    total += len[c];
+  for (unsigned c = 0; c < kColumns; ++c) len[c] = header.u32();
+  // Where each column starts. In frame order the bytes may end after the
+  // frames this reading needs: `present` columns, the others skipped.
+  unsigned needed = kColumns;
+  if (layout == Layout::kFrameOrder) {
+    needed = 0;
+    for (unsigned f = 0; f < frames_needed(skip); ++f) needed += format::kFrameColumns[f];
   }
-  if (!header.ok() || total != size) {
+  const std::uint8_t* at[kColumns] = {};
+  std::size_t total = 4 * kColumns, total_needed = 0;
+  for (unsigned k = 0; k < kColumns; ++k) {
+    const unsigned c = layout == Layout::kFrameOrder ? format::kFrameOrder[k] : k;
+    at[c] = data + total;
+    total += len[c];
+    if (k + 1 == needed) total_needed = total;
+  }
+  if (header.ok() && total != size && total_needed == size) {
+    for (unsigned k = needed; k < kColumns; ++k) at[format::kFrameOrder[k]] = nullptr;  // not decompressed
+  } else if (!header.ok() || total != size) {
     why = "column lengths do not add up to the payload size";
     return false;
   }
@@ -91,14 +109,13 @@ bool decode(const std::uint8_t* data, std::size_t size, std::size_t n, std::uint
           std::to_string(n);
     return false;
   }
-  const std::uint8_t* columns = data + 4 * kColumns;
 #if defined(TAILOR_DECODE_DISPATCH)
   static const bool use_pext = fast_pext();
   if (path == DecodePath::kBest && use_pext)
-    return pext::decode_skipping(skip, columns, len, n, thread, base_time_ns, out, why);
+    return pext::decode_skipping(skip, at, len, n, thread, base_time_ns, out, why);
 #endif
   (void)path;
-  return portable::decode_skipping(skip, columns, len, n, thread, base_time_ns, out, why);
+  return portable::decode_skipping(skip, at, len, n, thread, base_time_ns, out, why);
 }
 
 }  // namespace tailor::trace::codec

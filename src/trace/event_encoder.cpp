@@ -3,7 +3,10 @@
 // never allocates and is built without exceptions.
 //
 // Column layout of an Events payload (see docs/trace-format.md):
-//   u32 length of each of the six columns, then the columns in order:
+//   u32 length of each of the six columns in the order below, then the
+//   columns in format::kFrameOrder (kinds, size, address, aux, time,
+//   callsite: what a replay reads first, so that the writer can compress it
+//   as a frame of its own):
 //   kinds     2 bytes per event: op in bits 0-3 with presence bits for size,
 //             aux and callsite (format.h), then flags
 //   time      zigzag varint of the difference to the previous event's time
@@ -32,6 +35,15 @@ std::int64_t diff(std::uint64_t a, std::uint64_t b) noexcept {
   return static_cast<std::int64_t>(a - b);
 }
 }  // namespace
+
+void frame_bytes(const std::uint8_t* encoded, std::size_t bytes[]) noexcept {
+  const format::Column* column = format::kFrameOrder;
+  for (unsigned f = 0; f < format::kFrames; ++f) {
+    bytes[f] = f == 0 ? 4 * kColumns : 0;
+    for (unsigned k = 0; k < format::kFrameColumns[f]; ++k, ++column)
+      bytes[f] += io::Cursor(encoded + 4 * *column, encoded + 4 * kColumns).u32();
+  }
+}
 
 std::size_t workspace_size(std::size_t n) noexcept { return kColumns * n * kColumnCapacityPerEvent; }
 
@@ -152,7 +164,7 @@ std::size_t encode_mapped(const Source source, const Map map, std::uint64_t base
 
   std::uint8_t* p = out;
   for (unsigned c = 0; c < kColumns; ++c) p = io::put_u32(p, static_cast<std::uint32_t>(col[c] - begin[c]));
-  for (unsigned c = 0; c < kColumns; ++c) {
+  for (const unsigned c : format::kFrameOrder) {
     std::size_t len = static_cast<std::size_t>(col[c] - begin[c]);
     std::memcpy(p, begin[c], len);
     p += len;

@@ -17,7 +17,13 @@ inline constexpr std::size_t kFilePrefixSize = 16;
 inline constexpr std::uint32_t kMaxHeaderBody = 1u << 20;
 
 enum class ChunkType : std::uint8_t { Events = 1, Modules = 2, End = 3 };
-enum class Codec : std::uint8_t { Raw = 0, Zstd = 1 };
+/// How an Events payload is stored. Raw and Zstd (one zstd frame): the
+/// columns after their lengths in the order of enum Column (format version 1
+/// writes Zstd). ZstdFrames (version 2 writes it): the columns in kFrameOrder,
+/// compressed as kFrames zstd frames one after the other (kFrameColumns of
+/// them in each; the lengths in the first), so that a reader that needs
+/// neither times nor call sites decompresses only the first frame.
+enum class Codec : std::uint8_t { Raw = 0, Zstd = 1, ZstdFrames = 2 };
 
 /// Chunk header, 56 bytes, little-endian, followed by stored_size payload bytes.
 struct ChunkHeader {
@@ -53,6 +59,13 @@ inline constexpr unsigned kReservedKindBits = 0x80;
 
 /// Column order inside an Events payload.
 enum Column : unsigned { kKinds, kTime, kSize, kAddress, kAux, kCallsite, kColumns };
+
+/// Where the columns of a ZstdFrames payload sit, and how they are framed:
+/// those a replay reads (kinds, size, address, aux), then the times, then the
+/// call sites.
+inline constexpr Column kFrameOrder[kColumns] = {kKinds, kSize, kAddress, kAux, kTime, kCallsite};
+inline constexpr unsigned kFrames = 3;
+inline constexpr unsigned kFrameColumns[kFrames] = {4, 1, 1};
 
 /// End payload: reason(1) pad(3) status(4) events(8) dropped(8) time(8).
 inline constexpr std::size_t kEndPayloadSize = 32;

@@ -209,7 +209,7 @@ struct Reader::Impl {
       if (h.payload_hash != hash64(data + payload, h.stored_size)) fail(payload, "chunk payload checksum mismatch");
       switch (h.type) {
         case format::ChunkType::Events:
-          if (h.codec != format::Codec::Zstd && h.codec != format::Codec::Raw)
+          if (h.codec != format::Codec::Zstd && h.codec != format::Codec::ZstdFrames && h.codec != format::Codec::Raw)
             fail(at + 5, "unknown codec " + std::to_string(static_cast<int>(h.codec)));
           if (h.count == 0 || h.count > format::kMaxChunkEvents)
             fail(at + 12, "event count " + std::to_string(h.count) + " out of range");

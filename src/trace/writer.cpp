@@ -37,7 +37,9 @@ bool Writer::init(std::size_t max_events, int zstd_level) noexcept {
   max_events_ = max_events;
   level_ = zstd_level;
   std::size_t encoded_cap = codec::max_encoded_size(max_events);
-  chunk_capacity_ = format::kChunkHeaderSize + ZSTD_compressBound(encoded_cap);
+  // One bound for the whole payload, and the small-input margin once more
+  // for each frame (codec ZstdFrames): the bound of a sum of frames.
+  chunk_capacity_ = format::kChunkHeaderSize + ZSTD_compressBound(encoded_cap) + format::kFrames * (ZSTD_compressBound(0) + 1);
   ZSTD_compressionParameters params = ZSTD_getCParams(level_, encoded_cap, 0);
   std::size_t cctx_size = ZSTD_estimateCCtxSize_usingCParams(params);
 
@@ -184,13 +186,23 @@ bool Writer::compress_and_emit(std::uint32_t thread, std::size_t n, std::size_t 
     ZSTD_CCtx_setParameter(static_cast<ZSTD_CCtx*>(cctx_), ZSTD_c_compressionLevel, level);
     current_level_ = level;
   }
-  std::size_t stored = ZSTD_compress2(static_cast<ZSTD_CCtx*>(cctx_), chunk_ + format::kChunkHeaderSize,
-                                      chunk_capacity_ - format::kChunkHeaderSize, encoded_, raw);
-  if (ZSTD_isError(stored)) {
-    error_ = EIO;
-    return false;
+  // One frame per group of columns (format::Codec::ZstdFrames), so that a
+  // reader decompresses only those it reads.
+  std::size_t frame_bytes[format::kFrames];
+  codec::frame_bytes(encoded_, frame_bytes);
+  std::size_t stored = 0;
+  const std::uint8_t* from = encoded_;
+  for (const std::size_t bytes : frame_bytes) {
+    const std::size_t frame = ZSTD_compress2(static_cast<ZSTD_CCtx*>(cctx_), chunk_ + format::kChunkHeaderSize + stored,
+                                             chunk_capacity_ - format::kChunkHeaderSize - stored, from, bytes);
+    if (ZSTD_isError(frame)) {
+      error_ = EIO;
+      return false;
+    }
+    stored += frame;
+    from += bytes;
   }
-  return emit_chunk(static_cast<std::uint8_t>(format::ChunkType::Events), static_cast<std::uint8_t>(format::Codec::Zstd),
+  return emit_chunk(static_cast<std::uint8_t>(format::ChunkType::Events), static_cast<std::uint8_t>(format::Codec::ZstdFrames),
                     thread, static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(raw),
                     static_cast<std::uint32_t>(stored), first, last);
 }

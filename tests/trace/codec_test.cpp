@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "event_codec.h"
+#include "format.h"
 #include "tailor/trace/event.h"
 
 namespace {
@@ -84,6 +85,40 @@ TEST(Codec, SkippedColumnsAreZeroAndTheRestIsIntact) {
       }
     }
   }
+}
+
+// The encoders write the columns in frame order (format::kFrameOrder): a
+// payload cut after the frames a reading needs (what a reader decompresses
+// of a ZstdFrames chunk) decodes to the same events; one cut shorter, or a
+// reading that needs the frames cut off, is refused.
+TEST(Codec, PayloadCutAfterTheFramesAReadingNeeds) {
+  const std::vector<tr::Event> evs = events(2000, 9);
+  const std::vector<std::uint8_t> bytes = encoded(evs, 1000);
+  std::size_t frame[tr::format::kFrames];
+  codec::frame_bytes(bytes.data(), frame);
+  ASSERT_EQ(frame[0] + frame[1] + frame[2], bytes.size());
+  for (unsigned skip = 0; skip < 4; ++skip) {
+    SCOPED_TRACE("skip " + std::to_string(skip));
+    std::size_t prefix = 0;
+    for (unsigned f = 0; f < codec::frames_needed(skip); ++f) prefix += frame[f];
+    std::vector<tr::Event> back(evs.size());
+    std::string why;
+    ASSERT_TRUE(codec::decode(bytes.data(), prefix, evs.size(), 7, 1000, back.data(), why, codec::DecodePath::kBest,
+                              skip))
+        << why;
+    for (std::size_t i = 0; i < evs.size(); ++i) {
+      tr::Event want = evs[i];
+      if (skip & codec::kSkipTime) want.time_ns = 0;
+      if (skip & codec::kSkipCallsite) want.callsite = 0;
+      ASSERT_EQ(back[i], want) << "event " << i;
+    }
+    EXPECT_FALSE(codec::decode(bytes.data(), prefix - 1, evs.size(), 7, 1000, back.data(), why,
+                               codec::DecodePath::kBest, skip));
+    EXPECT_NE(why.find("do not add up"), std::string::npos) << why;
+  }
+  EXPECT_EQ(codec::frames_needed(codec::kSkipTime | codec::kSkipCallsite), 1u);
+  EXPECT_EQ(codec::frames_needed(codec::kSkipCallsite), 2u);
+  EXPECT_EQ(codec::frames_needed(codec::kSkipTime), 3u);
 }
 
 // Every column's varints of one length after another: each length ends a

@@ -11,7 +11,9 @@
 
 namespace tailor::trace {
 
-inline constexpr std::uint16_t kFormatVersion = 1;
+/// The version this library writes; it reads every version up to it. 2: the
+/// events of a chunk in three zstd frames (docs/trace-format.md); 1: in one.
+inline constexpr std::uint16_t kFormatVersion = 2;
 
 /// The process a trace was recorded from.
 struct Header {
