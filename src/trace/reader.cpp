@@ -17,8 +17,8 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
-#include <queue>
 #include <mutex>
+#include <queue>
 #include <set>
 #include <shared_mutex>
 #include <thread>
