@@ -84,12 +84,8 @@ bool decode(const std::uint8_t* data, std::size_t size, std::size_t n, std::uint
   std::uint32_t len[kColumns];
   for (unsigned c = 0; c < kColumns; ++c) len[c] = header.u32();
   // Where each column starts. In frame order the bytes may end after the
-  // frames this reading needs: `present` columns, the others skipped.
-  unsigned needed = kColumns;
-  if (layout == Layout::kFrameOrder) {
-    needed = 0;
-    for (unsigned f = 0; f < frames_needed(skip); ++f) needed += format::kFrameColumns[f];
-  }
+  // frames this reading needs: the first `needed` columns, the others skipped.
+  const unsigned needed = layout == Layout::kFrameOrder ? format::kFrameStart[frames_needed(skip)] : kColumns;
   const std::uint8_t* at[kColumns] = {};
   std::size_t total = 4 * kColumns, total_needed = 0;
   for (unsigned k = 0; k < kColumns; ++k) {

@@ -37,11 +37,10 @@ std::int64_t diff(std::uint64_t a, std::uint64_t b) noexcept {
 }  // namespace
 
 void frame_bytes(const std::uint8_t* encoded, std::size_t bytes[]) noexcept {
-  const format::Column* column = format::kFrameOrder;
   for (unsigned f = 0; f < format::kFrames; ++f) {
     bytes[f] = f == 0 ? 4 * kColumns : 0;
-    for (unsigned k = 0; k < format::kFrameColumns[f]; ++k, ++column)
-      bytes[f] += io::Cursor(encoded + 4 * *column, encoded + 4 * kColumns).u32();
+    for (unsigned k = format::kFrameStart[f]; k < format::kFrameStart[f + 1]; ++k)
+      bytes[f] += io::Cursor(encoded + 4 * format::kFrameOrder[k], encoded + 4 * kColumns).u32();
   }
 }
 

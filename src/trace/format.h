@@ -20,8 +20,9 @@ enum class ChunkType : std::uint8_t { Events = 1, Modules = 2, End = 3 };
 /// How an Events payload is stored. Raw and Zstd (one zstd frame): the
 /// columns after their lengths in the order of enum Column (format version 1
 /// writes Zstd). ZstdFrames (version 2 writes it): the columns in kFrameOrder,
-/// compressed as kFrames zstd frames one after the other (kFrameColumns of
-/// them in each; the lengths in the first), so that a reader that needs
+/// compressed as kFrames zstd frames one after the other (frame f holds
+/// columns kFrameStart[f] to kFrameStart[f + 1] - 1 of kFrameOrder; the
+/// lengths are in the first), so that a reader that needs
 /// neither times nor call sites decompresses only the first frame.
 enum class Codec : std::uint8_t { Raw = 0, Zstd = 1, ZstdFrames = 2 };
 
@@ -65,7 +66,7 @@ enum Column : unsigned { kKinds, kTime, kSize, kAddress, kAux, kCallsite, kColum
 /// call sites.
 inline constexpr Column kFrameOrder[kColumns] = {kKinds, kSize, kAddress, kAux, kTime, kCallsite};
 inline constexpr unsigned kFrames = 3;
-inline constexpr unsigned kFrameColumns[kFrames] = {4, 1, 1};
+inline constexpr unsigned kFrameStart[kFrames + 1] = {0, 4, 5, kColumns};
 
 /// End payload: reason(1) pad(3) status(4) events(8) dropped(8) time(8).
 inline constexpr std::size_t kEndPayloadSize = 32;
