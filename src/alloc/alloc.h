@@ -20,10 +20,11 @@ namespace tailor::alloc {
 
 // The fast path every malloc and new shares: a block popped from the
 // direct page of its size, marked not freed (misuse.h); nullptr when the
-// size is not direct or the page has none.
-[[gnu::always_inline]] inline void* malloc_fast(Heap* h, std::size_t size) noexcept {
+// size is not direct or the page has none. `direct`: the heap's direct[],
+// or its routed_direct[] after the call-site pools' routing (heap.h).
+[[gnu::always_inline]] inline void* malloc_fast_from(Page* const* direct, std::size_t size) noexcept {
   if (TAILOR_LIKELY(size <= kDirectMax)) {
-    Page* pg = h->direct[(size + 7) >> 3];
+    Page* pg = direct[(size + 7) >> 3];
     Block* b = pg->free;
     if (TAILOR_LIKELY(b != nullptr)) {
       pg->free = b->next;
@@ -33,6 +34,10 @@ namespace tailor::alloc {
     }
   }
   return nullptr;
+}
+
+[[gnu::always_inline]] inline void* malloc_fast(Heap* h, std::size_t size) noexcept {
+  return malloc_fast_from(h->direct, size);
 }
 
 inline void* malloc_inline(std::size_t size) noexcept {

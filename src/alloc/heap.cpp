@@ -4,14 +4,14 @@
 // (process init, thread init, thread exit with abandonment and adoption).
 #include "heap.h"
 
-#include "dmm_front.h"
-
 #include <pthread.h>
 #include <sched.h>
 
 #include <cerrno>
 #include <new>
 
+#include "alloc.h"
+#include "dmm_front.h"
 #include "misuse.h"
 #include "os.h"
 #include "region.h"
@@ -63,11 +63,16 @@ Heap* idle_pop() {
 
 // ------------------------------------------------------------ page queues
 
+// The direct pointers malloc pops: direct[], or with call-site pools on
+// routed_direct[] (direct[] then stays empty, so that every malloc takes
+// the slow path, where pools route it).
+inline Page** live_direct(Heap* h) { return __builtin_expect(pools_active(), 0) ? h->routed_direct : h->direct; }
+
 inline void set_direct(Heap* h, std::uint32_t c, Page* pg) {
-  if (__builtin_expect(pools_active(), 0)) pg = &g_empty_page;  // every malloc takes the slow path, where pools route it
+  Page** direct = live_direct(h);
   std::size_t lo = c == 0 ? 0 : (g_classes.cls[c - 1].size + 8) >> 3;
   std::size_t hi = g_classes.cls[c].size >> 3;
-  for (std::size_t w = lo; w <= hi; ++w) h->direct[w] = pg;
+  for (std::size_t w = lo; w <= hi; ++w) direct[w] = pg;
 }
 
 void update_direct(Heap* h, std::uint32_t c) {
@@ -217,7 +222,7 @@ bool is_stash(const Heap* h, const Page* pg) { return pg >= h->stash && pg < h->
 // Keeps another heap's block `b` (of a page of class c) for this heap's next
 // malloc of class c; false if the class does not qualify or its stash is full.
 bool stash_push(Heap* h, std::uint32_t c, Block* b) {
-  if (!stashable(c) || pools_active()) return false;  // pools: no direct pointer would pop the stash
+  if (!stashable(c)) return false;
   Page& s = h->stash[c];
   const std::uint32_t size = g_classes.cls[c].size;
   const std::uint32_t cap = kStashBytes / size < kStashMax ? kStashBytes / size : kStashMax;
@@ -241,7 +246,7 @@ void stash_flush(Heap* h) {
     }
     s.free = nullptr;
     s.used = 0;
-    if (g_classes.cls[c].size <= kDirectMax && h->direct[g_classes.cls[c].size >> 3] == &s) update_direct(h, c);
+    if (g_classes.cls[c].size <= kDirectMax && live_direct(h)[g_classes.cls[c].size >> 3] == &s) update_direct(h, c);
   }
 }
 
@@ -407,24 +412,21 @@ Heap* heap_create_detached() noexcept { return heap_new(); }
 
 namespace {
 __attribute__((always_inline)) inline void* malloc_slow(Heap* h, std::size_t size) noexcept;
-
-// With call-site pools on (site_pool.h): the site's pool, else the heap.
-__attribute__((noinline)) void* malloc_routed(Heap* h, std::size_t size, const void* site) noexcept {
-  if (site != nullptr && size <= kPoolMaxRequest)
-    if (void* p = pool_malloc(size, site)) return p;
-  return malloc_slow(h, size);
-}
 }  // namespace
 
+// Both only test for pools and jump: the pools' routing must not start
+// behind the registers the slow path saves.
 void* heap_malloc_generic(Heap* h, std::size_t size) noexcept {
-  if (__builtin_expect(pools_active(), 0)) return malloc_routed(h, size, __builtin_return_address(0));
-  return malloc_slow(h, size);
+  if (__builtin_expect(pools_active(), 0)) return pools_malloc(h, size, __builtin_return_address(0));
+  return heap_malloc_unrouted(h, size);
 }
 
 void* heap_malloc_site(Heap* h, std::size_t size, const void* site) noexcept {
-  if (__builtin_expect(pools_active(), 0)) return malloc_routed(h, size, site);
-  return malloc_slow(h, size);
+  if (__builtin_expect(pools_active(), 0)) return pools_malloc(h, size, site);
+  return heap_malloc_unrouted(h, size);
 }
+
+void* heap_malloc_unrouted(Heap* h, std::size_t size) noexcept { return malloc_slow(h, size); }
 
 namespace {
 __attribute__((always_inline)) inline void* malloc_slow(Heap* h, std::size_t size) noexcept {
@@ -445,7 +447,7 @@ __attribute__((always_inline)) inline void* malloc_slow(Heap* h, std::size_t siz
   if (size <= g_config.middle_max) {
     const std::uint32_t c = class_of(size);
     if (size <= kDirectMax) {
-      if (is_stash(h, h->direct[(size + 7) >> 3])) update_direct(h, c);  // its stash ran dry
+      if (is_stash(h, live_direct(h)[(size + 7) >> 3])) update_direct(h, c);  // its stash ran dry
     } else if (c < kStashClasses && h->stash[c].free != nullptr) {  // no direct pointer: pop it here
       Page& st = h->stash[c];
       Block* b = st.free;

@@ -42,6 +42,10 @@ struct alignas(64) Heap {
   // heaps beyond the tags and the empty heap.
   std::uint32_t tag = kTagNone;
   Page* direct[kDirectSlots];  // sizes 0..1024 -> current page of their class (or its stash)
+  // With call-site pools on (site_pool.h), direct[] stays empty so that
+  // every malloc reaches the routing, and these are the direct pointers:
+  // a request no pool serves pops them right after the routing.
+  Page* routed_direct[kDirectSlots];
   PageQueue queues[kMaxClasses] = {};
   SegmentPool pool = {};
   // Frees of other heaps' blocks, gathered for one hand-back.
@@ -70,8 +74,9 @@ struct alignas(64) Heap {
   std::uint32_t stash_pause = 0;
   alignas(64) std::atomic<Block*> remote{nullptr};  // blocks freed by other threads
 
-  constexpr Heap() : direct{} {
+  constexpr Heap() : direct{}, routed_direct{} {
     for (auto& d : direct) d = &g_empty_page;
+    for (auto& d : routed_direct) d = &g_empty_page;
   }
 };
 
@@ -86,6 +91,10 @@ extern thread_local constinit Heap* tl_heap __attribute__((tls_model("initial-ex
 void* heap_malloc_generic(Heap* heap, std::size_t size) noexcept;
 // The same with the call site given (nullptr: no pool serves the request).
 void* heap_malloc_site(Heap* heap, std::size_t size, const void* site) noexcept;
+// The slow path proper: the above after their test for call-site pools, and
+// with pools on, a request that no pool serves and no routed direct pointer
+// could (site_pool.h's pools_malloc).
+[[gnu::noinline]] void* heap_malloc_unrouted(Heap* heap, std::size_t size) noexcept;
 void* heap_malloc_aligned(Heap* heap, std::size_t size, std::size_t align) noexcept;
 // The same on a given heap, never the thread's (the DMM front end's fallback).
 void* heap_malloc_aligned_on(Heap* heap, std::size_t size, std::size_t align) noexcept;

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <new>
 
+#include "alloc.h"
 #include "config.h"
 #include "dmm_front.h"
 #include "heap.h"
@@ -282,6 +283,11 @@ struct SiteCacheEntry {
 struct ThreadPools {
   ThreadPools* next_idle = nullptr;
   SiteCacheEntry cache[1u << kCacheBits];
+  // The pools set up (their indices), so that a thread's exit visits those
+  // and not all kSites (a program whose threads come and go pays it at
+  // every thread).
+  std::uint32_t set_up_count = 0;
+  std::uint16_t set_up[kSites];
   Pool pools[kSites];  // index: the site's slot in g_sites
 };
 
@@ -456,8 +462,8 @@ void thread_pools_done(void* value) noexcept {
   if (tp == nullptr) return;
   // Give back what is empty; the rest waits, with its live blocks, for the
   // thread that adopts these pools.
-  for (Pool& pool : tp->pools) {
-    if (pool.slot == 0) continue;
+  for (std::uint32_t i = 0; i < tp->set_up_count; ++i) {
+    Pool& pool = tp->pools[tp->set_up[i]];
     pool.remote_pending.store(false, std::memory_order_relaxed);
     drain_remote(pool);
     if (pool.current != nullptr && pool.current->live == 0) {
@@ -615,6 +621,7 @@ __attribute__((noinline)) void* pool_malloc_slow(std::size_t size, std::uintptr_
   if (pool.slot == 0) {
     pool.slot = slot;
     pool.owner = tp;
+    tp->set_up[tp->set_up_count++] = static_cast<std::uint16_t>(s - g_sites);
   }
   e = SiteCacheEntry{ra, &pool};
   if (round_slot(size) != slot) return nullptr;  // not the site's size: the heap serves it
@@ -625,13 +632,37 @@ __attribute__((noinline)) void* pool_malloc_slow(std::size_t size, std::uintptr_
 
 }  // namespace
 
-void* pool_malloc(std::size_t size, const void* site) noexcept {
+namespace {
+
+// The heap, as malloc_inline would serve the request without pools.
+[[gnu::always_inline]] inline void* heap_serves(Heap* h, std::size_t size) noexcept {
+  if (void* p = malloc_fast_from(h->routed_direct, size); __builtin_expect(p != nullptr, 1)) return p;
+  return heap_malloc_unrouted(h, size);
+}
+
+// The routing's cases that call out (a site not in the thread's cache, a
+// pool whose current area is used up): apart, so that pools_malloc's own
+// paths end in tail calls and save no register.
+__attribute__((noinline)) void* route_site_miss(Heap* h, std::size_t size, std::uintptr_t ra) noexcept {
+  if (void* p = pool_malloc_slow(size, ra)) return p;
+  return heap_serves(h, size);
+}
+
+__attribute__((noinline)) void* route_pool_refill(Heap* h, std::size_t size, Pool& pool) noexcept {
+  if (void* p = pool_alloc_slow(pool)) return p;
+  return heap_serves(h, size);
+}
+
+}  // namespace
+
+void* pools_malloc(Heap* h, std::size_t size, const void* site) noexcept {
   const auto ra = reinterpret_cast<std::uintptr_t>(site);
-  if (ThreadPools* tp = tl_pools) {
+  if (site != nullptr && size <= kPoolMaxRequest) {
+    ThreadPools* tp = tl_pools;
+    if (tp == nullptr) return route_site_miss(h, size, ra);
     const SiteCacheEntry& e = tp->cache[cache_index(ra)];
-    if (e.ra == ra) {
-      Pool* pool = e.pool;
-      if (pool == nullptr || round_slot(size) != pool->slot) return nullptr;
+    if (e.ra != ra) return route_site_miss(h, size, ra);
+    if (Pool* pool = e.pool; pool != nullptr && round_slot(size) == pool->slot) {
       if (Area* a = pool->current) {
         if (Block* b = a->free) {
           a->free = b->next;
@@ -645,10 +676,10 @@ void* pool_malloc(std::size_t size, const void* site) noexcept {
           return p;
         }
       }
-      return pool_alloc_slow(*pool);
+      return route_pool_refill(h, size, *pool);
     }
   }
-  return pool_malloc_slow(size, ra);
+  return heap_serves(h, size);
 }
 
 void pools_get_stats(tailor_pools_stats* out) noexcept {

@@ -27,6 +27,7 @@
 #include <atomic>
 #include <cstddef>
 
+#include "heap.h"
 #include "segment.h"
 #include "tailor/tailor.h"
 
@@ -45,10 +46,12 @@ constexpr std::size_t kPoolMaxRequest = 1024;
 // is one line on stderr, and the program runs without pools.
 void pools_init() noexcept;
 
-// A block for `size` bytes from the pool of `site`, or nullptr when the
-// site is not pooled (yet), the size is not the site's, or memory ran out:
-// the caller then allocates from the heap.
-void* pool_malloc(std::size_t size, const void* site) noexcept;
+// The routing (heap_malloc_generic and heap_malloc_site with pools on): a
+// block for `size` bytes from the pool of `site`, or when the site is not
+// pooled (yet), the size is not the site's, or the pool ran out of memory,
+// from heap h, through its routed direct pointers (heap.h) or its slow
+// path. site nullptr: a request no pool serves.
+[[gnu::noinline]] void* pools_malloc(Heap* h, std::size_t size, const void* site) noexcept;
 
 inline bool pools_own(const Segment* seg) noexcept {
   return seg->kind == SegmentKind::kRegion && seg->region == g_pools_region && g_pools_region != nullptr;
