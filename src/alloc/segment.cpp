@@ -190,18 +190,42 @@ void maybe_purge(SegmentPool& pool) {
   huge_cache_expire(false);
 }
 
+// A free span of at least n slices: the first that fits in n's bin, else
+// the first of the next bin that has one; nullptr when no span is large enough.
+Page* find_span(SegmentPool& pool, std::uint32_t n) {
+  const std::uint32_t b = bin_of(n);
+  for (Page* p = pool.bins[b]; p != nullptr; p = p->next)
+    if (p->slice_count >= n) return p;
+  const std::uint64_t higher = b + 1 < 64 ? pool.bin_mask & ~((std::uint64_t{2} << b) - 1) : 0;
+  return higher != 0 ? pool.bins[__builtin_ctzll(higher)] : nullptr;
+}
+
+// The same for a region pool, preferring a span with resident pages (the
+// first kResidentLook that fit in each bin from n's up). Regions are large
+// and given back whole: a call-site pool that frees its areas and makes
+// new ones, or a locality heap turning its regions over, would otherwise
+// be handed the untouched rest of a segment while the spans it gave back
+// wait for their purge, and its footprint would double.
+constexpr int kResidentLook = 8;
+Page* find_span_resident_first(SegmentPool& pool, std::uint32_t n) {
+  Page* first = nullptr;
+  for (std::uint64_t bins = pool.bin_mask & ~((std::uint64_t{1} << bin_of(n)) - 1); bins != 0; bins &= bins - 1) {
+    int looked = 0;
+    for (Page* p = pool.bins[__builtin_ctzll(bins)]; p != nullptr && looked < kResidentLook; p = p->next) {
+      if (p->slice_count < n) continue;
+      if (p->dirty_slices != 0) return p;
+      if (first == nullptr) first = p;
+      ++looked;
+    }
+  }
+  return first;
+}
+
 }  // namespace
 
 Page* span_alloc(SegmentPool& pool, std::uint32_t n) noexcept {
   maybe_purge(pool);
-  Page* s = nullptr;
-  std::uint32_t b = bin_of(n);
-  for (Page* p = pool.bins[b]; p != nullptr; p = p->next)
-    if (p->slice_count >= n) { s = p; break; }
-  if (s == nullptr) {
-    std::uint64_t higher = b + 1 < 64 ? pool.bin_mask & ~((std::uint64_t{2} << b) - 1) : 0;
-    if (higher) s = pool.bins[__builtin_ctzll(higher)];
-  }
+  Page* s = pool.region != nullptr ? find_span_resident_first(pool, n) : find_span(pool, n);
   if (s == nullptr) {
     Segment* seg = segment_new(pool);
     if (seg == nullptr) return nullptr;
