@@ -22,7 +22,7 @@ enum class Param : int {
   kRemoteBatch,   // cross-thread frees gathered before one hand-back
   kHugeCache,     // bytes of freed huge mappings kept for reuse
   kHugePages,     // 1: ask the kernel for transparent huge pages on segments
-  kPools,         // call-site pools (site_pool.h): 0 off, 1 on
+  kPools,         // call-site pools (site_pool.h): 0 off, 1 on (first one-size site of a slot size kept in the heap), 2 every one-size site
   kOnError,       // heap misuse found: 0 abort, 1 warn (skip the call), 2 ignore (misuse.h)
   kSecure,        // 1: the hardened front end (secure.h) serves every request
   kCount

@@ -14,6 +14,7 @@
 #include "heap.h"
 #include "os.h"
 #include "secure.h"
+#include "site_pool.h"
 #include "size_class.h"
 
 namespace tailor::alloc {
@@ -278,6 +279,10 @@ void free_not_mine(void* p) noexcept {
   if (segment_tag(seg) == 0) {
     if (dmm_owns(p)) dmm_free(p);  // a block of the DMM serving malloc (dmm_front.h)
     else misuse_unknown("free", p);
+    return;
+  }
+  if (pools_own(seg)) {  // call-site pools: no region hook, no owner test
+    pools_free(seg, p);
     return;
   }
   Heap* h = tl_heap;

@@ -51,6 +51,7 @@ struct alignas(32) Site {
 };
 
 Site g_sites[kSites];
+std::atomic<bool> g_slot_claimed[kPoolMaxRequest / 16 + 1];  // by slot size / 16
 std::atomic<std::size_t> g_site_count{0}, g_sites_pooled{0}, g_sites_unpooled{0};
 
 inline std::uint32_t round_slot(std::size_t size) noexcept {
@@ -226,7 +227,14 @@ void monitor(Site& s, std::size_t size) noexcept {
   const std::uint32_t seen = s.seen.fetch_add(1, std::memory_order_relaxed) + 1;
   if (seen != kWindow) return;
   // The first request has nothing before it: kWindow - 1 comparisons.
-  const bool pooled = size <= kPoolMaxRequest && s.repeats.load(std::memory_order_relaxed) * 8 >= (kWindow - 1) * 7;
+  bool pooled = size <= kPoolMaxRequest && s.repeats.load(std::memory_order_relaxed) * 8 >= (kWindow - 1) * 7;
+  // TAILOR_POOLS=1: the first such site of each slot size keeps the heap's
+  // pages of that size, which already are a same-size pool in allocation
+  // order for it; a pool of its own would only add the routing's cost and
+  // footprint. Later sites of the slot size are pooled, apart from it.
+  if (pooled && g_config.value[static_cast<int>(Param::kPools)] == 1 &&
+      !g_slot_claimed[round_slot(size) / 16].exchange(true, std::memory_order_relaxed))
+    pooled = false;
   if (pooled) {
     s.slot.store(round_slot(size), std::memory_order_relaxed);
     s.state.store(kPooled, std::memory_order_release);
@@ -318,11 +326,11 @@ inline std::size_t area_colour(const void* span) noexcept {
          0xfc0u;
 }
 
-Area* area_of(const void* p) noexcept {
-  Segment* seg = segment_of(p);
+Area* area_of(Segment* seg, const void* p) noexcept {
   std::uint8_t* span = page_of(seg, p)->start;
   return reinterpret_cast<Area*>(span + area_colour(span));
 }
+Area* area_of(const void* p) noexcept { return area_of(segment_of(p), p); }
 
 Area* area_new(Pool& pool) noexcept {
   std::size_t bytes = pool.next_bytes != 0 ? pool.next_bytes : kFirstArea;
@@ -502,8 +510,7 @@ ThreadPools* thread_pools() noexcept {
 
 // Region hooks: free and usable size of a pooled block (from free_remote,
 // usable_size and realloc, through the segment's region pool).
-void hook_free(void*, void* p) noexcept {
-  Area* a = area_of(p);
+void free_in_area(Area* a, void* p) noexcept {
   auto* b = static_cast<Block*>(p);
   if (a->owner == tl_pools) {
     area_put(*a->pool, a, b);
@@ -515,6 +522,8 @@ void hook_free(void*, void* p) noexcept {
   } while (!a->remote.compare_exchange_weak(old, b, std::memory_order_release, std::memory_order_relaxed));
   a->pool->remote_pending.store(true, std::memory_order_release);
 }
+
+void hook_free(void*, void* p) noexcept { free_in_area(area_of(p), p); }
 
 std::size_t hook_usable(void*, const void* p) noexcept { return area_of(p)->slot; }
 
@@ -681,6 +690,8 @@ void* pools_malloc(Heap* h, std::size_t size, const void* site) noexcept {
   }
   return heap_serves(h, size);
 }
+
+void pools_free(Segment* seg, void* p) noexcept { free_in_area(area_of(seg, p), p); }
 
 void pools_get_stats(tailor_pools_stats* out) noexcept {
   *out = tailor_pools_stats{};

@@ -57,6 +57,11 @@ inline bool pools_own(const Segment* seg) noexcept {
   return seg->kind == SegmentKind::kRegion && seg->region == g_pools_region && g_pools_region != nullptr;
 }
 
+// free of a pooled block (pools_own(seg)), reached from free_not_mine
+// without the region's indirect hook; other threads' blocks go back to
+// their owner's area.
+[[gnu::noinline]] void pools_free(Segment* seg, void* p) noexcept;
+
 void pools_get_stats(tailor_pools_stats* out) noexcept;
 std::size_t pool_slot_size(const void* p) noexcept;
 

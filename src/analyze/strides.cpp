@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <memory>
 #include <unordered_map>
 
@@ -166,7 +167,8 @@ struct Live {
 
 class Pass {
  public:
-  explicit Pass(std::unordered_map<std::uint64_t, SiteAcc>& sites, bool exact) : sites_(sites), exact_(exact) {}
+  Pass(std::unordered_map<std::uint64_t, SiteAcc>& sites, bool exact, bool every_site)
+      : sites_(sites), exact_(exact), every_site_(every_site) {}
 
   void run(const std::string& path) {
     trace::Reader r(path);
@@ -206,6 +208,10 @@ class Pass {
       if (++s.seen == kWindow) {
         s.decided = true;
         o.pooled = size <= kPoolMaxRequest && s.repeats * 8 >= (kWindow - 1) * 7;
+        if (o.pooled && !every_site_ && claimed_.insert(round_slot(size)).second) {
+          o.pooled = false;  // the first site of its slot size keeps the heap's pages
+          o.keeps_heap = true;
+        }
         o.slot = o.pooled ? round_slot(size) : 0;
       }
     } else if (o.pooled && round_slot(size) == o.slot) {
@@ -243,6 +249,8 @@ class Pass {
 
   std::unordered_map<std::uint64_t, SiteAcc>& sites_;
   bool exact_;
+  bool every_site_;
+  std::set<std::uint64_t> claimed_;  // slot sizes whose first one-size site kept the heap
   std::uint64_t events_ = 0;
   std::unordered_map<std::uint64_t, Live> live_;
 };
@@ -251,7 +259,7 @@ class Pass {
 
 std::vector<SiteProfile> profile_sites(const std::string& path, const SiteProfileOptions& o) {
   std::unordered_map<std::uint64_t, SiteAcc> sites;
-  Pass(sites, false).run(path);
+  Pass(sites, false, o.every_site).run(path);
   // The reported sites, by allocations.
   std::vector<SiteAcc*> order;
   for (auto& [a, s] : sites)
@@ -276,7 +284,7 @@ std::vector<SiteProfile> profile_sites(const std::string& path, const SiteProfil
       s.pooled.restart_exact();
     }
   }
-  Pass(sites, true).run(path);
+  Pass(sites, true, o.every_site).run(path);
   std::vector<SiteProfile> out;
   for (SiteAcc* s : order) {
     SiteProfile p = s->out;
@@ -323,6 +331,7 @@ nlohmann::json to_json(const std::vector<SiteProfile>& sites) {
                  {"mean_lifetime_events", s.mean_lifetime_events},
                  {"peak_live", s.peak_live},
                  {"pooled", s.pooled},
+                 {"keeps_heap", s.keeps_heap},
                  {"slot", s.slot},
                  {"pooled_allocations", s.pooled_allocations},
                  {"stride", s.stride},

@@ -8,7 +8,8 @@
 // The pool column replays the site's requests through the same policy as
 // libtailor's pools (src/alloc/site_pool.cpp): the first kWindow requests of
 // a site are watched and go to the heap; a site is pooled when at least 7/8
-// of them had the size of the request before; then every request of its
+// of them had the size of the request before, unless it is the first such
+// site of its slot size (TAILOR_POOLS=1; 2 pools it too); then every request of its
 // slot size (rounded up to 16 bytes) takes a slot of that thread's pool for
 // the site: a freed slot of the current area (last freed first) or the bump
 // pointer, a new area twice the size of the last when full, an emptied
@@ -39,6 +40,9 @@ struct SiteProfile {
   std::uint64_t freed = 0;
   std::uint64_t peak_live = 0;     ///< objects
   bool pooled = false;             ///< libtailor's monitor would pool it
+  /// Its requests keep one size, but it was the first such site of its slot
+  /// size: with TAILOR_POOLS=1 the monitor leaves it the heap's pages.
+  bool keeps_heap = false;
   std::uint64_t slot = 0;          ///< its slot size if pooled
   std::uint64_t pooled_allocations = 0;  ///< allocations a pool would serve
   // Strides between successive allocations of the site (all threads, trace order).
@@ -53,6 +57,9 @@ struct SiteProfile {
 struct SiteProfileOptions {
   std::size_t top = 10;             ///< sites reported, by allocations
   std::uint64_t min_allocations = 1;
+  /// The policy of TAILOR_POOLS=2: the first site of each slot size is
+  /// pooled too (keeps_heap is then never set).
+  bool every_site = false;
 };
 
 /// Reads the trace at `path` twice. Sites sorted by allocations, at most `top`.

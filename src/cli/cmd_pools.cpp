@@ -23,6 +23,7 @@ struct PoolsCmdOptions {
   double min_share = 0.9;
   std::uint64_t min_live = 256;
   std::size_t top = 1000;
+  bool every_site = false;
 };
 
 constexpr std::uint64_t kPoolMaxRequest = 1024;  // src/alloc/site_pool.h
@@ -32,6 +33,7 @@ int pools(const PoolsCmdOptions& o) {
   analyze::SiteProfileOptions so;
   so.top = o.top;
   so.min_allocations = 1;
+  so.every_site = o.every_site;
   std::vector<analyze::SiteProfile> sites = analyze::profile_sites(o.trace, so);
   analyze::symbolize_sites(sites, r.modules());
   std::string conf = fmt::format(
@@ -48,6 +50,7 @@ int pools(const PoolsCmdOptions& o) {
     else if (s.top_size > kPoolMaxRequest) why = "too large";
     else if (s.peak_live < o.min_live) why = "short-lived";
     else if (s.module.empty()) why = "no module";
+    else if (s.keeps_heap) why = "heap";  // the first one-size site of its slot size (docs/pools.md)
     const bool pick = why.empty();
     if (s.allocations >= o.min_objects || pick)
       fmt::print("{:>12} {:>6} {:>6.1f}% {:>10} {:>12.0f}  {:<8} {}\n", s.allocations, s.top_size,
@@ -57,8 +60,9 @@ int pools(const PoolsCmdOptions& o) {
     conf += fmt::format("site {} {:#x} {}  # {} objects, {}\n", s.module, s.module_offset, s.top_size, s.allocations,
                         s.symbol);
   }
-  fmt::print("\n{} site(s) chosen of {} (at least {} objects, {:.0f}% of one size up to {} bytes, {} live at once)\n",
-             chosen, sites.size(), o.min_objects, 100 * o.min_share, kPoolMaxRequest, o.min_live);
+  fmt::print("\n{} site(s) chosen of {} (at least {} objects, {:.0f}% of one size up to {} bytes, {} live at once{})\n",
+             chosen, sites.size(), o.min_objects, 100 * o.min_share, kPoolMaxRequest, o.min_live,
+             o.every_site ? "" : "; 'heap': the first such site of its slot size, whose heap pages already are its pool");
   if (!o.output.empty()) {
     std::ofstream out(o.output);
     out << conf;
@@ -83,6 +87,8 @@ void add_pools(CLI::App& app, Runner& run) {
   cmd->add_option("--min-share", o->min_share, "Smallest share of the site's allocations of its one size")
       ->capture_default_str();
   cmd->add_option("--min-live", o->min_live, "Fewest of the site's objects live at once")->capture_default_str();
+  cmd->add_flag("--every-site", o->every_site,
+                "Also pool the first one-size site of each slot size (as TAILOR_POOLS=2; by default it keeps the heap's pages, as TAILOR_POOLS=1)");
   cmd->callback([o, &run] { run = [o] { return pools(*o); }; });
 }
 

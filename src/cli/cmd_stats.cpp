@@ -19,6 +19,7 @@ struct StatsCmdOptions {
   bool json = false;
   bool no_symbols = false;
   bool strides = false;
+  bool every_site = false;
   std::size_t top = 10;
 };
 
@@ -100,6 +101,7 @@ int strides(const StatsCmdOptions& o) {
   trace::Reader r(o.trace);
   analyze::SiteProfileOptions so;
   so.top = o.top;
+  so.every_site = o.every_site;
   std::vector<analyze::SiteProfile> sites = analyze::profile_sites(o.trace, so);
   if (!o.no_symbols) analyze::symbolize_sites(sites, r.modules());
   if (o.json) {
@@ -108,11 +110,13 @@ int strides(const StatsCmdOptions& o) {
   }
   fmt::print("trace     {}\n", r.path());
   fmt::print("strides between successive allocations of each call site (top {} sites by allocations);\n"
-             "'pooled': as libtailor's pools (TAILOR_POOLS=1) would place the site's blocks\n\n", sites.size());
+             "'pooled': as libtailor's pools (TAILOR_POOLS={}) would place the site's blocks; 'heap': the first\n"
+             "one-size site of its slot size, left the heap's pages of that size\n\n",
+             sites.size(), o.every_site ? 2 : 1);
   fmt::print("  {:>12} {:>6} {:>7} {:>8} {:>14} {:>8} {:>14}  {}\n", "allocations", "size", "share", "pooled",
              "recorded", "share", "with pools", "call site");
   for (const auto& s : sites) {
-    const std::string pooled = s.pooled ? fmt::format("{}", s.slot) : "no";
+    const std::string pooled = s.pooled ? fmt::format("{}", s.slot) : s.keeps_heap ? "heap" : "no";
     const std::string with_pools =
         s.pooled && s.pooled_allocations > 1 ? fmt::format("{:>7} {:5.1f}%", s.pool_stride, 100 * s.pool_stride_share)
                                              : std::string("-");
@@ -152,6 +156,8 @@ void add_stats(CLI::App& app, Runner& run) {
   cmd->add_flag("--strides", o->strides,
                 "Per hot call site: the most common address stride between its successive allocations and its "
                 "share, recorded and as call-site pools would place them (docs/pools.md)");
+  cmd->add_flag("--every-site", o->every_site,
+                "With --strides: model TAILOR_POOLS=2, which also pools the first one-size site of each slot size");
   cmd->add_option("--top", o->top, "Entries in each top list")->capture_default_str();
   cmd->callback([o, &run] { run = [o] { return stats(*o); }; });
 }

@@ -32,7 +32,8 @@ std::vector<Dimension> tunable_space(Objective o, const TraceTraits& t) {
   if (t.huge_blocks) d.push_back({"huge_cache", {"64M", "0", "256M"}, "freed huge mappings kept for reuse"});
   if (t.large_blocks) d.push_back({"large_max", {"32M", "4M"}, "largest block carved from a segment"});
   // Call-site pools (seed 003, docs/pools.md): objects of one site together.
-  if (o != Objective::kMemory) d.push_back({"pools", {"0", "1"}, "call-site pools: same-size requests of one site in a pool"});
+  if (o != Objective::kMemory)
+    d.push_back({"pools", {"0", "1", "2"}, "call-site pools: same-size requests of one site in a pool"});
   if (o == Objective::kMemory) {
     // For memory, purging leads page sizes: its wins are the cheapest.
     std::swap(d[1], d[2]);

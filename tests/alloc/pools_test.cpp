@@ -1,5 +1,8 @@
 // Call-site pools (site_pool.h, docs/pools.md) through the tailor_* API.
-// Sets TAILOR_POOLS=1 and TAILOR_PURGE_DELAY=0 for itself (kEnvironment).
+// Sets TAILOR_POOLS=2 (every site that keeps one size is pooled, so that a
+// test needs one site per pool) and TAILOR_PURGE_DELAY=0 for itself
+// (kEnvironment). TAILOR_POOLS=1's rule for the first site of a slot size:
+// pools_slot_rule_test.cpp.
 //
 // Every allocation of a test comes from one call instruction in a loop (one
 // return address, hence one site); distinct helpers are distinct sites. The
@@ -24,7 +27,7 @@ namespace {
 // environment at its first call, which comes after static initialization.
 const bool kEnvironment = [] {
   setenv("TAILOR_CONFIG", "/dev/null", 1);
-  setenv("TAILOR_POOLS", "1", 1);
+  setenv("TAILOR_POOLS", "2", 1);
   setenv("TAILOR_PURGE_DELAY", "0", 1);
   // The request that sets libtailor up is served before pools exist: make
   // it here, so that every request of the tests reaches its monitor.

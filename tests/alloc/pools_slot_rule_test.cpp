@@ -1,0 +1,62 @@
+// TAILOR_POOLS=1 (site_pool.cpp, docs/pools.md): of the call sites that
+// keep one size, the first to be decided for each slot size keeps the
+// heap's pages of that size, and the later ones get pools of their own.
+// (TAILOR_POOLS=2, which pools every such site: pools_test.cpp.)
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <vector>
+
+#include "tailor/tailor.h"
+
+namespace {
+
+const bool kEnvironment = [] {
+  setenv("TAILOR_CONFIG", "/dev/null", 1);
+  setenv("TAILOR_POOLS", "1", 1);
+  tailor_free(tailor_malloc(1));  // sets libtailor up before the tests' sites are seen
+  return true;
+}();
+
+constexpr int kWindow = 64;  // requests a monitor watches (site_pool.cpp)
+
+#define TAILOR_TEST_SITE(name)                                \
+  __attribute__((noinline)) void* name(std::size_t n) {      \
+    void* p = tailor_malloc(n);                               \
+    __asm__ volatile("# " #name : : "r"(p) : "memory");       \
+    return p;                                                 \
+  }
+TAILOR_TEST_SITE(site_a)
+TAILOR_TEST_SITE(site_b)
+TAILOR_TEST_SITE(site_c)
+TAILOR_TEST_SITE(site_d)
+
+tailor_pools_stats stats() {
+  tailor_pools_stats s{};
+  tailor_pools_get_stats(&s);
+  return s;
+}
+
+// Past the site's window: the slot size of a block it makes now.
+std::size_t slot_after_window(void* (*site)(std::size_t), std::size_t n) {
+  std::vector<void*> v;
+  for (int i = 0; i <= kWindow; ++i) v.push_back(site(n));
+  const std::size_t slot = tailor_pool_slot_size(v.back());
+  for (void* p : v) tailor_free(p);
+  return slot;
+}
+
+TEST(PoolsSlotRule, FirstSiteOfASlotSizeKeepsTheHeapLaterOnesArePooled) {
+  ASSERT_EQ(stats().mode, 1);
+  const std::size_t unpooled = stats().sites_unpooled, pooled = stats().sites_pooled;
+  EXPECT_EQ(slot_after_window(&site_a, 24), 0u);   // first of slot 32: the heap's
+  EXPECT_EQ(slot_after_window(&site_b, 24), 32u);  // second: a pool
+  EXPECT_EQ(slot_after_window(&site_c, 20), 32u);  // another size of slot 32: a pool too
+  EXPECT_EQ(slot_after_window(&site_d, 200), 0u);  // first of slot 208
+  EXPECT_EQ(stats().sites_unpooled, unpooled + 2);
+  EXPECT_EQ(stats().sites_pooled, pooled + 2);
+  // The first site stays with the heap after its window too.
+  EXPECT_EQ(slot_after_window(&site_a, 24), 0u);
+}
+
+}  // namespace
