@@ -36,7 +36,8 @@ constexpr std::uint32_t kSites = 1u << kSiteBits;  // call sites the table holds
 constexpr std::uint32_t kProbe = 32;               // slots probed before a site counts as not pooled
 // Requests a monitor watches before it decides; the site is pooled when at
 // least 7/8 of them had the size of the request before (seed 003's "the
-// last entry matches the size of the new request").
+// last entry matches the size of the new request"). A pooled site of
+// temporaries is demoted later (pool_emptied).
 constexpr std::uint32_t kWindow = 64;
 
 enum SiteState : std::uint32_t { kMonitoring = 0, kPooled = 1, kUnpooled = 2 };
@@ -52,7 +53,7 @@ struct alignas(32) Site {
 
 Site g_sites[kSites];
 std::atomic<bool> g_slot_claimed[kPoolMaxRequest / 16 + 1];  // by slot size / 16
-std::atomic<std::size_t> g_site_count{0}, g_sites_pooled{0}, g_sites_unpooled{0};
+std::atomic<std::size_t> g_site_count{0}, g_sites_pooled{0}, g_sites_unpooled{0}, g_sites_demoted{0};
 
 inline std::uint32_t round_slot(std::size_t size) noexcept {
   return static_cast<std::uint32_t>(size == 0 ? 16 : (size + 15) & ~std::size_t{15});
@@ -276,8 +277,13 @@ struct Pool {
   Area* spare;            // one emptied area kept for the next growth (not on partial)
   std::size_t next_bytes; // size of the next area
   ThreadPools* owner;
+  std::uint32_t young_empties; // times the pool emptied with few slots ever carved (pool_emptied)
   std::atomic<bool> remote_pending{false};
 };
+
+// A slot size no request rounds to: a demoted pool (pool_emptied) serves no
+// request any more, while its live blocks are still freed into its areas.
+constexpr std::uint32_t kDemoted = 1;
 
 // A thread's memory of the sites it has met whose fate is decided: the
 // return address and its pool (nullptr: not pooled), direct-mapped, so that
@@ -384,6 +390,33 @@ void area_release(Pool& pool, Area* a) noexcept {
   g_areas_released.fetch_add(1, std::memory_order_relaxed);
 }
 
+// Temporaries: a pool all of whose objects died while its one area had
+// carved fewer than kYoungSlots slots holds the site's young objects, not
+// a structure to walk; the heap's size classes keep those hot in one
+// page shared with other sites, while a pool per such site spreads them
+// over an area each (a program of many temporary sites, robot_kinematics,
+// then missed in L1 20x more often). After kYoungEmpties such times the
+// site is demoted for good: left to the heap, on every thread.
+constexpr std::size_t kYoungSlots = 64;
+constexpr std::uint32_t kYoungEmpties = 16;
+
+// true: the site was demoted and `a` given back (with the spare).
+bool pool_emptied(Pool& pool, Area* a) noexcept {
+  if (pool.areas != a || a->next != nullptr || static_cast<std::size_t>(a->bump - a->start) >= kYoungSlots * a->slot)
+    return false;
+  if (++pool.young_empties < kYoungEmpties || pool.slot == kDemoted) return false;
+  pool.slot = kDemoted;
+  Site& site = g_sites[&pool - pool.owner->pools];
+  if (site.state.exchange(kUnpooled, std::memory_order_acq_rel) == kPooled) {
+    g_sites_pooled.fetch_sub(1, std::memory_order_relaxed);
+    g_sites_unpooled.fetch_add(1, std::memory_order_relaxed);
+    g_sites_demoted.fetch_add(1, std::memory_order_relaxed);
+  }
+  area_release(pool, a);
+  if (pool.spare != nullptr) area_release(pool, pool.spare);
+  return true;
+}
+
 // A slot freed back to its area by the owner.
 void area_put(Pool& pool, Area* a, Block* b) noexcept {
   b->next = a->free;
@@ -403,6 +436,7 @@ void area_put(Pool& pool, Area* a, Block* b) noexcept {
       area_release(pool, a);
       return;
     }
+    if (pool_emptied(pool, a)) return;
     a->bump = a->start;  // empty current area: carve again in address order
     a->free = nullptr;
     return;
@@ -549,6 +583,19 @@ void append_num(char*& out, std::uint64_t v, unsigned base) noexcept {
 
 __attribute__((destructor)) void report_pooled_sites() noexcept {
   if (!g_report) return;
+  {
+    char line[160];
+    char* out = line;
+    append(out, "tailor: pools: ");
+    append_num(out, g_site_count.load(std::memory_order_relaxed), 10);
+    append(out, " sites, ");
+    append_num(out, g_sites_pooled.load(std::memory_order_relaxed), 10);
+    append(out, " pooled, ");
+    append_num(out, g_sites_demoted.load(std::memory_order_relaxed), 10);
+    append(out, " demoted (temporaries)\n");
+    *out = '\0';
+    os::write_stderr(line);
+  }
   for (const Site& s : g_sites) {
     const std::uintptr_t ra = s.key.load(std::memory_order_acquire);
     if (ra == 0 || s.state.load(std::memory_order_acquire) != kPooled) continue;

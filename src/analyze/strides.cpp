@@ -77,8 +77,14 @@ struct SimArea {
   bool in_partial = false, released = false;
 };
 
+// libtailor's demotion of temporaries (site_pool.cpp, pool_emptied).
+constexpr std::uint64_t kYoungSlots = 64;
+constexpr std::uint32_t kYoungEmpties = 16;
+
 struct SimPool {
   std::uint64_t slot = 0;
+  int held = 0;             // areas not given back
+  std::uint32_t young = 0;  // times the pool emptied with its one area barely carved
   std::vector<SimArea> areas;
   int current = -1;
   std::vector<int> partial;
@@ -115,31 +121,36 @@ struct SimPool {
     a.bump = a.base + kAreaHeader;
     a.end = a.bump + (a.bytes - kAreaHeader) / slot * slot;
     areas.push_back(std::move(a));
+    ++held;
     current = static_cast<int>(areas.size()) - 1;
     return {take(areas[current]), current};
   }
 
-  void put(int i, std::uint64_t p) {
+  // true: the pool's site is demoted (temporaries).
+  bool put(int i, std::uint64_t p) {
     SimArea& a = areas[i];
     a.free.push_back(p);
     if (--a.live == 0) {
       if (i != current) {
+        --held;
         if (a.in_partial) partial.erase(std::find(partial.begin(), partial.end(), i));
         a.in_partial = false;
         a.released = true;
         a.free.clear();
         a.free.shrink_to_fit();
         next_bytes = a.bytes;
-        return;
+        return false;
       }
+      const bool barely_carved = held == 1 && a.bump - a.base - kAreaHeader < kYoungSlots * slot;
       a.bump = a.base + kAreaHeader;
       a.free.clear();
-      return;
+      return barely_carved && ++young >= kYoungEmpties;
     }
     if (i != current && !a.in_partial) {
       a.in_partial = true;
       partial.push_back(i);
     }
+    return false;
   }
 };
 
@@ -214,7 +225,7 @@ class Pass {
         }
         o.slot = o.pooled ? round_slot(size) : 0;
       }
-    } else if (o.pooled && round_slot(size) == o.slot) {
+    } else if (o.pooled && !o.demoted && round_slot(size) == o.slot) {
       auto& pool = s.pools[e.thread];
       if (!pool) {
         pool = std::make_unique<SimPool>();
@@ -243,7 +254,7 @@ class Pass {
     --s.live;
     ++s.out.freed;
     s.lifetime_sum += events_ - l.event;
-    if (l.pool != nullptr) l.pool->put(l.area, l.sim);
+    if (l.pool != nullptr && l.pool->put(l.area, l.sim)) s.out.demoted = true;
     live_.erase(it);
   }
 
@@ -332,6 +343,7 @@ nlohmann::json to_json(const std::vector<SiteProfile>& sites) {
                  {"peak_live", s.peak_live},
                  {"pooled", s.pooled},
                  {"keeps_heap", s.keeps_heap},
+                 {"demoted", s.demoted},
                  {"slot", s.slot},
                  {"pooled_allocations", s.pooled_allocations},
                  {"stride", s.stride},

@@ -9,7 +9,8 @@
 // libtailor's pools (src/alloc/site_pool.cpp): the first kWindow requests of
 // a site are watched and go to the heap; a site is pooled when at least 7/8
 // of them had the size of the request before, unless it is the first such
-// site of its slot size (TAILOR_POOLS=1; 2 pools it too); then every request of its
+// site of its slot size (TAILOR_POOLS=1; 2 pools it too), until its pool
+// shows it makes temporaries (then it is demoted); then every request of its
 // slot size (rounded up to 16 bytes) takes a slot of that thread's pool for
 // the site: a freed slot of the current area (last freed first) or the bump
 // pointer, a new area twice the size of the last when full, an emptied
@@ -43,6 +44,9 @@ struct SiteProfile {
   /// Its requests keep one size, but it was the first such site of its slot
   /// size: with TAILOR_POOLS=1 the monitor leaves it the heap's pages.
   bool keeps_heap = false;
+  /// Pooled, then left to the heap: its pool emptied 16 times while its one
+  /// area had carved fewer than 64 slots (temporaries; site_pool.cpp).
+  bool demoted = false;
   std::uint64_t slot = 0;          ///< its slot size if pooled
   std::uint64_t pooled_allocations = 0;  ///< allocations a pool would serve
   // Strides between successive allocations of the site (all threads, trace order).

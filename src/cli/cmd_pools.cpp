@@ -50,6 +50,7 @@ int pools(const PoolsCmdOptions& o) {
     else if (s.top_size > kPoolMaxRequest) why = "too large";
     else if (s.peak_live < o.min_live) why = "short-lived";
     else if (s.module.empty()) why = "no module";
+    else if (s.demoted) why = "temporary";  // libtailor's monitor would demote it (docs/pools.md)
     else if (s.keeps_heap) why = "heap";  // the first one-size site of its slot size (docs/pools.md)
     const bool pick = why.empty();
     if (s.allocations >= o.min_objects || pick)

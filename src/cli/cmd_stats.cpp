@@ -111,12 +111,15 @@ int strides(const StatsCmdOptions& o) {
   fmt::print("trace     {}\n", r.path());
   fmt::print("strides between successive allocations of each call site (top {} sites by allocations);\n"
              "'pooled': as libtailor's pools (TAILOR_POOLS={}) would place the site's blocks; 'heap': the first\n"
-             "one-size site of its slot size, left the heap's pages of that size\n\n",
+             "one-size site of its slot size, left the heap's pages of that size; 'temp': pooled, then\n"
+             "demoted to the heap as a site of temporaries\n\n",
              sites.size(), o.every_site ? 2 : 1);
   fmt::print("  {:>12} {:>6} {:>7} {:>8} {:>14} {:>8} {:>14}  {}\n", "allocations", "size", "share", "pooled",
              "recorded", "share", "with pools", "call site");
   for (const auto& s : sites) {
-    const std::string pooled = s.pooled ? fmt::format("{}", s.slot) : s.keeps_heap ? "heap" : "no";
+    const std::string pooled = s.demoted ? fmt::format("{}, temp", s.slot)
+                               : s.pooled ? fmt::format("{}", s.slot)
+                               : s.keeps_heap ? "heap" : "no";
     const std::string with_pools =
         s.pooled && s.pooled_allocations > 1 ? fmt::format("{:>7} {:5.1f}%", s.pool_stride, 100 * s.pool_stride_share)
                                              : std::string("-");

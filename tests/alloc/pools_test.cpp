@@ -109,6 +109,34 @@ TEST(Pools, VaryingSiteIsNotPooled) {
   EXPECT_EQ(stats().sites_unpooled, before + 1);
 }
 
+// A site of temporaries: its pool empties again and again with only a few
+// slots ever carved; after 16 such times the site is left to the heap,
+// and its area is given back. A site that builds a structure (more than
+// 64 slots at once) and frees it as often stays pooled.
+TEST(Pools, SitesOfTemporariesAreDemotedToTheHeap) {
+  warm(&site_d, 40);
+  warm(&site_e, 40);
+  const std::size_t pooled = stats().sites_pooled;
+  for (int round = 0; round < 20; ++round) {
+    std::vector<void*> few, many;
+    for (int i = 0; i < 8; ++i) few.push_back(site_d(40));
+    for (int i = 0; i < 100; ++i) many.push_back(site_e(40));
+    if (round == 0) {
+      EXPECT_EQ(tailor_pool_slot_size(few[0]), 48u);
+      EXPECT_EQ(tailor_pool_slot_size(many[0]), 48u);
+    }
+    for (void* p : few) tailor_free(p);
+    for (void* p : many) tailor_free(p);
+  }
+  void* d = site_d(40);
+  void* e = site_e(40);
+  EXPECT_EQ(tailor_pool_slot_size(d), 0u);   // demoted: the heap's
+  EXPECT_EQ(tailor_pool_slot_size(e), 48u);  // still pooled
+  EXPECT_EQ(stats().sites_pooled, pooled - 1);
+  tailor_free(d);
+  tailor_free(e);
+}
+
 TEST(Pools, OtherSizesOfAPooledSiteGoToTheHeap) {
   warm(&site_c, 64);
   void* p = site_c(64);
@@ -189,15 +217,18 @@ TEST(Pools, ReallocMovesAPooledBlockOutAndFreesItsSlot) {
 }
 
 TEST(Pools, CallocZeroesAReusedSlot) {
+  // One block at a time: past the window the pool hands the same slot back,
+  // until the site is demoted as one of temporaries (16 empties), after
+  // which the heap's blocks must be zeroed as well.
   for (int i = 0; i < 3 * kWindow; ++i) {
     auto* p = static_cast<unsigned char*>(site_calloc(80));
     for (int k = 0; k < 80; ++k) ASSERT_EQ(p[k], 0) << i;
+    if (i >= kWindow && i < kWindow + 8) {
+      EXPECT_EQ(tailor_pool_slot_size(p), 80u) << i;
+    }
     std::memset(p, 0xff, 80);
     tailor_free(p);
   }
-  void* p = site_calloc(80);
-  EXPECT_EQ(tailor_pool_slot_size(p), 80u);
-  tailor_free(p);
 }
 
 TEST(Pools, FreeAndUsableSizeFromAnotherThread) {
@@ -281,11 +312,12 @@ TEST(Pools, ForkWithPoolsActive) {
     ASSERT_GE(pid, 0);
     if (pid == 0) {
       for (void* p : v) tailor_free(p);
+      std::vector<void*> w;
       for (int i = 0; i < 2000; ++i) {
-        void* p = site_a(40);
-        if (tailor_pool_slot_size(p) != 48) _exit(3);
-        tailor_free(p);
+        w.push_back(site_a(40));
+        if (tailor_pool_slot_size(w.back()) != 48) _exit(3);
       }
+      for (void* p : w) tailor_free(p);
       _exit(0);
     }
     int status = 0;
