@@ -310,6 +310,10 @@ void delete_sized_not_mine(void* p, std::size_t size, const char* fn) noexcept {
     else misuse_unknown(fn, p);
     return;
   }
+  if (pools_own(seg)) {  // call-site pools: the size must be of the block's slot
+    pools_free_sized(seg, p, size, fn);
+    return;
+  }
   if (size_check(fn, p, size, 0, true)) {
     Heap* h = tl_heap;
     if (seg->heap.load(std::memory_order_relaxed) == h) free_owned(h, page_of(seg, p), p);

@@ -18,6 +18,7 @@
 #include "config.h"
 #include "dmm_front.h"
 #include "heap.h"
+#include "misuse.h"
 #include "os.h"
 #include "region.h"
 #include "spin_lock.h"
@@ -739,6 +740,15 @@ void* pools_malloc(Heap* h, std::size_t size, const void* site) noexcept {
 }
 
 void pools_free(Segment* seg, void* p) noexcept { free_in_area(area_of(seg, p), p); }
+
+void pools_free_sized(Segment* seg, void* p, std::size_t size, const char* fn) noexcept {
+  Area* a = area_of(seg, p);
+  if (round_slot(size) != a->slot) {  // the pool serves only requests of its slot size
+    misuse_wrong_size(fn, p, size, a->slot);
+    return;
+  }
+  free_in_area(a, p);
+}
 
 void pools_get_stats(tailor_pools_stats* out) noexcept {
   *out = tailor_pools_stats{};

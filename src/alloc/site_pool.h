@@ -61,6 +61,9 @@ inline bool pools_own(const Segment* seg) noexcept {
 // without the region's indirect hook; other threads' blocks go back to
 // their owner's area.
 [[gnu::noinline]] void pools_free(Segment* seg, void* p) noexcept;
+// The same for the sized frees (sized delete, free_sized): `size` must round
+// to the block's slot size, or the misuse is reported (misuse.h).
+[[gnu::noinline]] void pools_free_sized(Segment* seg, void* p, std::size_t size, const char* fn) noexcept;
 
 void pools_get_stats(tailor_pools_stats* out) noexcept;
 std::size_t pool_slot_size(const void* p) noexcept;

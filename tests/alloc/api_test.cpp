@@ -172,6 +172,31 @@ TEST(Api, OperatorNewAndDelete) {
   delete[] w;
 }
 
+// Many objects of one `new` expression, freed by sized delete (the path of
+// C++ programs: with TAILOR_POOLS=1, alloc.pools.api, they are pooled past
+// the site's window, and a pooled block's size is checked against its
+// slot); a wrong size is reported in one line, pooled or not.
+struct Node40 {
+  char bytes[40];
+};
+__attribute__((noinline)) Node40* new_node() {
+  auto* n = new Node40;
+  __asm__ volatile("" : : "r"(n) : "memory");
+  return n;
+}
+
+TEST(Api, SizedDeleteOfManyObjectsOfOneSite) {
+  std::vector<Node40*> v;
+  for (int i = 0; i < 1000; ++i) v.push_back(new_node());
+  const char* pools = std::getenv("TAILOR_POOLS");
+  if (pools != nullptr && pools[0] == '2') {
+    EXPECT_EQ(tailor_pool_slot_size(v[0]), 0u);  // watched: the heap's
+    EXPECT_EQ(tailor_pool_slot_size(v.back()), 48u);
+  }
+  EXPECT_DEATH(::operator delete(v.back(), 100), "operator delete\\(\\): wrong size for 0x[0-9a-f]+ \\(100 bytes given");
+  for (Node40* n : v) delete n;
+}
+
 // Threads allocate and free continuously while the main thread forks; the
 // child allocates from every range, frees what the parent's threads had, and
 // starts threads of its own.
