@@ -20,11 +20,10 @@ namespace tailor::alloc {
 
 // The fast path every malloc and new shares: a block popped from the
 // direct page of its size, marked not freed (misuse.h); nullptr when the
-// size is not direct or the page has none. `direct`: the heap's direct[],
-// or its routed_direct[] after the call-site pools' routing (heap.h).
-[[gnu::always_inline]] inline void* malloc_fast_from(Page* const* direct, std::size_t size) noexcept {
+// size is not direct or the page has none.
+[[gnu::always_inline]] inline void* malloc_fast(Heap* h, std::size_t size) noexcept {
   if (TAILOR_LIKELY(size <= kDirectMax)) {
-    Page* pg = direct[(size + 7) >> 3];
+    Page* pg = h->direct[(size + 7) >> 3];
     Block* b = pg->free;
     if (TAILOR_LIKELY(b != nullptr)) {
       pg->free = b->next;
@@ -36,8 +35,22 @@ namespace tailor::alloc {
   return nullptr;
 }
 
-[[gnu::always_inline]] inline void* malloc_fast(Heap* h, std::size_t size) noexcept {
-  return malloc_fast_from(h->direct, size);
+// The same from the routed direct pointers, after the call-site pools'
+// routing (heap.h). Written out apart: sharing one helper that takes the
+// array cost malloc's own fast path an instruction (the array's address
+// was computed before the size test).
+[[gnu::always_inline]] inline void* malloc_fast_routed(Heap* h, std::size_t size) noexcept {
+  if (TAILOR_LIKELY(size <= kDirectMax)) {
+    Page* pg = h->routed_direct[(size + 7) >> 3];
+    Block* b = pg->free;
+    if (TAILOR_LIKELY(b != nullptr)) {
+      pg->free = b->next;
+      pg->used++;
+      block_key(b) = 0;
+      return b;
+    }
+  }
+  return nullptr;
 }
 
 inline void* malloc_inline(std::size_t size) noexcept {

@@ -42,10 +42,6 @@ struct alignas(64) Heap {
   // heaps beyond the tags and the empty heap.
   std::uint32_t tag = kTagNone;
   Page* direct[kDirectSlots];  // sizes 0..1024 -> current page of their class (or its stash)
-  // With call-site pools on (site_pool.h), direct[] stays empty so that
-  // every malloc reaches the routing, and these are the direct pointers:
-  // a request no pool serves pops them right after the routing.
-  Page* routed_direct[kDirectSlots];
   PageQueue queues[kMaxClasses] = {};
   SegmentPool pool = {};
   // Frees of other heaps' blocks, gathered for one hand-back.
@@ -73,6 +69,11 @@ struct alignas(64) Heap {
   std::uint32_t stash_misses = 0;
   std::uint32_t stash_pause = 0;
   alignas(64) std::atomic<Block*> remote{nullptr};  // blocks freed by other threads
+  // With call-site pools on (site_pool.h), direct[] stays empty so that
+  // every malloc reaches the routing, and these are the direct pointers:
+  // a request no pool serves pops them right after the routing. Last, so
+  // that without pools the fields above keep their places.
+  alignas(64) Page* routed_direct[kDirectSlots];
 
   constexpr Heap() : direct{}, routed_direct{} {
     for (auto& d : direct) d = &g_empty_page;

@@ -693,7 +693,7 @@ namespace {
 
 // The heap, as malloc_inline would serve the request without pools.
 [[gnu::always_inline]] inline void* heap_serves(Heap* h, std::size_t size) noexcept {
-  if (void* p = malloc_fast_from(h->routed_direct, size); __builtin_expect(p != nullptr, 1)) return p;
+  if (void* p = malloc_fast_routed(h, size); __builtin_expect(p != nullptr, 1)) return p;
   return heap_malloc_unrouted(h, size);
 }
 
