@@ -54,6 +54,8 @@ TAILOR_TEST_SITE(site_e, tailor_malloc(n))
 TAILOR_TEST_SITE(site_f, tailor_malloc(n))
 TAILOR_TEST_SITE(site_g, tailor_malloc(n))
 TAILOR_TEST_SITE(site_h, tailor_malloc(n))
+TAILOR_TEST_SITE(site_temporaries, tailor_malloc(n))
+TAILOR_TEST_SITE(site_structure, tailor_malloc(n))
 TAILOR_TEST_SITE(site_calloc, tailor_calloc(1, n))
 
 tailor_pools_stats stats() {
@@ -114,13 +116,13 @@ TEST(Pools, VaryingSiteIsNotPooled) {
 // and its area is given back. A site that builds a structure (more than
 // 64 slots at once) and frees it as often stays pooled.
 TEST(Pools, SitesOfTemporariesAreDemotedToTheHeap) {
-  warm(&site_d, 40);
-  warm(&site_e, 40);
+  warm(&site_temporaries, 40);
+  warm(&site_structure, 40);
   const std::size_t pooled = stats().sites_pooled;
   for (int round = 0; round < 20; ++round) {
     std::vector<void*> few, many;
-    for (int i = 0; i < 8; ++i) few.push_back(site_d(40));
-    for (int i = 0; i < 100; ++i) many.push_back(site_e(40));
+    for (int i = 0; i < 8; ++i) few.push_back(site_temporaries(40));
+    for (int i = 0; i < 100; ++i) many.push_back(site_structure(40));
     if (round == 0) {
       EXPECT_EQ(tailor_pool_slot_size(few[0]), 48u);
       EXPECT_EQ(tailor_pool_slot_size(many[0]), 48u);
@@ -128,8 +130,8 @@ TEST(Pools, SitesOfTemporariesAreDemotedToTheHeap) {
     for (void* p : few) tailor_free(p);
     for (void* p : many) tailor_free(p);
   }
-  void* d = site_d(40);
-  void* e = site_e(40);
+  void* d = site_temporaries(40);
+  void* e = site_structure(40);
   EXPECT_EQ(tailor_pool_slot_size(d), 0u);   // demoted: the heap's
   EXPECT_EQ(tailor_pool_slot_size(e), 48u);  // still pooled
   EXPECT_EQ(stats().sites_pooled, pooled - 1);
