@@ -30,11 +30,23 @@ TAILOR_TEST_SITE(site_a)
 TAILOR_TEST_SITE(site_b)
 TAILOR_TEST_SITE(site_c)
 TAILOR_TEST_SITE(site_d)
+TAILOR_TEST_SITE(site_probe_1)
+TAILOR_TEST_SITE(site_probe_2)
 
 tailor_pools_stats stats() {
   tailor_pools_stats s{};
   tailor_pools_get_stats(&s);
   return s;
+}
+
+// Whether two helpers are two sites in this build: under the sanitizers
+// tailor_malloc calls malloc_inline instead of inlining it, so every
+// request has the same return address inside tailor_malloc.
+bool sites_distinguished() {
+  const std::size_t before = stats().sites;
+  tailor_free(site_probe_1(16));
+  tailor_free(site_probe_2(16));
+  return stats().sites == before + 2;
 }
 
 // Past the site's window: the slot size of a block it makes now.
@@ -48,6 +60,7 @@ std::size_t slot_after_window(void* (*site)(std::size_t), std::size_t n) {
 
 TEST(PoolsSlotRule, FirstSiteOfASlotSizeKeepsTheHeapLaterOnesArePooled) {
   ASSERT_EQ(stats().mode, 1);
+  if (!sites_distinguished()) GTEST_SKIP() << "one call site for every request in this build";
   const std::size_t unpooled = stats().sites_unpooled, pooled = stats().sites_pooled;
   EXPECT_EQ(slot_after_window(&site_a, 24), 0u);   // first of slot 32: the heap's
   EXPECT_EQ(slot_after_window(&site_b, 24), 32u);  // second: a pool
