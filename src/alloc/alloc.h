@@ -18,38 +18,30 @@
 
 namespace tailor::alloc {
 
-// The fast path every malloc and new shares: a block popped from the
-// direct page of its size, marked not freed (misuse.h); nullptr when the
-// size is not direct or the page has none.
-[[gnu::always_inline]] inline void* malloc_fast(Heap* h, std::size_t size) noexcept {
-  if (TAILOR_LIKELY(size <= kDirectMax)) {
-    Page* pg = h->direct[(size + 7) >> 3];
-    Block* b = pg->free;
-    if (TAILOR_LIKELY(b != nullptr)) {
-      pg->free = b->next;
-      pg->used++;
-      block_key(b) = 0;
-      return b;
-    }
+// A block popped from a direct page, marked not freed (misuse.h); nullptr
+// when the page has none.
+[[gnu::always_inline]] inline void* pop_direct(Page* pg) noexcept {
+  Block* b = pg->free;
+  if (TAILOR_LIKELY(b != nullptr)) {
+    pg->free = b->next;
+    pg->used++;
+    block_key(b) = 0;
+    return b;
   }
   return nullptr;
 }
 
+// The fast path every malloc and new shares: a block from the direct page
+// of its size; nullptr when the size is not direct or the page has none.
+[[gnu::always_inline]] inline void* malloc_fast(Heap* h, std::size_t size) noexcept {
+  if (TAILOR_LIKELY(size <= kDirectMax)) return pop_direct(h->direct[(size + 7) >> 3]);
+  return nullptr;
+}
+
 // The same from the routed direct pointers, after the call-site pools'
-// routing (heap.h). Written out apart: sharing one helper that takes the
-// array cost malloc's own fast path an instruction (the array's address
-// was computed before the size test).
+// routing (heap.h).
 [[gnu::always_inline]] inline void* malloc_fast_routed(Heap* h, std::size_t size) noexcept {
-  if (TAILOR_LIKELY(size <= kDirectMax)) {
-    Page* pg = h->routed_direct[(size + 7) >> 3];
-    Block* b = pg->free;
-    if (TAILOR_LIKELY(b != nullptr)) {
-      pg->free = b->next;
-      pg->used++;
-      block_key(b) = 0;
-      return b;
-    }
-  }
+  if (TAILOR_LIKELY(size <= kDirectMax)) return pop_direct(h->routed_direct[(size + 7) >> 3]);
   return nullptr;
 }
 
