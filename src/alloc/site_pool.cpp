@@ -405,7 +405,7 @@ constexpr std::uint32_t kYoungEmpties = 16;
 bool pool_emptied(Pool& pool, Area* a) noexcept {
   if (pool.areas != a || a->next != nullptr || static_cast<std::size_t>(a->bump - a->start) >= kYoungSlots * a->slot)
     return false;
-  if (++pool.young_empties < kYoungEmpties || pool.slot == kDemoted) return false;
+  if (++pool.young_empties < kYoungEmpties) return false;  // (a demoted pool has no area left to empty)
   pool.slot = kDemoted;
   Site& site = g_sites[&pool - pool.owner->pools];
   if (site.state.exchange(kUnpooled, std::memory_order_acq_rel) == kPooled) {
