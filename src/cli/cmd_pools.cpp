@@ -36,6 +36,7 @@ int pools(const PoolsCmdOptions& o) {
   so.every_site = o.every_site;
   std::vector<analyze::SiteProfile> sites = analyze::profile_sites(o.trace, so);
   analyze::symbolize_sites(sites, r.modules());
+  if (!r.complete()) fmt::print(stderr, "tailor pools: {}: {}; the profile covers the events before the cut\n", o.trace, r.cut());
   std::string conf = fmt::format(
       "# tailor pools profile of {} (TAILOR_POOLS_FILE, docs/pools.md)\n"
       "# site <module> <offset of the return address, hex> <request size>\n",

@@ -106,9 +106,11 @@ int strides(const StatsCmdOptions& o) {
   if (!o.no_symbols) analyze::symbolize_sites(sites, r.modules());
   if (o.json) {
     fmt::print("{}\n", analyze::to_json(sites).dump(2));
+    if (!r.complete()) fmt::print(stderr, "tailor stats: {}: {}\n", o.trace, r.cut());
     return 0;
   }
   fmt::print("trace     {}\n", r.path());
+  if (!r.complete()) fmt::print("warning   {}\n", r.cut());
   fmt::print("strides between successive allocations of each call site (top {} sites by allocations);\n"
              "'pooled': as libtailor's pools (TAILOR_POOLS={}) would place the site's blocks; 'heap': the first\n"
              "one-size site of its slot size, left the heap's pages of that size; 'temp': pooled, then\n"
