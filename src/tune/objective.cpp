@@ -24,12 +24,20 @@ const char* to_string(Objective o) {
 
 bool too_slow(const Ratios& r) { return r.time > kOtherLimit && r.fastest_time > kOtherLimit; }
 
+double measure(Objective o, const Ratios& r) {
+  switch (o) {
+    case Objective::kTime: return r.time;
+    case Objective::kMemory: return r.memory;
+    default: return std::sqrt(r.time * r.memory);
+  }
+}
+
 double score(Objective o, const Ratios& r) {
   constexpr double inf = std::numeric_limits<double>::infinity();
   switch (o) {
     case Objective::kTime: return r.memory > kOtherLimit ? inf : r.time;
     case Objective::kMemory: return too_slow(r) ? inf : r.memory;
-    default: return std::sqrt(r.time * r.memory);
+    default: return measure(o, r);
   }
 }
 

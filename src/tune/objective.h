@@ -37,6 +37,12 @@ constexpr double kOtherLimit = 1.10;
 /// Whether `r` breaks the time limit of the memory objective (above).
 bool too_slow(const Ratios& r);
 
+/// The objective's own measure: the time ratio, the memory ratio, or
+/// their geometric mean, with no limit on the other. One round's verdict in
+/// the search: one noisy round of a short replay must not count against a
+/// configuration's memory, while the limit is judged on the medians.
+double measure(Objective o, const Ratios& r);
+
 /// The figure of merit: the time ratio, the memory ratio, or their
 /// geometric mean; +infinity when the other objective breaks its limit.
 double score(Objective o, const Ratios& r);

@@ -260,8 +260,9 @@ class Tuner {
   // Replays every allocator in `alts` and `ref` in `rounds` interleaved
   // rounds; returns each alt's median per-round ratios to ref (time of the
   // loop; peak heap = VmHWM - VmRSS before the loop, at least kHeapFloor).
-  // `wins`, if given, counts for each alt the rounds in which it scored
-  // better than ref.
+  // `wins`, if given, counts for each alt the rounds in which the
+  // objective's own measure was better than ref's (the limit on the other
+  // is judged on the medians).
   std::vector<Ratios> compare(const replay::Allocator& ref, const std::vector<replay::Allocator>& alts, unsigned rounds,
                               std::vector<Row>* rows = nullptr, const std::vector<std::string>* labels = nullptr,
                               std::vector<unsigned>* wins = nullptr) {
@@ -269,20 +270,20 @@ class Tuner {
     std::vector<std::vector<double>> t(alts.size()), m(alts.size());
     std::vector<std::vector<double>> raw_t(alts.size() + 1), raw_m(alts.size() + 1);
     for (unsigned round = 0; round < rounds; ++round) {
-      auto measure = [&](const replay::Allocator& a) {
+      auto replay_once = [&](const replay::Allocator& a) {
         const nlohmann::json j = replay::run_driver(tools_, a, plan_);
         ++r_.replays;
         const double peak = j.at("peak_rss_bytes").get<double>() - j.at("rss_before_bytes").get<double>();
         return std::pair{j.at("seconds").get<double>(), std::max(0.0, peak)};
       };
-      const auto [rt, rm] = measure(ref);
+      const auto [rt, rm] = replay_once(ref);
       raw_t[0].push_back(rt);
       raw_m[0].push_back(rm);
       for (std::size_t i = 0; i < alts.size(); ++i) {
-        const auto [at, am] = measure(alts[i]);
+        const auto [at, am] = replay_once(alts[i]);
         t[i].push_back(at / rt);
         m[i].push_back(std::max(kHeapFloor, am) / std::max(kHeapFloor, rm));
-        if (wins != nullptr && score(o_.objective, Ratios{t[i].back(), m[i].back(), t[i].back()}) < 1.0) ++(*wins)[i];
+        if (wins != nullptr && tune::measure(o_.objective, Ratios{t[i].back(), m[i].back(), t[i].back()}) < 1.0) ++(*wins)[i];
         raw_t[i + 1].push_back(at);
         raw_m[i + 1].push_back(am);
       }
