@@ -89,16 +89,16 @@ std::uint64_t check_word(std::uint64_t secret, const void* p, std::uint64_t n) {
 }
 
 // The canary: byte (a & 7) of this word at every address a after a block's
-// user bytes. Each byte's lowest bit is the opposite of its highest, so no
-// byte is 0x00 or 0xff, the values an off-by-one most often writes (a
-// string's terminator, -1): those are always caught, any other value with
-// a chance of 127/128.
-std::uint64_t canary_word(std::uint64_t key, const void* p) {
-  std::uint64_t w = (key ^ addr(p)) * 0xbf58476d1ce4e5b9u;
-  w ^= w >> 29;
+// user bytes, made from the block's check word (so from the secret, p and
+// n, and no harder to forge than the header: a program that can read both
+// can forge both). Each byte's lowest bit is the opposite of its highest,
+// so no byte is 0x00 or 0xff, the values an off-by-one most often writes
+// (a string's terminator, -1): those are always caught, any other value
+// with a chance of 127/128.
+std::uint64_t canary_word(std::uint64_t check) {
+  const std::uint64_t w = std::rotl(check, 29);
   return (w & 0xfefefefefefefefeu) | (~w >> 7 & 0x0101010101010101u);
 }
-std::uint64_t canary_key(std::uint64_t secret) { return mix(secret ^ 0x7f4a7c159e3779b9u); }
 std::uint64_t fill_word(std::uint64_t secret) { return mix(secret ^ 0xf4eef4eef4eef4eeu); }
 
 using word_alias = std::uint64_t __attribute__((may_alias, aligned(1)));
@@ -109,16 +109,6 @@ std::uint8_t pattern_byte(std::uint64_t w, const std::uint8_t* a) {
 // The pattern as an 8-byte word stored at a (any alignment).
 std::uint64_t pattern_at(std::uint64_t w, const std::uint8_t* a) {
   return std::rotr(w, static_cast<int>(8 * (addr(a) & 7)));
-}
-
-// Writes the pattern w over [a, end) (byte (x & 7) of w at every x).
-void fill(std::uint8_t* a, std::uint8_t* end, std::uint64_t w) {
-  if (end - a < 8) {
-    for (; a < end; ++a) *a = pattern_byte(w, a);
-    return;
-  }
-  for (; a + 8 <= end; a += 8) *reinterpret_cast<word_alias*>(a) = pattern_at(w, a);
-  if (a < end) *reinterpret_cast<word_alias*>(end - 8) = pattern_at(w, end - 8);
 }
 
 // The first byte of [a, end) that differs from the pattern, or nullptr.
@@ -142,16 +132,23 @@ std::uint8_t* differs(std::uint8_t* a, std::uint8_t* end, std::uint64_t w) {
 // together without a branch per chunk, and looks for the first changed byte
 // only when there is one.
 #if defined(__SSE2__)
+// len is 32, 48 or 64 (the smallest block is 32 bytes): unrolled.
+static_assert(kFillMax == 64);
 void fill_block(std::uint8_t* blk, std::size_t len, std::uint64_t w) {
   const __m128i v = _mm_set1_epi64x(static_cast<long long>(w));
-  for (std::size_t k = 0; k < len; k += 16) _mm_store_si128(reinterpret_cast<__m128i*>(blk + k), v);
+  auto* q = reinterpret_cast<__m128i*>(blk);
+  _mm_store_si128(q, v);
+  _mm_store_si128(q + 1, v);
+  if (len > 32) _mm_store_si128(q + 2, v);
+  if (len > 48) _mm_store_si128(q + 3, v);
 }
 std::uint8_t* differs_block(std::uint8_t* blk, std::size_t len, std::uint64_t w) {
   const __m128i v = _mm_set1_epi64x(static_cast<long long>(w));
-  __m128i changed = _mm_setzero_si128();
-  for (std::size_t k = 0; k < len; k += 16)
-    changed = _mm_or_si128(changed, _mm_xor_si128(_mm_load_si128(reinterpret_cast<const __m128i*>(blk + k)), v));
-  if (_mm_movemask_epi8(_mm_cmpeq_epi8(changed, _mm_setzero_si128())) == 0xffff) return nullptr;
+  const auto* q = reinterpret_cast<const __m128i*>(blk);
+  __m128i changed = _mm_or_si128(_mm_xor_si128(_mm_load_si128(q), v), _mm_xor_si128(_mm_load_si128(q + 1), v));
+  if (len > 32) changed = _mm_or_si128(changed, _mm_xor_si128(_mm_load_si128(q + 2), v));
+  if (len > 48) changed = _mm_or_si128(changed, _mm_xor_si128(_mm_load_si128(q + 3), v));
+  if (__builtin_expect(_mm_movemask_epi8(_mm_cmpeq_epi8(changed, _mm_setzero_si128())) == 0xffff, 1)) return nullptr;
   return differs(blk, blk + len, w);
 }
 #else
@@ -167,21 +164,27 @@ std::uint8_t* differs_block(std::uint8_t* blk, std::size_t len, std::uint64_t w)
 }
 #endif
 
-// The canary: [a, end), at most kCanaryMax (16) bytes at any alignment. With
-// 8 to 16 bytes, two unaligned words (overlapping when fewer than 16).
+// The canary: [a, end), 1 to kCanaryMax (16) bytes at any alignment, in at
+// most two unaligned words: the word that ends at `end` (with fewer than 8
+// bytes, the bytes before `a` in it are the block's own and are kept), and
+// with more than 8 the word at `a` (the two overlap below 16).
+std::uint64_t tail_mask(std::ptrdiff_t len) {  // the last len bytes (len >= 1) of a little-endian word
+  return len >= 8 ? ~std::uint64_t{0} : ~std::uint64_t{0} << (8 * (8 - len));
+}
 void fill_canary(std::uint8_t* a, std::uint8_t* end, std::uint64_t w) {
-  if (end - a < 8) {
-    fill(a, end, w);
-    return;
-  }
-  *reinterpret_cast<word_alias*>(a) = pattern_at(w, a);
-  *reinterpret_cast<word_alias*>(end - 8) = pattern_at(w, end - 8);
+  auto* last = reinterpret_cast<word_alias*>(end - 8);
+  const std::uint64_t mask = tail_mask(end - a);
+  *last = (*last & ~mask) | (pattern_at(w, end - 8) & mask);
+  if (end - a > 8) *reinterpret_cast<word_alias*>(a) = pattern_at(w, a);
+}
+// Whether the canary is intact, without a branch on its bytes.
+__attribute__((always_inline)) inline bool canary_intact(std::uint8_t* a, std::uint8_t* end, std::uint64_t w) {
+  std::uint64_t diff = (*reinterpret_cast<word_alias*>(end - 8) ^ pattern_at(w, end - 8)) & tail_mask(end - a);
+  if (end - a > 8) diff |= *reinterpret_cast<word_alias*>(a) ^ pattern_at(w, a);
+  return diff == 0;
 }
 std::uint8_t* differs_canary(std::uint8_t* a, std::uint8_t* end, std::uint64_t w) {
-  if (end - a >= 8 && *reinterpret_cast<word_alias*>(a) == pattern_at(w, a) &&
-      *reinterpret_cast<word_alias*>(end - 8) == pattern_at(w, end - 8))
-    return nullptr;
-  return differs(a, end, w);
+  return canary_intact(a, end, w) ? nullptr : differs(a, end, w);
 }
 static_assert(kCanaryMax <= 16, "fill_canary covers at most two words");
 
@@ -209,7 +212,6 @@ struct Slab {
   std::uint8_t* base;   // the region (kSlabBytes, the guard page last)
   std::uint8_t* first;  // the first block; the last ends at the guard page
   std::uint64_t secret;
-  std::uint64_t canary;  // canary_key(secret)
   std::uint64_t fill;    // fill_word(secret)
   SecureHeap* owner;
   Slab* next;  // the bin's list of slabs with free blocks (not its current one)
@@ -420,7 +422,6 @@ Slab* slab_new(unsigned cls, SecureHeap* h) {
   s->base = base;
   s->first = base + (usable - std::size_t{count} * bs);
   s->secret = next_random(h->rng);
-  s->canary = canary_key(s->secret);
   s->fill = fill_word(s->secret);
   for (std::uint32_t i = 0; i < count; ++i) s->fresh()[i / 64] |= std::uint64_t{1} << (i % 64);
   // If the kernel refuses (its limit on mappings), the slab has no guard.
@@ -568,11 +569,12 @@ std::uint8_t* canary_end(std::uint8_t* from, std::uint8_t* end) {
 
 // Header and canary of a block handed out: user bytes [p, p + n), the block
 // ends at `end`.
-void arm(std::uint64_t secret, std::uint64_t canary, std::uint8_t* p, std::size_t n, std::uint8_t* end) {
+__attribute__((always_inline)) inline void arm(std::uint64_t secret, std::uint8_t* p, std::size_t n, std::uint8_t* end) {
   auto* h = reinterpret_cast<word_alias*>(p - kHeader);
-  h[0] = check_word(secret, p, n);
+  const std::uint64_t check = check_word(secret, p, n);
+  h[0] = check;
   h[1] = n;
-  fill_canary(p + n, canary_end(p + n, end), canary_word(canary, p));
+  fill_canary(p + n, canary_end(p + n, end), canary_word(check));
 }
 
 // The current slab of the bin when it has no free block: blocks freed by
@@ -616,7 +618,7 @@ void* slab_malloc(std::size_t size, std::size_t align, std::size_t need) {
                     static_cast<std::uint64_t>(changed - blk), " (header included) changed after it was freed");
   }
   auto* p = reinterpret_cast<std::uint8_t*>((addr(blk) + kHeader + align - 1) & ~(align - 1));
-  arm(s->secret, s->canary, p, size, blk + s->bs);
+  arm(s->secret, p, size, blk + s->bs);
   return p;
 }
 
@@ -711,7 +713,7 @@ void* large_malloc(std::size_t size, std::size_t align, std::size_t capacity) {
   m->user = reinterpret_cast<std::uint8_t*>((addr(m->end) - capacity - 1) & ~(align - 1));
   m->live.store(true, std::memory_order_relaxed);
   region_set_word(sp.base, m);
-  arm(m->secret, canary_key(m->secret), m->user, size, m->end);
+  arm(m->secret, m->user, size, m->end);
   return m->user;
 }
 
@@ -735,7 +737,6 @@ struct Found {
   std::uint8_t* end = nullptr;  // the block's end (the canary's)
   std::size_t n = 0;            // the size asked for
   std::uint64_t secret = 0;
-  std::uint64_t canary = 0;
 };
 
 bool frees(const char* fn) { return fn[0] == 'f' || fn[0] == 'o'; }  // free, free_sized, operator delete
@@ -754,7 +755,7 @@ bool header_and_canary(const char* fn, std::uint8_t* p, std::uint8_t* blk, std::
     return false;
   }
   f.n = n;
-  if (std::uint8_t* bad = differs_canary(p + n, canary_end(p + n, f.end), canary_word(f.canary, p)); bad != nullptr) {
+  if (std::uint8_t* bad = differs_canary(p + n, canary_end(p + n, f.end), canary_word(h[0])); bad != nullptr) {
     misuse_report(fn, "heap overflow past the end of", p, "the block of ", n,
                   bad == p + n ? " bytes: the byte right after it was overwritten" : " bytes: bytes after it were overwritten");
     return false;
@@ -795,7 +796,6 @@ bool locate(const char* fn, void* ptr, Found& f) {
     f.index = i;
     f.end = blk + s->bs;
     f.secret = s->secret;
-    f.canary = s->canary;
     return header_and_canary(fn, p, blk, s->bs, f);
   }
   if (magic != nullptr && *magic == kLargeMagic) {
@@ -808,7 +808,6 @@ bool locate(const char* fn, void* ptr, Found& f) {
     f.large = m;
     f.end = m->end;
     f.secret = m->secret;
-    f.canary = canary_key(m->secret);
     return header_and_canary(fn, p, p - kHeader, 0, f);
   }
   misuse_report(fn, frees(fn) ? "double or invalid free of" : "invalid pointer", p,
@@ -844,9 +843,55 @@ void free_remote_block(const char* fn, void* p, Slab* s, std::uint32_t i) {
   if (__atomic_load_n(&o->state, __ATOMIC_ACQUIRE) == kIdle) collect_idle(o);
 }
 
-}  // namespace
+// The owner's side of a free of block i of s (checked, filled).
+__attribute__((always_inline)) inline void free_owned(SecureHeap* h, Slab* s, std::uint32_t i) {
+  std::uint64_t& word = s->in_use()[i / 64];
+  __atomic_store_n(&word, word & ~(std::uint64_t{1} << (i % 64)), __ATOMIC_RELAXED);
+  s->stack()[s->top++] = static_cast<std::uint16_t>(i);
+  const bool was_full = s->used == s->count;
+  s->used--;
+  count_used(h, -static_cast<std::int64_t>(s->bs));
+  if (!s->current && (s->used == 0 || was_full)) settle(h, s);
+}
 
-void secure_free(const char* fn, void* ptr, bool sized, std::size_t size) noexcept {
+// The common free, in one pass and without a report: a block at its slot's
+// start (no alignment above 16), live, of a slab the calling thread owns,
+// header and canary intact. Anything else returns false and secure_free's
+// full path finds it again and says what is wrong. Slabs are aligned to
+// their size, so the slab is the region at p's 64 KiB boundary (p - 1: a
+// block's user bytes never start at a slab's first byte).
+__attribute__((always_inline)) inline bool free_fast(std::uint8_t* p, bool sized, std::size_t size) {
+  Segment* seg = segment_of(p);
+  const std::uintptr_t base = (addr(p) - 1) & ~(kSlabBytes - 1);
+  const std::uintptr_t off = base - addr(seg);
+  if (seg->header_slices == 0 || off < (std::uintptr_t{seg->header_slices} << g_config.slice_shift) || off >= seg->size)
+    return false;
+  const Page* pg = page_of(seg, reinterpret_cast<const void*>(base));
+  if (pg->kind != PageKind::kRegion) return false;
+  auto* s = reinterpret_cast<Slab*>(pg->next);
+  if (s == nullptr || s->magic != kSlabMagic || addr(s->base) != base) return false;
+  SecureHeap* h = tl_sheap;
+  if (s->owner != h) return false;
+  std::uint8_t* blk = p - kHeader;
+  const std::uintptr_t rel = addr(blk) - addr(s->first);
+  const auto i = static_cast<std::uint32_t>(static_cast<std::uint64_t>(rel) * s->reciprocal >> 32);
+  if (rel >= std::uintptr_t{s->count} * s->bs || rel != std::uintptr_t{i} * s->bs) return false;
+  const std::uint64_t bit = std::uint64_t{1} << (i % 64);
+  if ((s->in_use()[i / 64] & bit) == 0 || (__atomic_load_n(&s->remote()[i / 64], __ATOMIC_RELAXED) & bit) != 0)
+    return false;
+  const auto* hd = reinterpret_cast<const word_alias*>(blk);
+  const std::uint64_t n = hd[1];
+  if (n >= s->bs - kHeader || (sized && size != n) || hd[0] != check_word(s->secret, p, n)) return false;
+  std::uint8_t* end = blk + s->bs;
+  if (!canary_intact(p + n, canary_end(p + n, end), canary_word(hd[0]))) return false;
+  fill_block(blk, s->bs < kFillMax ? s->bs : kFillMax, s->fill);
+  free_owned(h, s, i);
+  return true;
+}
+
+// Every other free: the checks with their reports, large blocks, other
+// threads' slabs.
+__attribute__((noinline)) void free_checked(const char* fn, void* ptr, bool sized, std::size_t size) {
   Found f;
   if (!locate(fn, ptr, f)) return;
   if (sized && size != f.n) {
@@ -869,13 +914,13 @@ void secure_free(const char* fn, void* ptr, bool sized, std::size_t size) noexce
     free_remote_block(fn, ptr, s, f.index);
     return;
   }
-  std::uint64_t& word = s->in_use()[f.index / 64];
-  __atomic_store_n(&word, word & ~(std::uint64_t{1} << (f.index % 64)), __ATOMIC_RELAXED);
-  s->stack()[s->top++] = static_cast<std::uint16_t>(f.index);
-  const bool was_full = s->used == s->count;
-  s->used--;
-  count_used(h, -static_cast<std::int64_t>(s->bs));
-  if (!s->current && (s->used == 0 || was_full)) settle(h, s);
+  free_owned(h, s, f.index);
+}
+
+}  // namespace
+
+void secure_free(const char* fn, void* ptr, bool sized, std::size_t size) noexcept {
+  if (__builtin_expect(!free_fast(static_cast<std::uint8_t*>(ptr), sized, size), 0)) free_checked(fn, ptr, sized, size);
 }
 
 namespace {
@@ -993,7 +1038,7 @@ void* secure_realloc(void* ptr, std::size_t size) noexcept {
   }
   const std::size_t room = static_cast<std::size_t>(f.end - p) - 1;  // keeps one canary byte
   if (size != 0 && size <= room && size >= room / 2) {
-    arm(f.secret, f.canary, p, size, f.end);
+    arm(f.secret, p, size, f.end);
     return p;
   }
   if (size == 0) {  // glibc frees and returns NULL

@@ -9,6 +9,7 @@
 #include <malloc.h>
 
 #include <atomic>
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
@@ -103,6 +104,30 @@ TEST(Secure, OverflowByOneIsCaughtOnFreeAndRealloc) {
           p = static_cast<unsigned char*>(realloc(p, 2 * n + 100000));
         },
         "tailor: realloc\\(\\): heap overflow past the end of");
+  }
+}
+
+TEST(Secure, EveryCanaryByteIsChecked) {
+  // Sizes whose canary is 1 to 16 bytes long (the blocks of 32 to 96
+  // bytes), each byte of it changed alone: the first, the last and one
+  // between, so that both words of the check and the mask of a short tail
+  // are exercised. The bytes are flipped, so the byte changes whatever the
+  // pattern held there.
+  for (std::size_t n = 1; n <= 80; ++n) {
+    // The canary runs to the block's end or 16 bytes, whichever is first:
+    // up to 128 bytes, blocks are 16 + n + 1 rounded up to 16 (32 at least).
+    const std::size_t block = std::max<std::size_t>(32, (16 + n + 1 + 15) / 16 * 16);
+    const std::size_t len = std::min<std::size_t>(16, block - 16 - n);
+    for (std::size_t at : {std::size_t{0}, len / 2, len - 1}) {
+      EXPECT_DEATH(
+          {
+            unsigned char* p = bytes(n);
+            p[n + at] ^= 0xa5;
+            free(p);
+          },
+          "tailor: free\\(\\): heap overflow past the end of")
+          << "size " << n << ", canary byte " << at << " of " << len;
+    }
   }
 }
 
