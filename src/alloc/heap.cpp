@@ -430,10 +430,12 @@ void* heap_malloc_unrouted(Heap* h, std::size_t size) noexcept { return malloc_s
 
 namespace {
 __attribute__((always_inline)) inline void* malloc_slow(Heap* h, std::size_t size) noexcept {
-  if (h == &g_empty_heap) process_init();
   // Secure mode serves every request, also on a thread that got a heap
   // through another way in (tailor_collect, mallinfo2): its direct
-  // pointers stay empty, so every malloc comes here.
+  // pointers stay empty, so every malloc comes here. g_secure is set only
+  // by process_init, so it is tested before the call to it, and again after.
+  if (secure_active()) return secure_malloc(size, 0);
+  if (h == &g_empty_heap) process_init();
   if (secure_active()) return secure_malloc(size, 0);
   if (h == &g_empty_heap) {
     if (dmm_active()) return dmm_malloc(size, 0);  // threads never get a heap of their own

@@ -52,7 +52,7 @@ std::size_t class_size(unsigned c) {
   return (std::size_t{1} << e) + (k + 1) * (std::size_t{1} << (e - 2));
 }
 
-unsigned class_index(std::size_t need) {  // 1 <= need <= kSlabMax
+__attribute__((always_inline)) inline unsigned class_index(std::size_t need) {  // 1 <= need <= kSlabMax
   if (need <= 128) return need <= 32 ? 0 : static_cast<unsigned>((need + 15) / 16 - 2);
   const unsigned e = 63 - static_cast<unsigned>(__builtin_clzll(need - 1));
   const std::size_t k = (need - 1 - (std::size_t{1} << e)) >> (e - 2);
@@ -134,7 +134,7 @@ std::uint8_t* differs(std::uint8_t* a, std::uint8_t* end, std::uint64_t w) {
 #if defined(__SSE2__)
 // len is 32, 48 or 64 (the smallest block is 32 bytes): unrolled.
 static_assert(kFillMax == 64);
-void fill_block(std::uint8_t* blk, std::size_t len, std::uint64_t w) {
+__attribute__((always_inline)) inline void fill_block(std::uint8_t* blk, std::size_t len, std::uint64_t w) {
   const __m128i v = _mm_set1_epi64x(static_cast<long long>(w));
   auto* q = reinterpret_cast<__m128i*>(blk);
   _mm_store_si128(q, v);
@@ -142,7 +142,7 @@ void fill_block(std::uint8_t* blk, std::size_t len, std::uint64_t w) {
   if (len > 32) _mm_store_si128(q + 2, v);
   if (len > 48) _mm_store_si128(q + 3, v);
 }
-std::uint8_t* differs_block(std::uint8_t* blk, std::size_t len, std::uint64_t w) {
+__attribute__((always_inline)) inline std::uint8_t* differs_block(std::uint8_t* blk, std::size_t len, std::uint64_t w) {
   const __m128i v = _mm_set1_epi64x(static_cast<long long>(w));
   const auto* q = reinterpret_cast<const __m128i*>(blk);
   __m128i changed = _mm_or_si128(_mm_xor_si128(_mm_load_si128(q), v), _mm_xor_si128(_mm_load_si128(q + 1), v));
@@ -171,7 +171,7 @@ std::uint8_t* differs_block(std::uint8_t* blk, std::size_t len, std::uint64_t w)
 std::uint64_t tail_mask(std::ptrdiff_t len) {  // the last len bytes (len >= 1) of a little-endian word
   return len >= 8 ? ~std::uint64_t{0} : ~std::uint64_t{0} << (8 * (8 - len));
 }
-void fill_canary(std::uint8_t* a, std::uint8_t* end, std::uint64_t w) {
+__attribute__((always_inline)) inline void fill_canary(std::uint8_t* a, std::uint8_t* end, std::uint64_t w) {
   auto* last = reinterpret_cast<word_alias*>(end - 8);
   const std::uint64_t mask = tail_mask(end - a);
   *last = (*last & ~mask) | (pattern_at(w, end - 8) & mask);
@@ -594,7 +594,18 @@ Slab* refill(SecureHeap* h, Bin& b, unsigned cls) {
   return s;
 }
 
-void* slab_malloc(std::size_t size, std::size_t align, std::size_t need) {
+// A freed block's fill, checked as it is handed out again. Reported; with
+// TAILOR_ON_ERROR=warn the block is used all the same.
+__attribute__((always_inline)) inline void check_fill(std::uint8_t* blk, const Slab* s) {
+  if (std::uint8_t* changed = differs_block(blk, s->bs < kFillMax ? s->bs : kFillMax, s->fill);
+      __builtin_expect(changed != nullptr, 0))
+    misuse_report("malloc", "write after free in the block at", blk, "its byte ",
+                  static_cast<std::uint64_t>(changed - blk), " (header included) changed after it was freed");
+}
+
+// Every request the fast path below does not serve: the thread's first,
+// a fresh block (random order), a bin that needs a slab.
+__attribute__((noinline)) void* slab_malloc_slow(std::size_t size, std::size_t align, std::size_t need) {
   SecureHeap* h = tl_sheap;
   if (__builtin_expect(h == nullptr, 0) && (h = heap_attach()) == nullptr) {
     errno = ENOMEM;
@@ -611,12 +622,25 @@ void* slab_malloc(std::size_t size, std::size_t align, std::size_t need) {
   const std::uint32_t i = slab_take(s, h->rng, reused);
   count_used(h, s->bs);
   std::uint8_t* blk = s->first + std::size_t{i} * s->bs;
-  if (reused) {
-    if (std::uint8_t* changed = differs_block(blk, s->bs < kFillMax ? s->bs : kFillMax, s->fill); changed != nullptr)
-      // Reported; with TAILOR_ON_ERROR=warn the block is used all the same.
-      misuse_report("malloc", "write after free in the block at", blk, "its byte ",
-                    static_cast<std::uint64_t>(changed - blk), " (header included) changed after it was freed");
-  }
+  if (reused) check_fill(blk, s);
+  auto* p = reinterpret_cast<std::uint8_t*>((addr(blk) + kHeader + align - 1) & ~(align - 1));
+  arm(s->secret, p, size, blk + s->bs);
+  return p;
+}
+
+// The common malloc: the last block freed into the bin's current slab.
+__attribute__((always_inline)) inline void* slab_malloc(std::size_t size, std::size_t align, std::size_t need) {
+  SecureHeap* h = tl_sheap;
+  if (__builtin_expect(h == nullptr, 0)) return slab_malloc_slow(size, align, need);
+  Slab* s = h->bins[class_index(need)].current;
+  if (__builtin_expect(s == nullptr || s->top == 0, 0)) return slab_malloc_slow(size, align, need);
+  const std::uint32_t i = s->stack()[--s->top];
+  std::uint64_t& word = s->in_use()[i / 64];
+  __atomic_store_n(&word, word | std::uint64_t{1} << (i % 64), __ATOMIC_RELAXED);
+  s->used++;
+  count_used(h, s->bs);
+  std::uint8_t* blk = s->first + std::size_t{i} * s->bs;
+  check_fill(blk, s);
   auto* p = reinterpret_cast<std::uint8_t*>((addr(blk) + kHeader + align - 1) & ~(align - 1));
   arm(s->secret, p, size, blk + s->bs);
   return p;
@@ -682,7 +706,7 @@ std::uint64_t large_secret() {
   return next_random(seed);
 }
 
-void* large_malloc(std::size_t size, std::size_t align, std::size_t capacity) {
+__attribute__((noinline)) void* large_malloc(std::size_t size, std::size_t align, std::size_t capacity) {
   const std::size_t page = os::page_size();
   const std::size_t need = ((kHeader + capacity + 1 + align + page - 1) & ~(page - 1)) + page;
   LargeSpare sp{nullptr, need, false};
@@ -855,11 +879,14 @@ __attribute__((always_inline)) inline void free_owned(SecureHeap* h, Slab* s, st
 }
 
 // The common free, in one pass and without a report: a block at its slot's
-// start (no alignment above 16), live, of a slab the calling thread owns,
-// header and canary intact. Anything else returns false and secure_free's
-// full path finds it again and says what is wrong. Slabs are aligned to
-// their size, so the slab is the region at p's 64 KiB boundary (p - 1: a
-// block's user bytes never start at a slab's first byte).
+// start (no alignment above 16) of a slab the calling thread owns, header
+// and canary intact. Anything else returns false and secure_free's full
+// path finds it again and says what is wrong. Slabs are aligned to their
+// size, so the slab is the region at p's 64 KiB boundary (p - 1: a block's
+// user bytes never start at a slab's first byte); a p past the slab's
+// blocks fails the bounds. A free block (freed here or by another thread)
+// has its header filled over, so it fails the header's check here and the
+// bitmaps are read on the full path only.
 __attribute__((always_inline)) inline bool free_fast(std::uint8_t* p, bool sized, std::size_t size) {
   Segment* seg = segment_of(p);
   const std::uintptr_t base = (addr(p) - 1) & ~(kSlabBytes - 1);
@@ -869,16 +896,13 @@ __attribute__((always_inline)) inline bool free_fast(std::uint8_t* p, bool sized
   const Page* pg = page_of(seg, reinterpret_cast<const void*>(base));
   if (pg->kind != PageKind::kRegion) return false;
   auto* s = reinterpret_cast<Slab*>(pg->next);
-  if (s == nullptr || s->magic != kSlabMagic || addr(s->base) != base) return false;
+  if (s == nullptr || s->magic != kSlabMagic) return false;
   SecureHeap* h = tl_sheap;
   if (s->owner != h) return false;
   std::uint8_t* blk = p - kHeader;
   const std::uintptr_t rel = addr(blk) - addr(s->first);
   const auto i = static_cast<std::uint32_t>(static_cast<std::uint64_t>(rel) * s->reciprocal >> 32);
   if (rel >= std::uintptr_t{s->count} * s->bs || rel != std::uintptr_t{i} * s->bs) return false;
-  const std::uint64_t bit = std::uint64_t{1} << (i % 64);
-  if ((s->in_use()[i / 64] & bit) == 0 || (__atomic_load_n(&s->remote()[i / 64], __ATOMIC_RELAXED) & bit) != 0)
-    return false;
   const auto* hd = reinterpret_cast<const word_alias*>(blk);
   const std::uint64_t n = hd[1];
   if (n >= s->bs - kHeader || (sized && size != n) || hd[0] != check_word(s->secret, p, n)) return false;
