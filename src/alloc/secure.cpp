@@ -423,7 +423,8 @@ Slab* slab_new(unsigned cls, SecureHeap* h) {
   s->first = base + (usable - std::size_t{count} * bs);
   s->secret = next_random(h->rng);
   s->fill = fill_word(s->secret);
-  for (std::uint32_t i = 0; i < count; ++i) s->fresh()[i / 64] |= std::uint64_t{1} << (i % 64);
+  for (std::uint32_t w = 0; w < count / 64; ++w) s->fresh()[w] = ~std::uint64_t{0};
+  if (count % 64 != 0) s->fresh()[count / 64] = (std::uint64_t{1} << (count % 64)) - 1;
   // If the kernel refuses (its limit on mappings), the slab has no guard.
   s->guarded = reused ? sp.guarded : os::protect(base + usable, page, false);
   if (!s->guarded) g_unguarded.fetch_add(1, std::memory_order_relaxed);
@@ -536,7 +537,7 @@ void heap_done(void* value) {
 // lines of each other, as a program's traversals and the hardware
 // prefetchers expect (mimalloc's secure build shuffles within a page's
 // extension the same way).
-std::uint32_t slab_take(Slab* s, std::uint64_t& rng, bool& reused) {
+__attribute__((always_inline)) inline std::uint32_t slab_take(Slab* s, std::uint64_t& rng, bool& reused) {
   std::uint32_t i;
   reused = s->top > 0;
   if (reused) {
@@ -603,18 +604,21 @@ __attribute__((always_inline)) inline void check_fill(std::uint8_t* blk, const S
                   static_cast<std::uint64_t>(changed - blk), " (header included) changed after it was freed");
 }
 
-// Every request the fast path below does not serve: the thread's first,
-// a fresh block (random order), a bin that needs a slab.
-__attribute__((noinline)) void* slab_malloc_slow(std::size_t size, std::size_t align, std::size_t need) {
-  SecureHeap* h = tl_sheap;
-  if (__builtin_expect(h == nullptr, 0) && (h = heap_attach()) == nullptr) {
-    errno = ENOMEM;
-    return nullptr;
-  }
-  const unsigned cls = class_index(need);
+// The thread's heap (set up at its first request) and the bin's slab with
+// a free block, when the bin's current slab is missing or full.
+__attribute__((noinline)) Slab* slab_for(SecureHeap*& h, unsigned cls) {
+  if (h == nullptr && (h = heap_attach()) == nullptr) return nullptr;
   Bin& b = h->bins[cls];
-  Slab* s = b.current;
-  if (__builtin_expect(s == nullptr || s->used == s->count, 0) && (s = refill(h, b, cls)) == nullptr) {
+  if (Slab* s = b.current; s != nullptr && s->used < s->count) return s;
+  return refill(h, b, cls);
+}
+
+// A block of the class when the bin's current slab has no freed block to
+// give: a fresh one (random order), or one of another slab.
+__attribute__((noinline)) void* slab_malloc_slow(std::size_t size, std::size_t align, unsigned cls) {
+  SecureHeap* h = tl_sheap;
+  Slab* s;
+  if ((h == nullptr || (s = h->bins[cls].current) == nullptr || s->used == s->count) && (s = slab_for(h, cls)) == nullptr) {
     errno = ENOMEM;
     return nullptr;
   }
@@ -628,12 +632,13 @@ __attribute__((noinline)) void* slab_malloc_slow(std::size_t size, std::size_t a
   return p;
 }
 
-// The common malloc: the last block freed into the bin's current slab.
+// The common malloc, inline: the last block freed into the bin's current slab.
 __attribute__((always_inline)) inline void* slab_malloc(std::size_t size, std::size_t align, std::size_t need) {
   SecureHeap* h = tl_sheap;
-  if (__builtin_expect(h == nullptr, 0)) return slab_malloc_slow(size, align, need);
-  Slab* s = h->bins[class_index(need)].current;
-  if (__builtin_expect(s == nullptr || s->top == 0, 0)) return slab_malloc_slow(size, align, need);
+  const unsigned cls = class_index(need);
+  Slab* s;
+  if (__builtin_expect(h == nullptr || (s = h->bins[cls].current) == nullptr || s->top == 0, 0))
+    return slab_malloc_slow(size, align, cls);
   const std::uint32_t i = s->stack()[--s->top];
   std::uint64_t& word = s->in_use()[i / 64];
   __atomic_store_n(&word, word | std::uint64_t{1} << (i % 64), __ATOMIC_RELAXED);
