@@ -8,6 +8,9 @@ each peer as a ratio to libtailor (> 1: libtailor is faster / leaner), with
 geometric means. Every run's stdout must equal glibc's (the programs check
 themselves and print deterministic results).
 
+--base-lib OLD.so adds tailor-base and tailor-secure-base: another build of
+libtailor (an older commit's) in the same rounds.
+
 --allocators tailor-secure,scudo,tailor compares the hardened allocators:
 libtailor with TAILOR_SECURE=1 and LLVM's Scudo (from libclang-rt-14-dev).
 
@@ -37,7 +40,7 @@ ALLOC_BENCH = ["mt_random_small", "mt_producer_consumer", "mt_server", "mt_false
 # Hardened allocators (--allocators tailor-secure,scudo,tailor): secure
 # libtailor (TAILOR_SECURE=1) and LLVM's Scudo (libclang-rt-14-dev).
 SCUDO = "/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.scudo_standalone-x86_64.so"
-EXTRA_ENV = {"tailor-secure": {"TAILOR_SECURE": "1"}}
+EXTRA_ENV = {"tailor-secure": {"TAILOR_SECURE": "1"}, "tailor-secure-base": {"TAILOR_SECURE": "1"}}
 # Scalable: no shared data between threads but what the allocator adds.
 SCALABLE = {"mt_random_small": 10000000, "mt_false_sharing": 100000, "mt_server": 2000000}
 
@@ -158,13 +161,18 @@ def main():
     ap.add_argument("--runs", type=int, default=3, help="runs per allocator and workload (median is reported)")
     ap.add_argument("--workloads", default=",".join(BUNDLED + ALLOC_BENCH), help="comma-separated subset")
     ap.add_argument("--allocators", default="glibc,mimalloc,jemalloc,tcmalloc,tailor",
-                    help="comma-separated subset of glibc, mimalloc, jemalloc, tcmalloc, tailor, tailor-secure, scudo")
+                    help="comma-separated subset of glibc, mimalloc, jemalloc, tcmalloc, tailor, tailor-secure, scudo, "
+                         "and with --base-lib: tailor-base, tailor-secure-base")
+    ap.add_argument("--base-lib", help="another libtailor.so (e.g. built from an older commit in a git worktree), "
+                                       "run as tailor-base and tailor-secure-base in the same rounds")
     ap.add_argument("--scaling", action="store_true", help="also measure 1 vs 2 threads")
     ap.add_argument("--scaling-only", action="store_true", help="only measure 1 vs 2 threads")
     args = ap.parse_args()
     tailor = os.path.abspath(os.path.join(args.build, "lib", "libtailor.so"))
     table = dict(PEERS, tailor=tailor, scudo=SCUDO)
     table["tailor-secure"] = tailor
+    if args.base_lib:
+        table["tailor-base"] = table["tailor-secure-base"] = os.path.abspath(args.base_lib)
     allocators = {}
     for a in args.allocators.split(","):
         if a not in table:
