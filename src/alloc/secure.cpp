@@ -171,16 +171,22 @@ std::uint8_t* differs_block(std::uint8_t* blk, std::size_t len, std::uint64_t w)
 std::uint64_t tail_mask(std::ptrdiff_t len) {  // the last len bytes (len >= 1) of a little-endian word
   return len >= 8 ? ~std::uint64_t{0} : ~std::uint64_t{0} << (8 * (8 - len));
 }
+// Unaligned words (one mov each).
+std::uint64_t load_word(const std::uint8_t* a) {
+  std::uint64_t v;
+  __builtin_memcpy(&v, a, sizeof v);
+  return v;
+}
+void store_word(std::uint8_t* a, std::uint64_t v) { __builtin_memcpy(a, &v, sizeof v); }
 __attribute__((always_inline)) inline void fill_canary(std::uint8_t* a, std::uint8_t* end, std::uint64_t w) {
-  auto* last = reinterpret_cast<word_alias*>(end - 8);
   const std::uint64_t mask = tail_mask(end - a);
-  *last = (*last & ~mask) | (pattern_at(w, end - 8) & mask);
-  if (end - a > 8) *reinterpret_cast<word_alias*>(a) = pattern_at(w, a);
+  store_word(end - 8, (load_word(end - 8) & ~mask) | (pattern_at(w, end - 8) & mask));
+  if (end - a > 8) store_word(a, pattern_at(w, a));
 }
 // Whether the canary is intact, without a branch on its bytes.
 __attribute__((always_inline)) inline bool canary_intact(std::uint8_t* a, std::uint8_t* end, std::uint64_t w) {
-  std::uint64_t diff = (*reinterpret_cast<word_alias*>(end - 8) ^ pattern_at(w, end - 8)) & tail_mask(end - a);
-  if (end - a > 8) diff |= *reinterpret_cast<word_alias*>(a) ^ pattern_at(w, a);
+  std::uint64_t diff = (load_word(end - 8) ^ pattern_at(w, end - 8)) & tail_mask(end - a);
+  if (end - a > 8) diff |= load_word(a) ^ pattern_at(w, a);
   return diff == 0;
 }
 std::uint8_t* differs_canary(std::uint8_t* a, std::uint8_t* end, std::uint64_t w) {
@@ -772,9 +778,9 @@ bool frees(const char* fn) { return fn[0] == 'f' || fn[0] == 'o'; }  // free, fr
 
 // The header and canary of the block whose user bytes would start at p.
 bool header_and_canary(const char* fn, std::uint8_t* p, std::uint8_t* blk, std::size_t bs, Found& f) {
-  auto* h = reinterpret_cast<word_alias*>(p - kHeader);
-  const std::uint64_t n = h[1];
-  if (n >= static_cast<std::uint64_t>(f.end - p) || h[0] != check_word(f.secret, p, n)) {
+  // p may be any pointer a program passed (unaligned ones too).
+  const std::uint64_t n = load_word(p - 8), check = load_word(p - kHeader);
+  if (n >= static_cast<std::uint64_t>(f.end - p) || check != check_word(f.secret, p, n)) {
     if (p == blk + kHeader)
       misuse_report(fn, "heap underflow or corruption before", p, "the block's 16-byte header was overwritten",
                     kNoNumber, nullptr);
@@ -784,7 +790,7 @@ bool header_and_canary(const char* fn, std::uint8_t* p, std::uint8_t* blk, std::
     return false;
   }
   f.n = n;
-  if (std::uint8_t* bad = differs_canary(p + n, canary_end(p + n, f.end), canary_word(h[0])); bad != nullptr) {
+  if (std::uint8_t* bad = differs_canary(p + n, canary_end(p + n, f.end), canary_word(check)); bad != nullptr) {
     misuse_report(fn, "heap overflow past the end of", p, "the block of ", n,
                   bad == p + n ? " bytes: the byte right after it was overwritten" : " bytes: bytes after it were overwritten");
     return false;
