@@ -158,11 +158,12 @@ void add_stats(CLI::App& app, Runner& run) {
   cmd->add_option("trace", o->trace, "Trace file")->required();
   cmd->add_flag("--json", o->json, "Machine-readable output");
   cmd->add_flag("--no-symbols", o->no_symbols, "Do not symbolize call sites");
-  cmd->add_flag("--strides", o->strides,
+  CLI::Option* strides = cmd->add_flag("--strides", o->strides,
                 "Per hot call site: the most common address stride between its successive allocations and its "
                 "share, recorded and as call-site pools would place them (docs/pools.md)");
   cmd->add_flag("--every-site", o->every_site,
-                "With --strides: model TAILOR_POOLS=2, which also pools the first one-size site of each slot size");
+                "With --strides: model TAILOR_POOLS=2, which also pools the first one-size site of each slot size")
+      ->needs(strides);
   cmd->add_option("--top", o->top, "Entries in each top list")->capture_default_str();
   cmd->callback([o, &run] { run = [o] { return stats(*o); }; });
 }

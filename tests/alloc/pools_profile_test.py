@@ -92,6 +92,11 @@ with tempfile.TemporaryDirectory(prefix="tailor-pools-") as d:
                   f"stats --strides: {module} {offset} with pools strides by its slot "
                   f"({s['pool_stride']} {s['pool_stride_share']:.2f}, recorded {s['stride_share']:.2f})")
 
+    # --every-site models a pooling of --strides: alone it is an error, not ignored.
+    alone = subprocess.run([tailor, "stats", trace, "--every-site"], capture_output=True, text=True)
+    check(alone.returncode != 0 and "--every-site requires --strides" in alone.stderr,
+          f"stats --every-site without --strides: status {alone.returncode}, {alone.stderr.strip()!r}")
+
 if failures:
     sys.exit(f"{len(failures)} check(s) failed")
 print("pools profile: ok")
