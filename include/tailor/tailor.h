@@ -106,6 +106,7 @@ typedef struct tailor_pools_stats {
   size_t area_bytes;         /* their bytes */
   size_t largest_area;       /* bytes of the largest area made so far */
   size_t areas_released;     /* areas given back because all their slots were free */
+  size_t sites_demoted;      /* of sites_unpooled, those pooled first and left to the heap later as temporaries */
 } tailor_pools_stats;
 TAILOR_API void tailor_pools_get_stats(tailor_pools_stats* out);
 /* The slot size of a pooled block, 0 for any other pointer (or NULL). */

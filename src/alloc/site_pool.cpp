@@ -760,6 +760,7 @@ void pools_get_stats(tailor_pools_stats* out) noexcept {
   out->area_bytes = g_area_bytes.load(std::memory_order_relaxed);
   out->largest_area = g_largest_area.load(std::memory_order_relaxed);
   out->areas_released = g_areas_released.load(std::memory_order_relaxed);
+  out->sites_demoted = g_sites_demoted.load(std::memory_order_relaxed);
 }
 
 std::size_t pool_slot_size(const void* p) noexcept {

@@ -132,7 +132,7 @@ TEST(Pools, SitesOfTemporariesAreDemotedToTheHeap) {
   if (!sites_distinguished()) GTEST_SKIP() << "one call site for every request in this build";
   warm(&site_temporaries, 40);
   warm(&site_structure, 40);
-  const std::size_t pooled = stats().sites_pooled;
+  const std::size_t pooled = stats().sites_pooled, demoted = stats().sites_demoted;
   for (int round = 0; round < 20; ++round) {
     std::vector<void*> few, many;
     for (int i = 0; i < 8; ++i) few.push_back(site_temporaries(40));
@@ -149,6 +149,7 @@ TEST(Pools, SitesOfTemporariesAreDemotedToTheHeap) {
   EXPECT_EQ(tailor_pool_slot_size(d), 0u);   // demoted: the heap's
   EXPECT_EQ(tailor_pool_slot_size(e), 48u);  // still pooled
   EXPECT_EQ(stats().sites_pooled, pooled - 1);
+  EXPECT_EQ(stats().sites_demoted, demoted + 1);
   tailor_free(d);
   tailor_free(e);
 }
