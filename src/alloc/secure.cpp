@@ -1030,7 +1030,12 @@ void* allocate(std::size_t size, std::size_t align, std::size_t capacity) {
 }
 }  // namespace
 
-void* secure_malloc(std::size_t size, std::size_t align) noexcept { return allocate(size, align, size); }
+void* secure_malloc(std::size_t size, std::size_t align) noexcept {
+  // malloc's small requests straight to the slabs (no alignment or
+  // overflow to weigh); the rest through allocate's checks.
+  if (align <= 16 && size <= kSlabMax - kHeader - 1) return slab_malloc(size, 16, kHeader + size + 1);
+  return allocate(size, align, size);
+}
 
 void secure_totals(HeapTotals& out) noexcept {
   std::uint64_t used = 0;
