@@ -167,34 +167,9 @@ void region_give_back(RegionPool* rp, void* p, std::size_t bytes) noexcept {
   span_free(rp->pool, pg);
 }
 
-namespace {
-// The descriptor of the live region that contains p, or nullptr. The word
-// is kept in the descriptor's `next`, which a span in use does not need.
-Page* region_page(Segment* seg, const void* p) noexcept {
-  if (seg->kind != SegmentKind::kRegion) return nullptr;
-  const auto a = reinterpret_cast<std::uintptr_t>(p);
-  if (seg->header_slices == 0) {  // mapped on its own
-    Page* pg = seg->pages();
-    const auto start = reinterpret_cast<std::uintptr_t>(pg->start);
-    if (pg->kind != PageKind::kRegion || a < start || a >= reinterpret_cast<std::uintptr_t>(seg) + seg->size)
-      return nullptr;
-    return pg;
-  }
-  const auto off = a - reinterpret_cast<std::uintptr_t>(seg);
-  if (off < (std::uintptr_t{seg->header_slices} << g_config.slice_shift) || off >= seg->size) return nullptr;
-  Page* pg = page_of(seg, p);
-  return pg->kind == PageKind::kRegion ? pg : nullptr;
-}
-}  // namespace
-
 void region_set_word(void* region, void* word) noexcept {
   Page* pg = region_page(segment_of(region), region);
   if (pg != nullptr) pg->next = static_cast<Page*>(word);
-}
-
-void* region_word(Segment* seg, const void* p) noexcept {
-  Page* pg = region_page(seg, p);
-  return pg == nullptr ? nullptr : pg->next;
 }
 
 }  // namespace tailor::alloc

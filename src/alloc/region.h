@@ -66,9 +66,31 @@ void region_give_back(RegionPool* pool, void* p, std::size_t bytes) noexcept;
 // header): set once after region_obtain, read by its hooks to find the
 // region's metadata from any pointer into it in O(1).
 void region_set_word(void* region, void* word) noexcept;
+
+// The descriptor of the live region that contains p, or nullptr. The word
+// is kept in the descriptor's `next`, which a span in use does not need.
+// Inline: secure mode's free looks its slab up with it on every call.
+inline Page* region_page(Segment* seg, const void* p) noexcept {
+  if (seg->kind != SegmentKind::kRegion) return nullptr;
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  if (seg->header_slices == 0) {  // mapped on its own
+    Page* pg = seg->pages();
+    const auto start = reinterpret_cast<std::uintptr_t>(pg->start);
+    if (pg->kind != PageKind::kRegion || a < start || a >= reinterpret_cast<std::uintptr_t>(seg) + seg->size)
+      return nullptr;
+    return pg;
+  }
+  const auto off = a - reinterpret_cast<std::uintptr_t>(seg);
+  if (off < (std::uintptr_t{seg->header_slices} << g_config.slice_shift) || off >= seg->size) return nullptr;
+  Page* pg = page_of(seg, p);
+  return pg->kind == PageKind::kRegion ? pg : nullptr;
+}
 // The word of the live region of a pool that contains p, or nullptr when p
 // is in no live region (a free span, a header, a region given back).
-void* region_word(Segment* seg, const void* p) noexcept;
+inline void* region_word(Segment* seg, const void* p) noexcept {
+  Page* pg = region_page(seg, p);
+  return pg == nullptr ? nullptr : pg->next;
+}
 
 // A block inside a region, released by free (routed from free_remote).
 inline void region_free(Segment* seg, void* p) noexcept {

@@ -101,7 +101,14 @@ std::uint64_t canary_word(std::uint64_t check) {
 }
 std::uint64_t fill_word(std::uint64_t secret) { return mix(secret ^ 0xf4eef4eef4eef4eeu); }
 
-using word_alias = std::uint64_t __attribute__((may_alias, aligned(1)));
+// Words of user memory, any alignment, any type the program stored there
+// (one mov each).
+std::uint64_t load_word(const std::uint8_t* a) {
+  std::uint64_t v;
+  __builtin_memcpy(&v, a, sizeof v);
+  return v;
+}
+void store_word(std::uint8_t* a, std::uint64_t v) { __builtin_memcpy(a, &v, sizeof v); }
 
 std::uint8_t pattern_byte(std::uint64_t w, const std::uint8_t* a) {
   return static_cast<std::uint8_t>(w >> (8 * (addr(a) & 7)));
@@ -115,9 +122,9 @@ std::uint64_t pattern_at(std::uint64_t w, const std::uint8_t* a) {
 std::uint8_t* differs(std::uint8_t* a, std::uint8_t* end, std::uint64_t w) {
   if (end - a >= 8) {
     for (; a + 8 <= end; a += 8)
-      if (*reinterpret_cast<word_alias*>(a) != pattern_at(w, a)) break;
+      if (load_word(a) != pattern_at(w, a)) break;
     if (a + 8 > end) {
-      if (a == end || *reinterpret_cast<word_alias*>(end - 8) == pattern_at(w, end - 8)) return nullptr;
+      if (a == end || load_word(end - 8) == pattern_at(w, end - 8)) return nullptr;
       a = end - 8;
     }
   }
@@ -153,13 +160,11 @@ __attribute__((always_inline)) inline std::uint8_t* differs_block(std::uint8_t* 
 }
 #else
 void fill_block(std::uint8_t* blk, std::size_t len, std::uint64_t w) {
-  auto* q = reinterpret_cast<word_alias*>(blk);
-  for (std::size_t k = 0; k < len / 8; ++k) q[k] = w;
+  for (std::size_t k = 0; k < len; k += 8) store_word(blk + k, w);
 }
 std::uint8_t* differs_block(std::uint8_t* blk, std::size_t len, std::uint64_t w) {
-  const auto* q = reinterpret_cast<const word_alias*>(blk);
   std::uint64_t changed = 0;
-  for (std::size_t k = 0; k < len / 8; ++k) changed |= q[k] ^ w;
+  for (std::size_t k = 0; k < len; k += 8) changed |= load_word(blk + k) ^ w;
   return changed == 0 ? nullptr : differs(blk, blk + len, w);
 }
 #endif
@@ -171,13 +176,6 @@ std::uint8_t* differs_block(std::uint8_t* blk, std::size_t len, std::uint64_t w)
 std::uint64_t tail_mask(std::ptrdiff_t len) {  // the last len bytes (len >= 1) of a little-endian word
   return len >= 8 ? ~std::uint64_t{0} : ~std::uint64_t{0} << (8 * (8 - len));
 }
-// Unaligned words (one mov each).
-std::uint64_t load_word(const std::uint8_t* a) {
-  std::uint64_t v;
-  __builtin_memcpy(&v, a, sizeof v);
-  return v;
-}
-void store_word(std::uint8_t* a, std::uint64_t v) { __builtin_memcpy(a, &v, sizeof v); }
 __attribute__((always_inline)) inline void fill_canary(std::uint8_t* a, std::uint8_t* end, std::uint64_t w) {
   const std::uint64_t mask = tail_mask(end - a);
   store_word(end - 8, (load_word(end - 8) & ~mask) | (pattern_at(w, end - 8) & mask));
@@ -537,32 +535,23 @@ void heap_done(void* value) {
   if (__atomic_load_n(&h->remote_slabs, __ATOMIC_ACQUIRE) != nullptr) collect_idle(h);
 }
 
-// A block of s (used < count): the last freed, else a fresh one at random
+// A fresh block of s (none freed on the stack, used < count), at random
 // among the next 16 fresh blocks of the bitmap: the order of neighbours is
 // unpredictable, while blocks allocated together stay within a few cache
 // lines of each other, as a program's traversals and the hardware
 // prefetchers expect (mimalloc's secure build shuffles within a page's
 // extension the same way).
-__attribute__((always_inline)) inline std::uint32_t slab_take(Slab* s, std::uint64_t& rng, bool& reused) {
-  std::uint32_t i;
-  reused = s->top > 0;
-  if (reused) {
-    i = s->stack()[--s->top];
-  } else {
-    std::uint32_t w = s->fresh_word;
-    while (s->fresh()[w] == 0) ++w;  // a fresh block exists: used + top < count
-    s->fresh_word = w;
-    const std::uint64_t bits = s->fresh()[w];
-    const auto lo = static_cast<unsigned>(__builtin_ctzll(bits));
-    const std::uint64_t window = (bits >> lo) & 0xffff;  // fresh among the 16 blocks from the first fresh one
-    const auto r = static_cast<unsigned>(next_random(rng) & 15);
-    const std::uint64_t rotated = ((window >> r) | (window << (16 - r))) & 0xffff;  // the first at or after r
-    i = w * 64 + lo + ((static_cast<unsigned>(__builtin_ctzll(rotated)) + r) & 15);
-    s->fresh()[w] &= ~(std::uint64_t{1} << (i % 64));
-  }
-  std::uint64_t& word = s->in_use()[i / 64];
-  __atomic_store_n(&word, word | std::uint64_t{1} << (i % 64), __ATOMIC_RELAXED);
-  s->used++;
+__attribute__((always_inline)) inline std::uint32_t take_fresh(Slab* s, std::uint64_t& rng) {
+  std::uint32_t w = s->fresh_word;
+  while (s->fresh()[w] == 0) ++w;  // a fresh block exists: used + top < count
+  s->fresh_word = w;
+  const std::uint64_t bits = s->fresh()[w];
+  const auto lo = static_cast<unsigned>(__builtin_ctzll(bits));
+  const std::uint64_t window = (bits >> lo) & 0xffff;  // fresh among the 16 blocks from the first fresh one
+  const auto r = static_cast<unsigned>(next_random(rng) & 15);
+  const std::uint64_t rotated = ((window >> r) | (window << (16 - r))) & 0xffff;  // the first at or after r
+  const std::uint32_t i = w * 64 + lo + ((static_cast<unsigned>(__builtin_ctzll(rotated)) + r) & 15);
+  s->fresh()[w] &= ~(std::uint64_t{1} << (i % 64));
   return i;
 }
 
@@ -577,10 +566,9 @@ std::uint8_t* canary_end(std::uint8_t* from, std::uint8_t* end) {
 // Header and canary of a block handed out: user bytes [p, p + n), the block
 // ends at `end`.
 __attribute__((always_inline)) inline void arm(std::uint64_t secret, std::uint8_t* p, std::size_t n, std::uint8_t* end) {
-  auto* h = reinterpret_cast<word_alias*>(p - kHeader);
   const std::uint64_t check = check_word(secret, p, n);
-  h[0] = check;
-  h[1] = n;
+  store_word(p - kHeader, check);
+  store_word(p - 8, n);
   fill_canary(p + n, canary_end(p + n, end), canary_word(check));
 }
 
@@ -610,6 +598,21 @@ __attribute__((always_inline)) inline void check_fill(std::uint8_t* blk, const S
                   static_cast<std::uint64_t>(changed - blk), " (header included) changed after it was freed");
 }
 
+// Block i of s handed out for `size` bytes at `align`: its in-use bit and
+// counts, the fill checked if it was freed before, header and canary.
+__attribute__((always_inline)) inline void* hand_out(SecureHeap* h, Slab* s, std::uint32_t i, bool reused,
+                                                     std::size_t size, std::size_t align) {
+  std::uint64_t& word = s->in_use()[i / 64];
+  __atomic_store_n(&word, word | std::uint64_t{1} << (i % 64), __ATOMIC_RELAXED);
+  s->used++;
+  count_used(h, s->bs);
+  std::uint8_t* blk = s->first + std::size_t{i} * s->bs;
+  if (reused) check_fill(blk, s);
+  auto* p = reinterpret_cast<std::uint8_t*>((addr(blk) + kHeader + align - 1) & ~(align - 1));
+  arm(s->secret, p, size, blk + s->bs);
+  return p;
+}
+
 // The thread's heap (set up at its first request) and the bin's slab with
 // a free block, when the bin's current slab is missing or full.
 __attribute__((noinline)) Slab* slab_for(SecureHeap*& h, unsigned cls) {
@@ -628,14 +631,9 @@ __attribute__((noinline)) void* slab_malloc_slow(std::size_t size, std::size_t a
     errno = ENOMEM;
     return nullptr;
   }
-  bool reused;
-  const std::uint32_t i = slab_take(s, h->rng, reused);
-  count_used(h, s->bs);
-  std::uint8_t* blk = s->first + std::size_t{i} * s->bs;
-  if (reused) check_fill(blk, s);
-  auto* p = reinterpret_cast<std::uint8_t*>((addr(blk) + kHeader + align - 1) & ~(align - 1));
-  arm(s->secret, p, size, blk + s->bs);
-  return p;
+  const bool reused = s->top > 0;  // a slab from the partial list has freed blocks
+  const std::uint32_t i = reused ? s->stack()[--s->top] : take_fresh(s, h->rng);
+  return hand_out(h, s, i, reused, size, align);
 }
 
 // The common malloc, inline: the last block freed into the bin's current slab.
@@ -645,16 +643,7 @@ __attribute__((always_inline)) inline void* slab_malloc(std::size_t size, std::s
   Slab* s;
   if (__builtin_expect(h == nullptr || (s = h->bins[cls].current) == nullptr || s->top == 0, 0))
     return slab_malloc_slow(size, align, cls);
-  const std::uint32_t i = s->stack()[--s->top];
-  std::uint64_t& word = s->in_use()[i / 64];
-  __atomic_store_n(&word, word | std::uint64_t{1} << (i % 64), __ATOMIC_RELAXED);
-  s->used++;
-  count_used(h, s->bs);
-  std::uint8_t* blk = s->first + std::size_t{i} * s->bs;
-  check_fill(blk, s);
-  auto* p = reinterpret_cast<std::uint8_t*>((addr(blk) + kHeader + align - 1) & ~(align - 1));
-  arm(s->secret, p, size, blk + s->bs);
-  return p;
+  return hand_out(h, s, s->stack()[--s->top], true, size, align);
 }
 
 // ----------------------------------------------------------------- large
@@ -899,14 +888,8 @@ __attribute__((always_inline)) inline void free_owned(SecureHeap* h, Slab* s, st
 // has its header filled over, so it fails the header's check here and the
 // bitmaps are read on the full path only.
 __attribute__((always_inline)) inline bool free_fast(std::uint8_t* p, bool sized, std::size_t size) {
-  Segment* seg = segment_of(p);
   const std::uintptr_t base = (addr(p) - 1) & ~(kSlabBytes - 1);
-  const std::uintptr_t off = base - addr(seg);
-  if (seg->header_slices == 0 || off < (std::uintptr_t{seg->header_slices} << g_config.slice_shift) || off >= seg->size)
-    return false;
-  const Page* pg = page_of(seg, reinterpret_cast<const void*>(base));
-  if (pg->kind != PageKind::kRegion) return false;
-  auto* s = reinterpret_cast<Slab*>(pg->next);
+  auto* s = static_cast<Slab*>(region_word(segment_of(p), reinterpret_cast<const void*>(base)));
   if (s == nullptr || s->magic != kSlabMagic) return false;
   SecureHeap* h = tl_sheap;
   if (s->owner != h) return false;
@@ -914,11 +897,10 @@ __attribute__((always_inline)) inline bool free_fast(std::uint8_t* p, bool sized
   const std::uintptr_t rel = addr(blk) - addr(s->first);
   const auto i = static_cast<std::uint32_t>(static_cast<std::uint64_t>(rel) * s->reciprocal >> 32);
   if (rel >= std::uintptr_t{s->count} * s->bs || rel != std::uintptr_t{i} * s->bs) return false;
-  const auto* hd = reinterpret_cast<const word_alias*>(blk);
-  const std::uint64_t n = hd[1];
-  if (n >= s->bs - kHeader || (sized && size != n) || hd[0] != check_word(s->secret, p, n)) return false;
+  const std::uint64_t n = load_word(p - 8), check = load_word(blk);
+  if (n >= s->bs - kHeader || (sized && size != n) || check != check_word(s->secret, p, n)) return false;
   std::uint8_t* end = blk + s->bs;
-  if (!canary_intact(p + n, canary_end(p + n, end), canary_word(hd[0]))) return false;
+  if (!canary_intact(p + n, canary_end(p + n, end), canary_word(check))) return false;
   fill_block(blk, s->bs < kFillMax ? s->bs : kFillMax, s->fill);
   free_owned(h, s, i);
   return true;
