@@ -174,9 +174,12 @@ def main():
     if args.base_lib:
         table["tailor-base"] = table["tailor-secure-base"] = os.path.abspath(args.base_lib)
     allocators = {}
+    if args.base_lib and not os.path.exists(table["tailor-base"]):
+        sys.exit(f"alloc_compare: --base-lib {args.base_lib}: no such file")
     for a in args.allocators.split(","):
         if a not in table:
-            sys.exit(f"alloc_compare: unknown allocator {a}")
+            needs = " (it needs --base-lib)" if a in ("tailor-base", "tailor-secure-base") else ""
+            sys.exit(f"alloc_compare: unknown allocator {a}{needs}")
         if table[a] and not os.path.exists(table[a]):
             sys.exit(f"alloc_compare: {table[a]} not found (make deps installs the peers)")
         allocators[a] = table[a]
