@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "pool_sites.h"
 #include "tailor/tailor.h"
 
 namespace {
@@ -18,36 +19,10 @@ const bool kEnvironment = [] {
   return true;
 }();
 
-constexpr int kWindow = 64;  // requests a monitor watches (site_pool.cpp)
-
-#define TAILOR_TEST_SITE(name)                                \
-  __attribute__((noinline)) void* name(std::size_t n) {      \
-    void* p = tailor_malloc(n);                               \
-    __asm__ volatile("# " #name : : "r"(p) : "memory");       \
-    return p;                                                 \
-  }
-TAILOR_TEST_SITE(site_a)
-TAILOR_TEST_SITE(site_b)
-TAILOR_TEST_SITE(site_c)
-TAILOR_TEST_SITE(site_d)
-TAILOR_TEST_SITE(site_probe_1)
-TAILOR_TEST_SITE(site_probe_2)
-
-tailor_pools_stats stats() {
-  tailor_pools_stats s{};
-  tailor_pools_get_stats(&s);
-  return s;
-}
-
-// Whether two helpers are two sites in this build: under the sanitizers
-// tailor_malloc calls malloc_inline instead of inlining it, so every
-// request has the same return address inside tailor_malloc.
-bool sites_distinguished() {
-  const std::size_t before = stats().sites;
-  tailor_free(site_probe_1(16));
-  tailor_free(site_probe_2(16));
-  return stats().sites == before + 2;
-}
+TAILOR_TEST_SITE(site_a, tailor_malloc(n))
+TAILOR_TEST_SITE(site_b, tailor_malloc(n))
+TAILOR_TEST_SITE(site_c, tailor_malloc(n))
+TAILOR_TEST_SITE(site_d, tailor_malloc(n))
 
 // Past the site's window: the slot size of a block it makes now.
 std::size_t slot_after_window(void* (*site)(std::size_t), std::size_t n) {

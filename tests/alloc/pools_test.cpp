@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "pool_sites.h"
 #include "tailor/tailor.h"
 
 namespace {
@@ -35,17 +36,6 @@ const bool kEnvironment = [] {
   return true;
 }();
 
-constexpr int kWindow = 64;  // requests a monitor watches (site_pool.cpp)
-
-// Each helper is one call site: not a tail call (code follows the call, or
-// the site would be the helper's caller) and not folded with the others
-// (a distinct asm comment each).
-#define TAILOR_TEST_SITE(name, call)                          \
-  __attribute__((noinline)) void* name(std::size_t n) {      \
-    void* p = call;                                           \
-    __asm__ volatile("# " #name : : "r"(p) : "memory");       \
-    return p;                                                 \
-  }
 TAILOR_TEST_SITE(site_a, tailor_malloc(n))
 TAILOR_TEST_SITE(site_b, tailor_malloc(n))
 TAILOR_TEST_SITE(site_c, tailor_malloc(n))
@@ -56,15 +46,7 @@ TAILOR_TEST_SITE(site_g, tailor_malloc(n))
 TAILOR_TEST_SITE(site_h, tailor_malloc(n))
 TAILOR_TEST_SITE(site_temporaries, tailor_malloc(n))
 TAILOR_TEST_SITE(site_structure, tailor_malloc(n))
-TAILOR_TEST_SITE(site_probe_1, tailor_malloc(n))
-TAILOR_TEST_SITE(site_probe_2, tailor_malloc(n))
 TAILOR_TEST_SITE(site_calloc, tailor_calloc(1, n))
-
-tailor_pools_stats stats() {
-  tailor_pools_stats s{};
-  tailor_pools_get_stats(&s);
-  return s;
-}
 
 long rss_kb() {
   std::FILE* f = std::fopen("/proc/self/statm", "r");
@@ -74,17 +56,6 @@ long rss_kb() {
     std::fclose(f);
   }
   return resident * (sysconf(_SC_PAGESIZE) / 1024);
-}
-
-// Whether two helpers are two sites in this build: under the sanitizers
-// tailor_malloc calls malloc_inline instead of inlining it, so every
-// request has the same return address inside tailor_malloc. Tests that
-// need two sites at once skip then.
-bool sites_distinguished() {
-  const std::size_t before = stats().sites;
-  tailor_free(site_probe_1(16));
-  tailor_free(site_probe_2(16));
-  return stats().sites == before + 2;
 }
 
 // Warms a site up: kWindow requests of `n` bytes, freed at once.
