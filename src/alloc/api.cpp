@@ -81,12 +81,12 @@ void* realloc_impl(void* p, std::size_t size) noexcept {
     }
   } else if (seg->kind == SegmentKind::kRegion) {  // its owner's block: keep it if it fits, else move it here
     avail = region_usable(seg, p);
-    // A pooled block always moves out, freeing its slot (seed 003).
-    if (size <= avail && size >= avail / 2 && !pools_own(seg)) return p;
+    if (size <= avail && size >= avail / 2) return p;
   } else {
     Page* pg = page_of(seg, p);
     avail = usable_size(p);
-    if (size <= avail && size >= avail / 2) return p;
+    // A pooled block always moves out, freeing its slot (seed 003).
+    if (size <= avail && size >= avail / 2 && pg->site_pool == 0) return p;
     if (pg->kind == PageKind::kLarge && size > avail && size <= g_config.large_max &&
         seg->heap.load(std::memory_order_relaxed) == tl_heap) {
       std::size_t off = static_cast<std::size_t>(static_cast<std::uint8_t*>(p) - pg->start);

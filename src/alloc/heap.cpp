@@ -212,9 +212,11 @@ void flush_batch(Heap* h) {
 
 // ------------------------------------------------------------------ stashes
 
+// (c may be no class: a call-site pool's page has 0xfffe.)
 bool stashable(std::uint32_t c) {
+  if (c >= kStashClasses) return false;
   const std::uint32_t size = g_classes.cls[c].size;
-  return c < kStashClasses && size <= kStashMaxSize && size % 64 == 0;
+  return size <= kStashMaxSize && size % 64 == 0;
 }
 
 bool is_stash(const Heap* h, const Page* pg) { return pg >= h->stash && pg < h->stash + kStashClasses; }
@@ -313,6 +315,7 @@ void thread_done(void* value) {
   stash_flush(h);
   h->stash_misses = h->stash_pause = 0;  // the adopter is a thread of its own
   free_empty_pages(h);
+  if (h->site_pools != nullptr) pools_heap_exit(h);
   pool_purge(h->pool, h->pool.dirty_bytes > kAbandonedResident);
   if (tl_heap == h) tl_heap = &g_empty_heap;
   idle_push(h);
@@ -393,10 +396,12 @@ void process_init() noexcept {
     // before the state is 2, so that no thread allocates from a heap
     // meanwhile; its region pool is made after (it calls process_init).
     g_secure = g_config.value[static_cast<int>(Param::kSecure)] != 0;
-    if (!g_secure) dmm_init();
+    if (!g_secure) {
+      dmm_init();
+      pools_init();  // before any heap fills its direct pointers (live_direct)
+    }
     g_init_state.store(2, std::memory_order_release);
     if (g_secure) secure_init();
-    else pools_init();  // after: it makes a region pool, which calls process_init
     return;
   }
   while (g_init_state.load(std::memory_order_acquire) != 2) sched_yield();
@@ -501,6 +506,10 @@ void page_free_slow(Heap* h, Page* pg) noexcept {
     span_free(h->pool, pg);
     return;
   }
+  if (pg->site_pool != 0) {  // a call-site pool's page
+    pools_page_free(h, pg);
+    return;
+  }
   const std::uint32_t c = pg->size_class;
   PageQueue& q = h->queues[c];
   if (pg->in_full) {
@@ -523,6 +532,8 @@ void page_free_slow(Heap* h, Page* pg) noexcept {
     idle_sweep_maybe();
   }
 }
+
+void heap_prepare(Heap* h) noexcept { prepare_slow_path(h); }
 
 void free_remote(Segment* seg, void* p) noexcept {
   if (seg->kind == SegmentKind::kRegion) {  // a block of an allocator layered on libtailor (region.h)

@@ -20,6 +20,8 @@
 
 namespace tailor::alloc {
 
+struct SitePools;
+
 struct PageQueue {
   Page* first;
 };
@@ -74,6 +76,10 @@ struct alignas(64) Heap {
   // a request no pool serves pops them right after the routing. Last, so
   // that without pools the fields above keep their places.
   alignas(64) Page* routed_direct[kDirectSlots];
+  // This heap's call-site pools (site_pool.h), made at its first pooled
+  // request; they are pages of this heap, so they go with it when its
+  // thread exits and another adopts it.
+  SitePools* site_pools = nullptr;
 
   constexpr Heap() : direct{}, routed_direct{} {
     for (auto& d : direct) d = &g_empty_page;
@@ -112,6 +118,9 @@ void page_free_slow(Heap* heap, Page* page) noexcept;  // local free left used =
   page_free_slow(h, pg);
 }
 void free_remote(Segment* seg, void* p) noexcept;      // another heap's block, or huge
+// What the slow path does first: takes back the blocks other threads freed
+// to this heap, and hands back this thread's batch of theirs.
+void heap_prepare(Heap* heap) noexcept;
 void heap_collect(Heap* heap) noexcept;
 // heap_collect on every idle heap (those of exited threads): malloc_trim.
 void idle_heaps_collect() noexcept;

@@ -14,8 +14,6 @@
 #include "heap.h"
 #include "os.h"
 #include "secure.h"
-#include "site_pool.h"
-#include "size_class.h"
 
 namespace tailor::alloc {
 
@@ -253,8 +251,10 @@ bool size_check(const char* fn, void* p, std::size_t size, std::size_t align, bo
   } else {
     Page* pg = page_of(seg, p);
     block = pg->block_size;
+    // The sizes of a class page's own requests (those of its class, or of
+    // a call-site pool's slot): block_size - size < size_span.
     if (strict && align <= 16 && pg->kind == PageKind::kClass && size <= g_config.middle_max)
-      ok = class_of(size) == pg->size_class;
+      ok = pg->block_size - size < pg->size_span;
     else
       ok = size <= block;
   }
@@ -281,10 +281,6 @@ void free_not_mine(void* p) noexcept {
     else misuse_unknown("free", p);
     return;
   }
-  if (pools_own(seg)) {  // call-site pools: no region hook, no owner test
-    pools_free(seg, p);
-    return;
-  }
   Heap* h = tl_heap;
   if (seg->heap.load(std::memory_order_relaxed) == h) {  // a heap without a tag (kTagNone)
     Page* pg = page_of(seg, p);
@@ -308,10 +304,6 @@ void delete_sized_not_mine(void* p, std::size_t size, const char* fn) noexcept {
   if (segment_tag(seg) == 0) {
     if (dmm_owns(p)) dmm_free(p);
     else misuse_unknown(fn, p);
-    return;
-  }
-  if (pools_own(seg)) {  // call-site pools: the size must be of the block's slot
-    pools_free_sized(seg, p, size, fn);
     return;
   }
   if (size_check(fn, p, size, 0, true)) {

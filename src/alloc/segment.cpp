@@ -205,7 +205,8 @@ Page* find_span(SegmentPool& pool, std::uint32_t n) {
 // and given back whole: a call-site pool that frees its areas and makes
 // new ones, or a locality heap turning its regions over, would otherwise
 // be handed the untouched rest of a segment while the spans it gave back
-// wait for their purge, and its footprint would double.
+// wait for their purge, and its footprint would double. A heap's pool
+// pages (span_alloc_resident) are taken the same way, for the same reason.
 constexpr int kResidentLook = 8;
 Page* find_span_resident_first(SegmentPool& pool, std::uint32_t n) {
   Page* first = nullptr;
@@ -223,9 +224,10 @@ Page* find_span_resident_first(SegmentPool& pool, std::uint32_t n) {
 
 }  // namespace
 
-Page* span_alloc(SegmentPool& pool, std::uint32_t n) noexcept {
+namespace {
+Page* span_take(SegmentPool& pool, std::uint32_t n, bool resident_first) noexcept {
   maybe_purge(pool);
-  Page* s = pool.region != nullptr ? find_span_resident_first(pool, n) : find_span(pool, n);
+  Page* s = resident_first ? find_span_resident_first(pool, n) : find_span(pool, n);
   if (s == nullptr) {
     Segment* seg = segment_new(pool);
     if (seg == nullptr) return nullptr;
@@ -241,12 +243,18 @@ Page* span_alloc(SegmentPool& pool, std::uint32_t n) noexcept {
   s->free = s->local_free = nullptr;
   s->used = s->capacity = s->reserved = 0;
   s->in_full = 0;
+  s->site_pool = 0;
   s->dirty_slices = 0;
   s->block_magic = 0;
   s->next = s->prev = nullptr;
   seg->used_slices += n;
   return s;
 }
+}  // namespace
+
+Page* span_alloc(SegmentPool& pool, std::uint32_t n) noexcept { return span_take(pool, n, pool.region != nullptr); }
+
+Page* span_alloc_resident(SegmentPool& pool, std::uint32_t n) noexcept { return span_take(pool, n, true); }
 
 std::uint32_t segment_span_slices() noexcept { return segment_slices() - segment_header_slices(); }
 

@@ -56,6 +56,10 @@ struct Page {
   std::uint32_t slice_back;  // (slices from the span's head) * sizeof(Page)
   std::uint64_t purge_at; // free span: when it may go back to the OS
   std::uint8_t is_zero;   // memory of this span reads as zero (fresh or purged)
+  // Class page of a call-site pool (site_pool.h): the pool's index + 1 in
+  // its heap's SitePools; 0 for every other span. In the padding after
+  // is_zero: the descriptor does not grow.
+  std::uint16_t site_pool;
   std::uint32_t dirty_slices;  // free span: slices with resident pages (counted from its start)
   std::uint64_t block_magic;   // class or large page: block_magic(block_size) (misuse.h); otherwise 0
   std::size_t size_span;       // class or large page: its own sizes are those with block_size - size < size_span
@@ -131,6 +135,10 @@ inline Segment* segment_of_page(const Page* page) noexcept {
 // caller), or nullptr when the OS refuses memory. page->start points at its
 // memory, page->is_zero tells whether that memory reads as zero.
 Page* span_alloc(SegmentPool& pool, std::uint32_t slices) noexcept;
+// The same, preferring a span with resident pages to an untouched one (as
+// region pools always do): for pages that are given back and taken again
+// whole (call-site pools).
+Page* span_alloc_resident(SegmentPool& pool, std::uint32_t slices) noexcept;
 // A span of `slices` slices whose first slice index is a multiple of
 // `align_slices` (so its address is aligned to align_slices slices); the
 // slack before and after it goes back to the free bins.

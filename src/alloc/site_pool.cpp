@@ -1,14 +1,11 @@
 // SPDX-License-Identifier: MIT
 // Call-site pools (site_pool.h, docs/pools.md): the site table and its
-// monitors, per-thread pools of same-size slots on areas lent by a region
-// pool, cross-thread frees, thread exit and adoption, and the offline
-// profile (TAILOR_POOLS_FILE).
+// monitors, each heap's pools of same-size slots on pages of its own, and
+// the offline profile (TAILOR_POOLS_FILE).
 #include "site_pool.h"
 
 #include <dlfcn.h>
 #include <link.h>
-#include <pthread.h>
-#include <sched.h>
 
 #include <atomic>
 #include <cstring>
@@ -20,13 +17,10 @@
 #include "heap.h"
 #include "misuse.h"
 #include "os.h"
-#include "region.h"
-#include "spin_lock.h"
 
 namespace tailor::alloc {
 
 std::atomic<int> g_pools_mode{0};
-RegionPool* g_pools_region = nullptr;
 
 namespace {
 
@@ -249,44 +243,28 @@ void monitor(Site& s, std::size_t size) noexcept {
 
 // ------------------------------------------------------------------ pools
 
-struct ThreadPools;
-struct Pool;
-
-struct alignas(64) Area {
-  Pool* pool;
-  ThreadPools* owner;     // the pool's owner, for free's test (never changes)
-  Area* next;             // the pool's areas
-  Area* prev;
-  Area* next_partial;     // the pool's areas with free slots, other than current
-  std::uint8_t* start;    // first slot
-  std::uint8_t* bump;
-  std::uint8_t* end;
-  Block* free;            // freed slots, most recent first (owner only)
-  void* span;             // the region (the header lies a colour into it)
-  std::size_t bytes;      // of the region
-  std::uint32_t live;     // slots handed out and not yet freed back to the owner
-  std::uint32_t slot;
-  bool in_partial;
-  alignas(64) std::atomic<Block*> remote{nullptr};  // slots freed by other threads
-};
-
+// A pool: the class pages of its heap that serve one site (Page::site_pool
+// holds its index + 1). Each page hands out its freed slots last in first
+// out (its local_free, where the heap's free pushes them), then slots never
+// used, by a bump pointer (capacity counts those carved). A page is in one
+// of four places: the pool's current page, on its partial list (freed
+// slots, not current; linked by next/prev), full (in_full, on no list,
+// found again by free through its address), or the spare (empty, kept).
 struct Pool {
-  std::uint32_t slot;     // 0: not set up
-  Area* current;
-  Area* areas;
-  Area* partial;
-  Area* spare;            // one emptied area kept for the next growth (not on partial)
-  std::size_t next_bytes; // size of the next area
-  ThreadPools* owner;
-  std::uint32_t young_empties; // times the pool emptied with few slots ever carved (pool_emptied)
-  std::atomic<bool> remote_pending{false};
+  std::uint32_t slot;           // 0: not set up; kDemoted: serves no request
+  std::uint32_t young_empties;  // times the pool emptied with few slots ever carved (pool_emptied)
+  std::uint32_t pages;          // pages held, the spare included
+  Page* current;                // &g_empty_page when none
+  Page* partial;
+  Page* spare;                  // one emptied page kept for the next growth
+  std::size_t next_bytes;       // size of the next page
 };
 
 // A slot size no request rounds to: a demoted pool (pool_emptied) serves no
-// request any more, while its live blocks are still freed into its areas.
+// request any more, while its live blocks are still freed into its pages.
 constexpr std::uint32_t kDemoted = 1;
 
-// A thread's memory of the sites it has met whose fate is decided: the
+// A heap's memory of the sites it has met whose fate is decided: the
 // return address and its pool (nullptr: not pooled), direct-mapped, so that
 // the site table is not searched on every request.
 constexpr std::uint32_t kCacheBits = 8;
@@ -295,272 +273,167 @@ struct SiteCacheEntry {
   Pool* pool;
 };
 
-struct ThreadPools {
-  ThreadPools* next_idle = nullptr;
+}  // namespace
+
+struct SitePools {
   SiteCacheEntry cache[1u << kCacheBits];
   // The pools set up (their indices), so that a thread's exit visits those
   // and not all kSites (a program whose threads come and go pays it at
   // every thread).
-  std::uint32_t set_up_count = 0;
+  std::uint32_t set_up_count;
   std::uint16_t set_up[kSites];
   Pool pools[kSites];  // index: the site's slot in g_sites
 };
+
+namespace {
 
 inline std::uint32_t cache_index(std::uintptr_t ra) noexcept {
   return static_cast<std::uint32_t>((ra * 0x9e3779b97f4a7c15ULL) >> (64 - kCacheBits));
 }
 
-constexpr std::size_t kFirstArea = 64 * 1024;
-constexpr std::size_t kAreaHeader = (sizeof(Area) + 63) & ~std::size_t{63};
+constexpr std::size_t kFirstPage = 64 * 1024;
 
-thread_local ThreadPools* tl_pools __attribute__((tls_model("initial-exec"))) = nullptr;
-thread_local bool tl_pools_done __attribute__((tls_model("initial-exec"))) = false;
-pthread_key_t g_pools_key;
-ThreadPools* g_idle_pools = nullptr;
-std::atomic<bool> g_idle_lock{false};
 std::atomic<std::size_t> g_areas{0}, g_area_bytes{0}, g_largest_area{0}, g_areas_released{0};
 std::size_t g_max_area = 0;
 
-void fork_prepare() noexcept { spin_lock(g_idle_lock); }
-void fork_release() noexcept { spin_unlock(g_idle_lock); }
-
-// Areas start on slice boundaries: a header at the same offset in each
-// would put the headers of all pools (read at every malloc and free) in
-// the same cache sets. The header lies at a colour, a multiple of 64 below
-// 4 KiB, that the span's address determines.
-inline std::size_t area_colour(const void* span) noexcept {
-  return static_cast<std::size_t>((reinterpret_cast<std::uintptr_t>(span) >> 16) * 0x9e3779b97f4a7c15ULL >> 52) &
-         0xfc0u;
+inline std::size_t page_bytes(const Page* pg) noexcept {
+  return static_cast<std::size_t>(pg->slice_count) << g_config.slice_shift;
 }
 
-Area* area_of(Segment* seg, const void* p) noexcept {
-  std::uint8_t* span = page_of(seg, p)->start;
-  return reinterpret_cast<Area*>(span + area_colour(span));
-}
-Area* area_of(const void* p) noexcept { return area_of(segment_of(p), p); }
-
-Area* area_new(Pool& pool) noexcept {
-  std::size_t bytes = pool.next_bytes != 0 ? pool.next_bytes : kFirstArea;
+Page* page_new(Heap* h, Pool& pool, std::uint16_t index) noexcept {
+  std::size_t bytes = pool.next_bytes != 0 ? pool.next_bytes : kFirstPage;
   if (bytes > g_max_area) bytes = g_max_area;
-  void* mem = region_obtain(g_pools_region, bytes, g_config.slice_size);
-  if (mem == nullptr) return nullptr;
+  auto slices = static_cast<std::uint32_t>(bytes >> g_config.slice_shift);
+  if (slices == 0) slices = 1;
+  Page* pg = span_alloc_resident(h->pool, slices);
+  if (pg == nullptr) return nullptr;
+  bytes = page_bytes(pg);
   pool.next_bytes = bytes * 2;
-  const std::size_t colour = area_colour(mem);
-  auto* a = new (static_cast<std::uint8_t*>(mem) + colour) Area();
-  a->pool = &pool;
-  a->owner = pool.owner;
-  a->start = a->bump = static_cast<std::uint8_t*>(mem) + colour + kAreaHeader;
-  a->end = a->start + (bytes - colour - kAreaHeader) / pool.slot * pool.slot;
-  a->span = mem;
-  a->bytes = bytes;
-  a->slot = pool.slot;
-  a->next = pool.areas;
-  if (a->next != nullptr) a->next->prev = a;
-  pool.areas = a;
+  pg->kind = PageKind::kClass;
+  pg->size_class = 0xfffe;  // of no class queue
+  pg->site_pool = static_cast<std::uint16_t>(index + 1);
+  pg->block_size = pool.slot;
+  pg->reserved = static_cast<std::uint32_t>(bytes / pool.slot);
+  pg->block_magic = block_magic(pool.slot);
+  pg->size_span = pool.slot == 16 ? 17 : 16;  // the requests that round to the slot (0..16 for 16)
+  ++pool.pages;
   g_areas.fetch_add(1, std::memory_order_relaxed);
   g_area_bytes.fetch_add(bytes, std::memory_order_relaxed);
   std::size_t largest = g_largest_area.load(std::memory_order_relaxed);
   while (bytes > largest && !g_largest_area.compare_exchange_weak(largest, bytes, std::memory_order_relaxed)) {
   }
-  return a;
+  return pg;
 }
 
-void partial_remove(Pool& pool, Area* a) noexcept {
-  Area** link = &pool.partial;
-  while (*link != a) link = &(*link)->next_partial;
-  *link = a->next_partial;
-  a->in_partial = false;
+void partial_push(Pool& pool, Page* pg) noexcept {
+  pg->prev = nullptr;
+  pg->next = pool.partial;
+  if (pool.partial != nullptr) pool.partial->prev = pg;
+  pool.partial = pg;
 }
 
-void area_release(Pool& pool, Area* a) noexcept {
-  if (a->in_partial) partial_remove(pool, a);
-  if (a->prev != nullptr) a->prev->next = a->next;
-  else pool.areas = a->next;
-  if (a->next != nullptr) a->next->prev = a->prev;
-  if (pool.current == a) pool.current = nullptr;
-  if (pool.spare == a) pool.spare = nullptr;
-  const std::size_t bytes = a->bytes;
-  void* span = a->span;
-  // The next area starts again from the size of this one: a pool whose
+void partial_remove(Pool& pool, Page* pg) noexcept {
+  if (pg->prev != nullptr) pg->prev->next = pg->next;
+  else pool.partial = pg->next;
+  if (pg->next != nullptr) pg->next->prev = pg->prev;
+  pg->next = pg->prev = nullptr;
+}
+
+// Back to the heap's free spans (a page that is on no list of the pool).
+void page_release(Heap* h, Pool& pool, Page* pg) noexcept {
+  const std::size_t bytes = page_bytes(pg);
+  if (pool.current == pg) pool.current = &g_empty_page;
+  if (pool.spare == pg) pool.spare = nullptr;
+  // The next page starts again from the size of this one: a pool whose
   // objects come and go does not keep doubling.
   pool.next_bytes = bytes;
-  a->~Area();
-  region_give_back(g_pools_region, span, bytes);
+  --pool.pages;
+  pg->site_pool = 0;
+  span_free(h->pool, pg);
   g_areas.fetch_sub(1, std::memory_order_relaxed);
   g_area_bytes.fetch_sub(bytes, std::memory_order_relaxed);
   g_areas_released.fetch_add(1, std::memory_order_relaxed);
 }
 
-// Temporaries: a pool all of whose objects died while its one area had
+// An empty page carves again from its first slot, in address order.
+inline void page_reset(Page* pg) noexcept {
+  pg->local_free = nullptr;
+  pg->capacity = 0;
+}
+
+// Temporaries: a pool all of whose objects died while its one page had
 // carved fewer than kYoungSlots slots holds the site's young objects, not
 // a structure to walk; the heap's size classes keep those hot in one
 // page shared with other sites, while a pool per such site spreads them
-// over an area each (a program of many temporary sites, robot_kinematics,
+// over a page each (a program of many temporary sites, robot_kinematics,
 // then missed in L1 20x more often). After kYoungEmpties such times the
 // site is demoted for good: left to the heap, on every thread.
-constexpr std::size_t kYoungSlots = 64;
+constexpr std::uint32_t kYoungSlots = 64;
 constexpr std::uint32_t kYoungEmpties = 16;
 
-// true: the site was demoted and `a` given back (with the spare).
-bool pool_emptied(Pool& pool, Area* a) noexcept {
-  if (pool.areas != a || a->next != nullptr || static_cast<std::size_t>(a->bump - a->start) >= kYoungSlots * a->slot)
-    return false;
-  if (++pool.young_empties < kYoungEmpties) return false;  // (a demoted pool has no area left to empty)
+// true: the site was demoted and `pg` (its only page) given back.
+bool pool_emptied(Heap* h, Pool& pool, Page* pg) noexcept {
+  if (pool.pages != 1 || pg->capacity >= kYoungSlots) return false;
+  if (++pool.young_empties < kYoungEmpties) return false;  // (a demoted pool has no page left to empty)
   pool.slot = kDemoted;
-  Site& site = g_sites[&pool - pool.owner->pools];
+  Site& site = g_sites[&pool - h->site_pools->pools];
   if (site.state.exchange(kUnpooled, std::memory_order_acq_rel) == kPooled) {
     g_sites_pooled.fetch_sub(1, std::memory_order_relaxed);
     g_sites_unpooled.fetch_add(1, std::memory_order_relaxed);
     g_sites_demoted.fetch_add(1, std::memory_order_relaxed);
   }
-  area_release(pool, a);
-  if (pool.spare != nullptr) area_release(pool, pool.spare);
+  page_release(h, pool, pg);
   return true;
 }
 
-// A slot freed back to its area by the owner.
-void area_put(Pool& pool, Area* a, Block* b) noexcept {
-  b->next = a->free;
-  a->free = b;
-  if (--a->live == 0) {
-    if (a != pool.current) {
-      // One emptied area is kept, carved again from its start, so that a
-      // pool whose objects come and go does not map and unmap an area at
-      // every turn; a second one goes back to the back end.
-      if (pool.spare == nullptr) {
-        if (a->in_partial) partial_remove(pool, a);
-        a->bump = a->start;
-        a->free = nullptr;
-        pool.spare = a;
-        return;
-      }
-      area_release(pool, a);
-      return;
-    }
-    if (pool_emptied(pool, a)) return;
-    a->bump = a->start;  // empty current area: carve again in address order
-    a->free = nullptr;
-    return;
-  }
-  if (a != pool.current && !a->in_partial) {
-    a->in_partial = true;
-    a->next_partial = pool.partial;
-    pool.partial = a;
-  }
-}
-
-void drain_remote(Pool& pool) noexcept {
-  for (Area* a = pool.areas; a != nullptr;) {
-    Area* next = a->next;  // a may be released
-    Block* b = a->remote.exchange(nullptr, std::memory_order_acquire);
-    while (b != nullptr) {
-      Block* bn = b->next;
-      const bool last = a->live == 1 && a != pool.current;
-      area_put(pool, a, b);
-      if (last) break;  // released: it held no other slot
-      b = bn;
-    }
-    a = next;
-  }
-}
-
-inline void* area_take(Area* a) noexcept {
-  if (Block* b = a->free) {
-    a->free = b->next;
-    a->live++;
+// A slot of page pg: its most recently freed one, or a fresh one.
+[[gnu::always_inline]] inline void* page_take(Page* pg) noexcept {
+  if (Block* b = pg->local_free) {
+    pg->local_free = b->next;
+    pg->used++;
+    block_key(b) = 0;
     return b;
   }
-  if (a->bump < a->end) {
-    void* p = a->bump;
-    a->bump += a->slot;
-    a->live++;
-    return p;
+  if (pg->capacity < pg->reserved) {
+    auto* b = reinterpret_cast<Block*>(pg->start + std::size_t{pg->capacity} * pg->block_size);
+    pg->capacity++;
+    pg->used++;
+    block_key(b) = 0;  // the span may have been used before: no stale freed mark
+    return b;
   }
   return nullptr;
 }
 
-__attribute__((noinline)) void* pool_alloc_slow(Pool& pool) noexcept {
-  if (pool.remote_pending.exchange(false, std::memory_order_acquire)) {
-    drain_remote(pool);
-    if (pool.current != nullptr)
-      if (void* p = area_take(pool.current)) return p;
+// The pool's current page has no slot left: slots other threads freed,
+// then a page with freed slots, then the spare, then a new page.
+__attribute__((noinline)) void* pool_alloc_slow(Heap* h, Pool& pool) noexcept {
+  heap_prepare(h);  // other threads' frees go back to their pages (which may empty or demote)
+  if (pool.slot == kDemoted) return nullptr;
+  if (void* p = page_take(pool.current)) return p;
+  if (pool.current != &g_empty_page) pool.current->in_full = 1;  // on no list until a slot comes back
+  pool.current = &g_empty_page;
+  while (Page* pg = pool.partial) {
+    partial_remove(pool, pg);
+    pool.current = pg;
+    if (void* p = page_take(pg)) return p;
+    pg->in_full = 1;
+    pool.current = &g_empty_page;
   }
-  while (pool.partial != nullptr) {
-    Area* a = pool.partial;
-    pool.partial = a->next_partial;
-    a->in_partial = false;
-    pool.current = a;
-    if (void* p = area_take(a)) return p;
-  }
-  Area* a = pool.spare;
-  if (a != nullptr) pool.spare = nullptr;
-  else a = area_new(pool);
-  if (a == nullptr) return nullptr;
-  pool.current = a;
-  return area_take(a);
+  Page* pg = pool.spare;
+  if (pg != nullptr) pool.spare = nullptr;
+  else pg = page_new(h, pool, static_cast<std::uint16_t>(&pool - h->site_pools->pools));
+  if (pg == nullptr) return nullptr;
+  pool.current = pg;
+  return page_take(pg);
 }
 
-void thread_pools_done(void* value) noexcept {
-  auto* tp = static_cast<ThreadPools*>(value);
-  if (tp == nullptr) return;
-  // Give back what is empty; the rest waits, with its live blocks, for the
-  // thread that adopts these pools.
-  for (std::uint32_t i = 0; i < tp->set_up_count; ++i) {
-    Pool& pool = tp->pools[tp->set_up[i]];
-    pool.remote_pending.store(false, std::memory_order_relaxed);
-    drain_remote(pool);
-    if (pool.current != nullptr && pool.current->live == 0) {
-      Area* a = pool.current;
-      pool.current = nullptr;
-      area_release(pool, a);
-    }
-    if (pool.spare != nullptr) area_release(pool, pool.spare);
-  }
-  tl_pools = nullptr;
-  tl_pools_done = true;
-  spin_lock(g_idle_lock);
-  tp->next_idle = g_idle_pools;
-  g_idle_pools = tp;
-  spin_unlock(g_idle_lock);
+SitePools* site_pools_new(Heap* h) noexcept {
+  const std::size_t bytes = (sizeof(SitePools) + os::page_size() - 1) & ~(os::page_size() - 1);
+  void* mem = os::reserve_aligned(bytes, os::page_size());  // zero: every pool not set up
+  if (mem == nullptr) return nullptr;
+  h->site_pools = new (mem) SitePools;  // default-initialized: the zero pages stay untouched
+  return h->site_pools;
 }
-
-ThreadPools* thread_pools() noexcept {
-  if (ThreadPools* tp = tl_pools) return tp;
-  if (tl_pools_done) return nullptr;  // a destructor allocating after the thread's exit handler
-  spin_lock(g_idle_lock);
-  ThreadPools* tp = g_idle_pools;
-  if (tp != nullptr) g_idle_pools = tp->next_idle;
-  spin_unlock(g_idle_lock);
-  if (tp == nullptr) {
-    const std::size_t bytes = (sizeof(ThreadPools) + os::page_size() - 1) & ~(os::page_size() - 1);
-    void* mem = os::reserve_aligned(bytes, os::page_size());  // zero: every pool not set up
-    if (mem == nullptr) return nullptr;
-    tp = new (mem) ThreadPools();
-  }
-  tp->next_idle = nullptr;
-  tl_pools = tp;
-  pthread_setspecific(g_pools_key, tp);
-  return tp;
-}
-
-// Region hooks: free and usable size of a pooled block (from free_remote,
-// usable_size and realloc, through the segment's region pool).
-void free_in_area(Area* a, void* p) noexcept {
-  auto* b = static_cast<Block*>(p);
-  if (a->owner == tl_pools) {
-    area_put(*a->pool, a, b);
-    return;
-  }
-  Block* old = a->remote.load(std::memory_order_relaxed);
-  do {
-    b->next = old;
-  } while (!a->remote.compare_exchange_weak(old, b, std::memory_order_release, std::memory_order_relaxed));
-  a->pool->remote_pending.store(true, std::memory_order_release);
-}
-
-void hook_free(void*, void* p) noexcept { free_in_area(area_of(p), p); }
-
-std::size_t hook_usable(void*, const void* p) noexcept { return area_of(p)->slot; }
 
 // TAILOR_POOLS_REPORT=1: at exit, one line per pooled site on stderr
 // ("tailor: pooled site <module> <offset> slot <bytes>", the offset as in
@@ -638,18 +511,7 @@ void pools_init() noexcept {
     if (!profile_load(file)) return;
     mode = 2;
   }
-  tailor_region_hooks hooks{};
-  hooks.owner = nullptr;
-  hooks.free = &hook_free;
-  hooks.usable_size = &hook_usable;
-  g_pools_region = region_pool_create(hooks);
-  if (g_pools_region == nullptr) {
-    os::write_stderr("tailor: TAILOR_POOLS: no memory for the pools; running without pools\n");
-    return;
-  }
   g_max_area = g_config.segment_size / 4 < (std::size_t{8} << 20) ? g_config.segment_size / 4 : std::size_t{8} << 20;
-  pthread_key_create(&g_pools_key, &thread_pools_done);
-  pthread_atfork(&fork_prepare, &fork_release, &fork_release);
   const char* report = os::getenv("TAILOR_POOLS_REPORT");
   g_report = report != nullptr && report[0] == '1';
   g_pools_mode.store(mode, std::memory_order_release);
@@ -657,8 +519,8 @@ void pools_init() noexcept {
 
 namespace {
 
-// A site met for the first time by this thread, or still monitored.
-__attribute__((noinline)) void* pool_malloc_slow(std::size_t size, std::uintptr_t ra) noexcept {
+// A site met for the first time by this heap, or still monitored.
+__attribute__((noinline)) void* pool_malloc_slow(Heap* h, std::size_t size, std::uintptr_t ra) noexcept {
   Site* s = site_find(ra);
   if (s == nullptr) return nullptr;
   const std::uint32_t state = s->state.load(std::memory_order_acquire);
@@ -666,30 +528,26 @@ __attribute__((noinline)) void* pool_malloc_slow(std::size_t size, std::uintptr_
     monitor(*s, size);
     return nullptr;
   }
-  ThreadPools* tp = thread_pools();
-  if (tp == nullptr) return nullptr;
-  SiteCacheEntry& e = tp->cache[cache_index(ra)];
+  SitePools* sp = h->site_pools != nullptr ? h->site_pools : site_pools_new(h);
+  if (sp == nullptr) return nullptr;
+  SiteCacheEntry& e = sp->cache[cache_index(ra)];
   if (state != kPooled) {
     e = SiteCacheEntry{ra, nullptr};
     return nullptr;
   }
   const std::uint32_t slot = s->slot.load(std::memory_order_relaxed);
-  Pool& pool = tp->pools[s - g_sites];
+  const auto index = static_cast<std::uint16_t>(s - g_sites);
+  Pool& pool = sp->pools[index];
   if (pool.slot == 0) {
     pool.slot = slot;
-    pool.owner = tp;
-    tp->set_up[tp->set_up_count++] = static_cast<std::uint16_t>(s - g_sites);
+    pool.current = &g_empty_page;
+    sp->set_up[sp->set_up_count++] = index;
   }
   e = SiteCacheEntry{ra, &pool};
-  if (round_slot(size) != slot) return nullptr;  // not the site's size: the heap serves it
-  if (Area* a = pool.current)
-    if (void* p = area_take(a)) return p;
-  return pool_alloc_slow(pool);
+  if (round_slot(size) != pool.slot) return nullptr;  // not the site's size (or demoted): the heap serves it
+  if (void* p = page_take(pool.current)) return p;
+  return pool_alloc_slow(h, pool);
 }
-
-}  // namespace
-
-namespace {
 
 // The heap, as malloc_inline would serve the request without pools.
 [[gnu::always_inline]] inline void* heap_serves(Heap* h, std::size_t size) noexcept {
@@ -697,16 +555,20 @@ namespace {
   return heap_malloc_unrouted(h, size);
 }
 
-// The routing's cases that call out (a site not in the thread's cache, a
-// pool whose current area is used up): apart, so that pools_malloc's own
+// The routing's cases that call out (a site not in the heap's cache, a
+// pool whose current page is used up): apart, so that pools_malloc's own
 // paths end in tail calls and save no register.
 __attribute__((noinline)) void* route_site_miss(Heap* h, std::size_t size, std::uintptr_t ra) noexcept {
-  if (void* p = pool_malloc_slow(size, ra)) return p;
+  if (h == &g_empty_heap) {  // the thread's first request: its heap first
+    h = heap_get();
+    if (h == nullptr) return heap_serves(&g_empty_heap, size);
+  }
+  if (void* p = pool_malloc_slow(h, size, ra)) return p;
   return heap_serves(h, size);
 }
 
 __attribute__((noinline)) void* route_pool_refill(Heap* h, std::size_t size, Pool& pool) noexcept {
-  if (void* p = pool_alloc_slow(pool)) return p;
+  if (void* p = pool_alloc_slow(h, pool)) return p;
   return heap_serves(h, size);
 }
 
@@ -715,39 +577,49 @@ __attribute__((noinline)) void* route_pool_refill(Heap* h, std::size_t size, Poo
 void* pools_malloc(Heap* h, std::size_t size, const void* site) noexcept {
   const auto ra = reinterpret_cast<std::uintptr_t>(site);
   if (site != nullptr && size <= kPoolMaxRequest) {
-    ThreadPools* tp = tl_pools;
-    if (tp == nullptr) return route_site_miss(h, size, ra);
-    const SiteCacheEntry& e = tp->cache[cache_index(ra)];
+    SitePools* sp = h->site_pools;
+    if (sp == nullptr) return route_site_miss(h, size, ra);
+    const SiteCacheEntry& e = sp->cache[cache_index(ra)];
     if (e.ra != ra) return route_site_miss(h, size, ra);
     if (Pool* pool = e.pool; pool != nullptr && round_slot(size) == pool->slot) {
-      if (Area* a = pool->current) {
-        if (Block* b = a->free) {
-          a->free = b->next;
-          a->live++;
-          return b;
-        }
-        if (a->bump < a->end) {
-          void* p = a->bump;
-          a->bump += a->slot;
-          a->live++;
-          return p;
-        }
-      }
+      if (void* p = page_take(pool->current)) return p;
       return route_pool_refill(h, size, *pool);
     }
   }
   return heap_serves(h, size);
 }
 
-void pools_free(Segment* seg, void* p) noexcept { free_in_area(area_of(seg, p), p); }
-
-void pools_free_sized(Segment* seg, void* p, std::size_t size, const char* fn) noexcept {
-  Area* a = area_of(seg, p);
-  if (round_slot(size) != a->slot) {  // the pool serves only requests of its slot size
-    misuse_wrong_size(fn, p, size, a->slot);
+void pools_page_free(Heap* h, Page* pg) noexcept {
+  Pool& pool = h->site_pools->pools[pg->site_pool - 1];
+  const bool was_full = pg->in_full != 0;
+  pg->in_full = 0;
+  if (pg->used != 0) {
+    if (was_full) partial_push(pool, pg);
     return;
   }
-  free_in_area(a, p);
+  if (pg == pool.current) {
+    if (!pool_emptied(h, pool, pg)) page_reset(pg);
+    return;
+  }
+  if (!was_full) partial_remove(pool, pg);
+  // One emptied page is kept, carved again from its start, so that a pool
+  // whose objects come and go does not take and give back a page at every
+  // turn; a second one goes back to the heap's free spans.
+  if (pool.spare == nullptr) {
+    page_reset(pg);
+    pool.spare = pg;
+    return;
+  }
+  page_release(h, pool, pg);
+}
+
+void pools_heap_exit(Heap* h) noexcept {
+  SitePools* sp = h->site_pools;
+  for (std::uint32_t i = 0; i < sp->set_up_count; ++i) {
+    Pool& pool = sp->pools[sp->set_up[i]];
+    if (pool.current != &g_empty_page && pool.current->used == 0) page_release(h, pool, pool.current);
+    if (pool.spare != nullptr) page_release(h, pool, pool.spare);
+  }
 }
 
 void pools_get_stats(tailor_pools_stats* out) noexcept {
@@ -764,10 +636,11 @@ void pools_get_stats(tailor_pools_stats* out) noexcept {
 }
 
 std::size_t pool_slot_size(const void* p) noexcept {
-  if (p == nullptr || g_pools_region == nullptr) return 0;
+  if (p == nullptr || !pools_active()) return 0;
   Segment* seg = segment_of(p);
-  if (!pools_own(seg)) return 0;
-  return area_of(p)->slot;
+  if (!segment_known(seg) || seg->kind != SegmentKind::kNormal) return 0;
+  const Page* pg = page_of(seg, p);
+  return pg->kind == PageKind::kClass && pg->site_pool != 0 ? pg->block_size : 0;
 }
 
 }  // namespace tailor::alloc

@@ -2,22 +2,25 @@
 // Call-site pools (seed 003, docs/pools.md): with TAILOR_POOLS=1 every
 // allocation request carries the return address of its caller (the call
 // site); a monitor per site watches its first requests, and a site whose
-// requests keep one size gets pools of its own: per thread, same-size
-// slots carved by a bump pointer from areas, a stack of freed slots per
-// area, each new area twice the size of the last, an area given back when
-// all its slots are free. Other requests go to the thread heap as usual.
-// With TAILOR_POOLS_FILE=path the sites come from an offline profile
-// (`tailor pools`) instead of the monitor.
+// requests keep one size gets pools of its own: per thread heap, pages of
+// same-size slots, carved by a bump pointer, with a stack of freed slots
+// per page, each new page twice the size of the last, a page given back
+// when all its slots are free. Other requests go to the thread heap as
+// usual. With TAILOR_POOLS_FILE=path the sites come from an offline
+// profile (`tailor pools`) instead of the monitor.
 //
-// Areas are spans of one region pool (region.h): free, realloc and
-// malloc_usable_size reach a pooled block through the segment mask and the
-// region's hooks, in O(1), and the area header sits at the start of the
-// span, found through the span's page descriptor.
+// A pool's pages are class pages of the thread heap (segment.h) marked
+// with the pool's index (Page::site_pool): free, realloc and
+// malloc_usable_size find a pooled block as any other, in O(1), and the
+// owner's free of a pooled block is the heap's own fast path. Only when a
+// page empties or stops being full does the heap hand it to the pool
+// (pools_page_free).
 //
-// Threads: a thread's pools are its own (no lock on its malloc and free);
-// another thread's free pushes the slot on the area's atomic list, which
-// the owner drains when it runs out of room. A thread that exits leaves its
-// pools, with their live blocks, to the next thread that needs pools.
+// Threads: a heap's pools are its own (no lock on its malloc and free);
+// another thread's free goes back through the heap's remote list, which
+// the owner drains when a pool runs out of room. A thread that exits
+// leaves its pools, with their live blocks, in its heap, to the thread
+// that adopts it.
 //
 // The fast paths of malloc and free do not change: with pools on, the
 // thread heap's direct pointers stay empty, so every malloc takes the slow
@@ -35,7 +38,6 @@ namespace tailor::alloc {
 
 // 0: off; 1: online monitor (TAILOR_POOLS=1); 2: offline profile (TAILOR_POOLS_FILE).
 extern std::atomic<int> g_pools_mode __attribute__((visibility("hidden")));
-extern RegionPool* g_pools_region;
 inline bool pools_active() noexcept { return g_pools_mode.load(std::memory_order_relaxed) != 0; }
 
 // Largest request a pool serves.
@@ -53,17 +55,12 @@ void pools_init() noexcept;
 // path. site nullptr: a request no pool serves.
 [[gnu::noinline]] void* pools_malloc(Heap* h, std::size_t size, const void* site) noexcept;
 
-inline bool pools_own(const Segment* seg) noexcept {
-  return seg->kind == SegmentKind::kRegion && seg->region == g_pools_region && g_pools_region != nullptr;
-}
+// A pool's page that emptied or stopped being full (page_free_slow, by the
+// page's owner).
+void pools_page_free(Heap* h, Page* pg) noexcept;
 
-// free of a pooled block (pools_own(seg)), reached from free_not_mine
-// without the region's indirect hook; other threads' blocks go back to
-// their owner's area.
-[[gnu::noinline]] void pools_free(Segment* seg, void* p) noexcept;
-// The same for the sized frees (sized delete, free_sized): `size` must round
-// to the block's slot size, or the misuse is reported (misuse.h).
-[[gnu::noinline]] void pools_free_sized(Segment* seg, void* p, std::size_t size, const char* fn) noexcept;
+// Thread exit (the heap goes idle): gives back the pools' empty pages.
+void pools_heap_exit(Heap* h) noexcept;
 
 void pools_get_stats(tailor_pools_stats* out) noexcept;
 std::size_t pool_slot_size(const void* p) noexcept;

@@ -25,7 +25,7 @@ constexpr std::uint32_t kWindow = 64;
 constexpr std::uint64_t kPoolMaxRequest = 1024;
 constexpr std::uint64_t kFirstArea = 64 * 1024;
 constexpr std::uint64_t kMaxArea = 8u << 20;
-constexpr std::uint64_t kAreaHeader = 192;
+constexpr std::uint64_t kAreaHeader = 0;  // a pool page has none: its descriptor is in the segment header
 constexpr std::size_t kMisraGries = 32;
 constexpr std::size_t kMaxSizes = 64;
 
