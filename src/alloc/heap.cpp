@@ -63,16 +63,24 @@ Heap* idle_pop() {
 
 // ------------------------------------------------------------ page queues
 
-// The direct pointers malloc pops: direct[], or with call-site pools on
-// routed_direct[] (direct[] then stays empty, so that every malloc takes
-// the slow path, where pools route it).
+// The direct pointers of the heap's pages: direct[], or with call-site
+// pools on routed_direct[]. direct[] then stays empty for the sizes the
+// pools route (so that their mallocs take the slow path, where pools route
+// them) and mirrors routed_direct[] for the sizes they do not (unrouted[],
+// site_pool.h).
 inline Page** live_direct(Heap* h) { return __builtin_expect(pools_active(), 0) ? h->routed_direct : h->direct; }
 
 inline void set_direct(Heap* h, std::uint32_t c, Page* pg) {
-  Page** direct = live_direct(h);
   std::size_t lo = c == 0 ? 0 : (g_classes.cls[c - 1].size + 8) >> 3;
   std::size_t hi = g_classes.cls[c].size >> 3;
-  for (std::size_t w = lo; w <= hi; ++w) direct[w] = pg;
+  if (__builtin_expect(pools_active(), 0)) {
+    for (std::size_t w = lo; w <= hi; ++w) {
+      h->routed_direct[w] = pg;
+      if (h->unrouted[w]) h->direct[w] = pg;
+    }
+    return;
+  }
+  for (std::size_t w = lo; w <= hi; ++w) h->direct[w] = pg;
 }
 
 void update_direct(Heap* h, std::uint32_t c) {

@@ -80,6 +80,10 @@ struct alignas(64) Heap {
   // request; they are pages of this heap, so they go with it when its
   // thread exits and another adopts it.
   SitePools* site_pools = nullptr;
+  // With call-site pools on, the sizes (by direct slot) whose requests no
+  // longer go through the routing in this heap: direct[] mirrors
+  // routed_direct[] for them (site_pool.h, "quiet sizes").
+  std::uint8_t unrouted[kDirectSlots] = {};
 
   constexpr Heap() : direct{}, routed_direct{} {
     for (auto& d : direct) d = &g_empty_page;

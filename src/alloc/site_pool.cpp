@@ -282,6 +282,9 @@ struct SitePools {
   // every thread).
   std::uint32_t set_up_count;
   std::uint16_t set_up[kSites];
+  // Per direct slot (size / 8): requests routed in a row that no pool
+  // served and whose site was decided (quiet sizes, below).
+  std::uint16_t quiet[kDirectSlots];
   Pool pools[kSites];  // index: the site's slot in g_sites
 };
 
@@ -519,12 +522,43 @@ void pools_init() noexcept {
 
 namespace {
 
+// Quiet sizes. Routing every request costs default libtailor's fast path
+// (about 25 instructions per request no pool serves), also in programs
+// where no site of a size is pooled, or every site of it was demoted. So a
+// size (a direct slot of the heap: size / 8) whose last kQuietRequests
+// routed requests in this heap all came from decided sites that no pool
+// served leaves the routing: its direct pointer mirrors the heap's page
+// again, and its requests take malloc's own fast path. Such a size comes
+// back to the routing when one of its requests that reaches the slow path
+// anyway (its page has run out of free blocks) comes from a site not yet
+// decided, or from a pooled one: a site that starts after its size went
+// quiet is seen only there, so its monitor fills more slowly.
+constexpr std::uint16_t kQuietRequests = 4096;
+
+inline std::size_t direct_slot(std::size_t size) noexcept { return (size + 7) >> 3; }
+
+// Back to the routing: direct[] stays empty for the size again.
+void route_size(Heap* h, std::size_t size) noexcept {
+  const std::size_t w = direct_slot(size);
+  if (h->site_pools != nullptr) h->site_pools->quiet[w] = 0;
+  if (h->unrouted[w] == 0) return;
+  h->unrouted[w] = 0;
+  h->direct[w] = &g_empty_page;
+}
+
+__attribute__((noinline)) void unroute_size(Heap* h, std::size_t w) noexcept {
+  if (h->unrouted[w] != 0) return;
+  h->unrouted[w] = 1;
+  h->direct[w] = h->routed_direct[w];
+}
+
 // A site met for the first time by this heap, or still monitored.
 __attribute__((noinline)) void* pool_malloc_slow(Heap* h, std::size_t size, std::uintptr_t ra) noexcept {
   Site* s = site_find(ra);
   if (s == nullptr) return nullptr;
   const std::uint32_t state = s->state.load(std::memory_order_acquire);
   if (state == kMonitoring) {
+    route_size(h, size);  // the monitor sees the site's next requests
     monitor(*s, size);
     return nullptr;
   }
@@ -545,6 +579,7 @@ __attribute__((noinline)) void* pool_malloc_slow(Heap* h, std::size_t size, std:
   }
   e = SiteCacheEntry{ra, &pool};
   if (round_slot(size) != pool.slot) return nullptr;  // not the site's size (or demoted): the heap serves it
+  route_size(h, size);
   if (void* p = page_take(pool.current)) return p;
   return pool_alloc_slow(h, pool);
 }
@@ -572,6 +607,18 @@ __attribute__((noinline)) void* route_pool_refill(Heap* h, std::size_t size, Poo
   return heap_serves(h, size);
 }
 
+// A pooled site's request that came by a quiet size's slow path.
+__attribute__((noinline)) void* route_pooled_unrouted(Heap* h, std::size_t size, Pool& pool) noexcept {
+  route_size(h, size);
+  if (void* p = page_take(pool.current)) return p;
+  return route_pool_refill(h, size, pool);
+}
+
+__attribute__((noinline)) void* route_quiet(Heap* h, std::size_t size, std::size_t w) noexcept {
+  unroute_size(h, w);
+  return heap_serves(h, size);
+}
+
 }  // namespace
 
 void* pools_malloc(Heap* h, std::size_t size, const void* site) noexcept {
@@ -581,10 +628,14 @@ void* pools_malloc(Heap* h, std::size_t size, const void* site) noexcept {
     if (sp == nullptr) return route_site_miss(h, size, ra);
     const SiteCacheEntry& e = sp->cache[cache_index(ra)];
     if (e.ra != ra) return route_site_miss(h, size, ra);
+    const std::size_t w = direct_slot(size);
     if (Pool* pool = e.pool; pool != nullptr && round_slot(size) == pool->slot) {
+      sp->quiet[w] = 0;
+      if (__builtin_expect(h->unrouted[w] != 0, 0)) return route_pooled_unrouted(h, size, *pool);
       if (void* p = page_take(pool->current)) return p;
       return route_pool_refill(h, size, *pool);
     }
+    if (__builtin_expect(++sp->quiet[w] >= kQuietRequests, 0)) return route_quiet(h, size, w);
   }
   return heap_serves(h, size);
 }

@@ -23,6 +23,8 @@ TAILOR_TEST_SITE(site_a, tailor_malloc(n))
 TAILOR_TEST_SITE(site_b, tailor_malloc(n))
 TAILOR_TEST_SITE(site_c, tailor_malloc(n))
 TAILOR_TEST_SITE(site_d, tailor_malloc(n))
+TAILOR_TEST_SITE(site_quiet_first, tailor_malloc(n))
+TAILOR_TEST_SITE(site_quiet_later, tailor_malloc(n))
 
 // Past the site's window: the slot size of a block it makes now.
 std::size_t slot_after_window(void* (*site)(std::size_t), std::size_t n) {
@@ -45,6 +47,29 @@ TEST(PoolsSlotRule, FirstSiteOfASlotSizeKeepsTheHeapLaterOnesArePooled) {
   EXPECT_EQ(stats().sites_pooled, pooled + 2);
   // The first site stays with the heap after its window too.
   EXPECT_EQ(slot_after_window(&site_a, 24), 0u);
+}
+
+// A size whose requests all come from a site left to the heap leaves the
+// routing after 4096 of them (quiet sizes, site_pool.cpp); a one-size site
+// that starts at that size later is still seen, when one of its requests
+// reaches the slow path, and pooled after its window.
+TEST(PoolsSlotRule, ASiteThatStartsAfterItsSizeWentQuietIsStillPooled) {
+  if (!sites_distinguished()) GTEST_SKIP() << "one call site for every request in this build";
+  for (int round = 0; round < 4; ++round) {  // first of slot 560: the heap's; 4 x 4096 requests
+    std::vector<void*> v;
+    for (int i = 0; i < 4096; ++i) v.push_back(site_quiet_first(552));
+    for (void* p : v) tailor_free(p);
+  }
+  std::vector<void*> later;
+  // Live, so that the heap's free blocks of the size run out (a page is
+  // carved a few blocks at a time): the first request of the later site
+  // that reaches the slow path brings the size back to the routing, and
+  // the monitor then sees every request (it would see only those reaching
+  // the slow path, too few in 200, were the size left quiet).
+  for (int i = 0; i < 200; ++i) later.push_back(site_quiet_later(552));
+  EXPECT_EQ(tailor_pool_slot_size(later.back()), 560u);
+  for (void* p : later) tailor_free(p);
+  EXPECT_EQ(slot_after_window(&site_quiet_first, 552), 0u);  // still the heap's
 }
 
 }  // namespace
