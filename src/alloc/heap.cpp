@@ -192,7 +192,7 @@ void* large_alloc(Heap* h, std::size_t size, std::size_t align) {
     return nullptr;
   }
   pg->kind = PageKind::kLarge;
-  pg->size_class = 0xffff;
+  pg->size_class = kLargeClass;
   pg->block_size = static_cast<std::size_t>(n) << g_config.slice_shift;
   pg->block_magic = block_magic(pg->block_size);
   pg->size_span = slice;  // sizes above block_size - slice
@@ -220,7 +220,7 @@ void flush_batch(Heap* h) {
 
 // ------------------------------------------------------------------ stashes
 
-// (c may be no class: a call-site pool's page has 0xfffe.)
+// (c may be no class: a call-site pool's page has kPoolPageClass.)
 bool stashable(std::uint32_t c) {
   if (c >= kStashClasses) return false;
   const std::uint32_t size = g_classes.cls[c].size;
@@ -510,15 +510,12 @@ void* heap_malloc_aligned_on(Heap* h, std::size_t size, std::size_t align) noexc
 }
 
 void page_free_slow(Heap* h, Page* pg) noexcept {
-  if (pg->kind == PageKind::kLarge) {
-    span_free(h->pool, pg);
-    return;
-  }
-  if (pg->site_pool != 0) {  // a call-site pool's page
-    pools_page_free(h, pg);
-    return;
-  }
   const std::uint32_t c = pg->size_class;
+  if (c >= kPoolPageClass) {
+    if (c == kLargeClass) span_free(h->pool, pg);
+    else pools_page_free(h, pg);  // a call-site pool's page
+    return;
+  }
   PageQueue& q = h->queues[c];
   if (pg->in_full) {
     // Back to the front of its queue: the holes of older pages are filled

@@ -65,6 +65,12 @@ struct Page {
   std::size_t size_span;       // class or large page: its own sizes are those with block_size - size < size_span
 };
 
+// Page::size_class of the pages that are of no class: a large block's, and
+// a call-site pool's (site_pool.h). page_free_slow sorts them out by this
+// one field, which it reads anyway.
+constexpr std::uint16_t kLargeClass = 0xffff;
+constexpr std::uint16_t kPoolPageClass = 0xfffe;
+
 // kRegion: a segment of a region pool (no thread heap owns it), or a region
 // mapped on its own (header_slices == 0), like a huge segment.
 enum class SegmentKind : std::uint32_t { kNormal, kHuge, kRegion };

@@ -313,7 +313,7 @@ Page* page_new(Heap* h, Pool& pool, std::uint16_t index) noexcept {
   bytes = page_bytes(pg);
   pool.next_bytes = bytes * 2;
   pg->kind = PageKind::kClass;
-  pg->size_class = 0xfffe;  // of no class queue
+  pg->size_class = kPoolPageClass;  // of no class queue
   pg->site_pool = static_cast<std::uint16_t>(index + 1);
   pg->block_size = pool.slot;
   pg->reserved = static_cast<std::uint32_t>(bytes / pool.slot);
