@@ -282,9 +282,11 @@ struct SitePools {
   // every thread).
   std::uint32_t set_up_count;
   std::uint16_t set_up[kSites];
-  // Per direct slot (size / 8): requests routed in a row that no pool
-  // served and whose site was decided (quiet sizes, below).
+  // Per direct slot (size / 8): routed requests of decided sites that no
+  // pool served, and pooled requests, since the size last came back to
+  // the routing or was last judged (quiet sizes, below).
   std::uint16_t quiet[kDirectSlots];
+  std::uint32_t pooled[kDirectSlots];
   Pool pools[kSites];  // index: the site's slot in g_sites
 };
 
@@ -525,22 +527,31 @@ namespace {
 // Quiet sizes. Routing every request costs default libtailor's fast path
 // (about 25 instructions per request no pool serves), also in programs
 // where no site of a size is pooled, or every site of it was demoted. So a
-// size (a direct slot of the heap: size / 8) whose last kQuietRequests
-// routed requests in this heap all came from decided sites that no pool
-// served leaves the routing: its direct pointer mirrors the heap's page
-// again, and its requests take malloc's own fast path. Such a size comes
+// size (a direct slot of the heap: size / 8) is judged in each heap after
+// kQuietRequests routed requests from decided sites that no pool served:
+// if its pools served fewer than one request for each kPooledWeight of
+// those meanwhile, it leaves the routing: its direct pointer mirrors the
+// heap's page again, and its requests take malloc's own fast path. Such a size comes
 // back to the routing when one of its requests that reaches the slow path
 // anyway (its page has run out of free blocks) comes from a site not yet
 // decided, or from a pooled one: a site that starts after its size went
 // quiet is seen only there, so its monitor fills more slowly.
 constexpr std::uint16_t kQuietRequests = 4096;
+// A size whose pools serve few of its requests goes quiet too: a pooled
+// site of few requests among very many of other sites (robot_kinematics:
+// one copy per step among thousands of temporaries) would otherwise keep
+// all of them on the routing's cost.
+constexpr std::uint32_t kPooledWeight = 64;
 
 inline std::size_t direct_slot(std::size_t size) noexcept { return (size + 7) >> 3; }
 
 // Back to the routing: direct[] stays empty for the size again.
 void route_size(Heap* h, std::size_t size) noexcept {
   const std::size_t w = direct_slot(size);
-  if (h->site_pools != nullptr) h->site_pools->quiet[w] = 0;
+  if (h->site_pools != nullptr) {
+    h->site_pools->quiet[w] = 0;
+    h->site_pools->pooled[w] = 0;
+  }
   if (h->unrouted[w] == 0) return;
   h->unrouted[w] = 0;
   h->direct[w] = &g_empty_page;
@@ -614,8 +625,13 @@ __attribute__((noinline)) void* route_pooled_unrouted(Heap* h, std::size_t size,
   return route_pool_refill(h, size, pool);
 }
 
+// kQuietRequests routed requests of the size that no pool served: the
+// judgement.
 __attribute__((noinline)) void* route_quiet(Heap* h, std::size_t size, std::size_t w) noexcept {
-  unroute_size(h, w);
+  SitePools* sp = h->site_pools;
+  if (sp->pooled[w] * kPooledWeight < kQuietRequests) unroute_size(h, w);
+  sp->quiet[w] = 0;
+  sp->pooled[w] = 0;
   return heap_serves(h, size);
 }
 
@@ -630,7 +646,7 @@ void* pools_malloc(Heap* h, std::size_t size, const void* site) noexcept {
     if (e.ra != ra) return route_site_miss(h, size, ra);
     const std::size_t w = direct_slot(size);
     if (Pool* pool = e.pool; pool != nullptr && round_slot(size) == pool->slot) {
-      sp->quiet[w] = 0;
+      sp->pooled[w]++;
       if (__builtin_expect(h->unrouted[w] != 0, 0)) return route_pooled_unrouted(h, size, *pool);
       if (void* p = page_take(pool->current)) return p;
       return route_pool_refill(h, size, *pool);

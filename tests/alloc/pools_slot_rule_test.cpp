@@ -25,6 +25,8 @@ TAILOR_TEST_SITE(site_c, tailor_malloc(n))
 TAILOR_TEST_SITE(site_d, tailor_malloc(n))
 TAILOR_TEST_SITE(site_quiet_first, tailor_malloc(n))
 TAILOR_TEST_SITE(site_quiet_later, tailor_malloc(n))
+TAILOR_TEST_SITE(site_many, tailor_malloc(n))
+TAILOR_TEST_SITE(site_few, tailor_malloc(n))
 
 // Past the site's window: the slot size of a block it makes now.
 std::size_t slot_after_window(void* (*site)(std::size_t), std::size_t n) {
@@ -70,6 +72,34 @@ TEST(PoolsSlotRule, ASiteThatStartsAfterItsSizeWentQuietIsStillPooled) {
   EXPECT_EQ(tailor_pool_slot_size(later.back()), 560u);
   for (void* p : later) tailor_free(p);
   EXPECT_EQ(slot_after_window(&site_quiet_first, 552), 0u);  // still the heap's
+}
+
+// A size whose pools serve fewer than one request in 64 goes quiet too,
+// pooled site included; when that site's requests grow, one of them that
+// reaches the slow path brings the size back, and its blocks are pooled
+// again.
+TEST(PoolsSlotRule, ARarePooledSiteLosesTheRoutingAndGetsItBackWhenItGrows) {
+  if (!sites_distinguished()) GTEST_SKIP() << "one call site for every request in this build";
+  EXPECT_EQ(slot_after_window(&site_many, 392), 0u);  // first of slot 400: the heap's
+  EXPECT_EQ(slot_after_window(&site_few, 392), 400u);  // second: a pool
+  std::vector<void*> kept;
+  for (int round = 0; round < 20; ++round) {  // 1 pooled request in 1000
+    std::vector<void*> v;
+    for (int i = 0; i < 1000; ++i) v.push_back(site_many(392));
+    for (void* p : v) tailor_free(p);
+    tailor_free(site_many(392));  // takes the freed blocks back onto the page's list (the slow path)
+    kept.push_back(site_few(392));
+  }
+  // Quiet: the rare site's last request took the heap's fast path.
+  EXPECT_EQ(tailor_pool_slot_size(kept.back()), 0u);
+  std::vector<void*> burst;
+  for (int i = 0; i < 300; ++i) {  // the other site keeps the heap's page in free blocks meanwhile
+    tailor_free(site_many(392));
+    burst.push_back(site_few(392));
+  }
+  EXPECT_EQ(tailor_pool_slot_size(burst.back()), 400u);
+  for (void* p : burst) tailor_free(p);
+  for (void* p : kept) tailor_free(p);
 }
 
 }  // namespace
