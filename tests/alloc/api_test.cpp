@@ -172,6 +172,30 @@ TEST(Api, OperatorNewAndDelete) {
   delete[] w;
 }
 
+// The new-handler loop: the handler runs once per failed attempt, the
+// retry asks for the same size even when the handler itself allocates
+// (operator new's slow path keeps the size aside), and without a handler
+// new throws and nothrow new returns nullptr.
+int g_handler_calls = 0;
+void handler_that_allocates() {
+  ++g_handler_calls;
+  char* volatile mine = new char[2000];  // an allocation of its own (above 1 KiB: through the slow path)
+  delete[] mine;
+  if (g_handler_calls % 2 == 0) std::set_new_handler(nullptr);  // gives up at its second call
+}
+
+TEST(Api, NewHandlerRunsAndRetriesWithTheSameSize) {
+  volatile std::size_t huge = SIZE_MAX / 2;
+  g_handler_calls = 0;
+  std::set_new_handler(&handler_that_allocates);
+  EXPECT_THROW(static_cast<void>(::operator new(huge)), std::bad_alloc);
+  EXPECT_EQ(g_handler_calls, 2);
+  std::set_new_handler(&handler_that_allocates);
+  EXPECT_EQ(::operator new[](huge, std::nothrow), nullptr);
+  EXPECT_EQ(g_handler_calls, 4);
+  EXPECT_EQ(std::get_new_handler(), nullptr);
+}
+
 // Many objects of one `new` expression, freed by sized delete (the path of
 // C++ programs: with TAILOR_POOLS=1, alloc.pools.api, they are pooled past
 // the site's window, and a pooled block's size is checked against its

@@ -47,6 +47,7 @@ TAILOR_TEST_SITE(site_h, tailor_malloc(n))
 TAILOR_TEST_SITE(site_temporaries, tailor_malloc(n))
 TAILOR_TEST_SITE(site_structure, tailor_malloc(n))
 TAILOR_TEST_SITE(site_calloc, tailor_calloc(1, n))
+TAILOR_TEST_SITE(site_misuse, tailor_malloc(n))
 
 long rss_kb() {
   std::FILE* f = std::fopen("/proc/self/statm", "r");
@@ -56,6 +57,11 @@ long rss_kb() {
     std::fclose(f);
   }
   return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+void* opaque(void* p) {
+  asm volatile("" : "+r"(p));
+  return p;
 }
 
 // Warms a site up: kWindow requests of `n` bytes, freed at once.
@@ -185,6 +191,25 @@ TEST(Pools, AreasDoubleAndEmptyAreasAreReleased) {
 #else
   (void)rss0, (void)rss1, (void)rss2;
 #endif
+}
+
+// A pooled block is a block of its heap's pages: free's own checks catch a
+// double free and a pointer into the middle of a slot, as for any block.
+TEST(Pools, MisuseOfAPooledBlockIsCaught) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  warm(&site_misuse, 40);
+  void* keep = site_misuse(40);
+  ASSERT_EQ(tailor_pool_slot_size(keep), 48u);
+  EXPECT_DEATH(
+      {
+        void* p = site_misuse(40);
+        tailor_free(p);
+        tailor_free(opaque(p));
+      },
+      "tailor: free\\(\\): double free of 0x[0-9a-f]+ \\(block of 48 bytes, already free\\)");
+  EXPECT_DEATH(tailor_free(opaque(static_cast<char*>(keep) + 16)),
+               "tailor: free\\(\\): invalid pointer 0x[0-9a-f]+");
+  tailor_free(keep);
 }
 
 TEST(Pools, ReallocMovesAPooledBlockOutAndFreesItsSlot) {
