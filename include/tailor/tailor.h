@@ -102,7 +102,7 @@ typedef struct tailor_pools_stats {
   size_t sites;              /* call sites seen */
   size_t sites_pooled;       /* sites routed to pools */
   size_t sites_unpooled;     /* sites the monitor (or the profile) left to the heap */
-  size_t areas;              /* pool areas held now, all threads */
+  size_t areas;              /* pool areas (pages of the thread heaps) held now, all threads */
   size_t area_bytes;         /* their bytes */
   size_t largest_area;       /* bytes of the largest area made so far */
   size_t areas_released;     /* areas given back because all their slots were free */
