@@ -95,7 +95,7 @@ inline void* malloc_inline_at(std::size_t size, const void* site) noexcept {
       misuse_in_segment(fn, seg, p);
       return;
     }
-    if (TAILOR_UNLIKELY(pg->block_size - size >= pg->size_span)) {
+    if (TAILOR_UNLIKELY(!page_own_size(pg, size))) {
       misuse_size_in_segment(fn, seg, p, size);
       return;
     }

@@ -251,10 +251,8 @@ bool size_check(const char* fn, void* p, std::size_t size, std::size_t align, bo
   } else {
     Page* pg = page_of(seg, p);
     block = pg->block_size;
-    // The sizes of a class page's own requests (those of its class, or of
-    // a call-site pool's slot): block_size - size < size_span.
     if (strict && align <= 16 && pg->kind == PageKind::kClass && size <= g_config.middle_max)
-      ok = pg->block_size - size < pg->size_span;
+      ok = page_own_size(pg, size);
     else
       ok = size <= block;
   }

@@ -69,6 +69,12 @@ inline bool block_start_ok(const Page* pg, const void* p) noexcept {
   return off * pg->block_magic < pg->block_magic;
 }
 
+// `size` is one of pg's own request sizes (a class page's class, a call-site
+// pool page's slot, a large page's slices): the strict check of sized delete.
+inline bool page_own_size(const Page* pg, std::size_t size) noexcept {
+  return pg->block_size - size < pg->size_span;
+}
+
 // Sets up the registry and the key (process_init, before any segment).
 void misuse_init() noexcept;
 // tag: the owner heap's Heap::tag (kTagNone or no owner: kTagShared).

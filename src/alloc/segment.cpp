@@ -200,13 +200,13 @@ Page* find_span(SegmentPool& pool, std::uint32_t n) {
   return higher != 0 ? pool.bins[__builtin_ctzll(higher)] : nullptr;
 }
 
-// The same for a region pool, preferring a span with resident pages (the
-// first kResidentLook that fit in each bin from n's up). Regions are large
-// and given back whole: a call-site pool that frees its areas and makes
-// new ones, or a locality heap turning its regions over, would otherwise
-// be handed the untouched rest of a segment while the spans it gave back
-// wait for their purge, and its footprint would double. A heap's pool
-// pages (span_alloc_resident) are taken the same way, for the same reason.
+// The same for region pools and call-site pools, preferring a span with
+// resident pages (the first kResidentLook that fit in each bin from n's up).
+// Their spans are large and given back whole: a locality heap turning its
+// regions over, or a call-site pool giving back its pages and taking new
+// ones (span_alloc_resident), would otherwise be handed the untouched rest
+// of a segment while the spans it gave back wait for their purge, and its
+// footprint would double.
 constexpr int kResidentLook = 8;
 Page* find_span_resident_first(SegmentPool& pool, std::uint32_t n) {
   Page* first = nullptr;
