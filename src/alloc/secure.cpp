@@ -253,6 +253,7 @@ enum : std::uint32_t { kOwned = 0, kIdle = 1, kBusy = 2 };
 struct Bin {
   Slab* current;
   Slab* partial;
+  std::uint32_t kept;  // empty slabs on `partial` that settle could not release (a free was under way)
 };
 
 struct alignas(64) SecureHeap {
@@ -265,6 +266,7 @@ struct alignas(64) SecureHeap {
   alignas(64) Slab* remote_slabs;  // slabs with blocks freed by other threads
   std::uint32_t in_flight;         // other threads' frees under way: no slab is released meanwhile
   std::uint32_t state;             // kOwned, kIdle, kBusy
+  std::uint32_t kept;              // the bins' kept slabs in all (read by the thread that leaves an idle heap)
 };
 
 // Metadata lives in mappings of its own, never next to blocks: carved from
@@ -463,22 +465,60 @@ void link_partial(Bin& b, Slab* s) {
 }
 
 // Puts a slab that is not current where it belongs after blocks of it were
-// freed: released when empty (unless another thread is still freeing into
-// the owner's slabs or has it listed: it stays on the partial list then),
-// otherwise on its bin's partial list if it has a free block.
+// freed: released when empty, otherwise on its bin's partial list if it has
+// a free block. An empty slab stays on the partial list while another
+// thread is still freeing into the owner's slabs (counted as kept: see
+// release_kept) or has it listed (collect settles it again).
 //
 // The in-flight count first: a thread whose block was just collected may
 // still be listing the slab, and it leaves the count only after listing. So
 // a count of 0 means the flag is read after any such listing.
 void settle(SecureHeap* h, Slab* s) {
   Bin& b = h->bins[s->cls];
-  if (s->used == 0 && __atomic_load_n(&h->in_flight, __ATOMIC_SEQ_CST) == 0 &&
-      !__atomic_load_n(&s->remote_listed, __ATOMIC_SEQ_CST)) {
-    if (s->listed) unlink_partial(b, s);
-    slab_release(s);
-  } else if (!s->listed && s->used < s->count) {  // a full one may be listed with nothing to collect
-    link_partial(b, s);
+  if (s->used == 0) {
+    if (__atomic_load_n(&h->in_flight, __ATOMIC_SEQ_CST) == 0) {
+      if (!__atomic_load_n(&s->remote_listed, __ATOMIC_SEQ_CST)) {
+        if (s->listed) unlink_partial(b, s);
+        slab_release(s);
+        return;
+      }
+    } else {
+      b.kept++;
+      __atomic_store_n(&h->kept, h->kept + 1, __ATOMIC_RELAXED);
+    }
   }
+  if (!s->listed && s->used < s->count) link_partial(b, s);  // a full one may be listed with nothing to collect
+}
+
+// Releases the empty slabs settle kept, once no free is under way. A live
+// heap would reuse them (they are on its partial lists); an idle one would
+// keep them until a new thread adopts it, which may never come, so the
+// thread that leaves an idle heap calls this (heap_done, collect_idle).
+void release_kept(SecureHeap* h) {
+  if (h->kept == 0 || __atomic_load_n(&h->in_flight, __ATOMIC_SEQ_CST) != 0) return;
+  for (Bin& b : h->bins) {
+    if (b.kept == 0) continue;
+    b.kept = 0;
+    for (Slab* s = b.partial; s != nullptr;) {
+      Slab* next = s->next;
+      if (s->used == 0 && !__atomic_load_n(&s->remote_listed, __ATOMIC_SEQ_CST)) {
+        unlink_partial(b, s);
+        slab_release(s);
+      }
+      s = next;
+    }
+  }
+  __atomic_store_n(&h->kept, 0u, __ATOMIC_RELAXED);
+}
+
+// Whether the thread that just left idle heap h must take it up again:
+// frees listed slabs meanwhile, or kept slabs wait and no free is under way
+// (a free under way, leaving, finds the heap idle and collects: its
+// decrement and our load of the count, our store of kIdle and its load of
+// the state are ordered, so one of the two sees the other).
+bool idle_needs_collect(SecureHeap* h) {
+  return __atomic_load_n(&h->remote_slabs, __ATOMIC_SEQ_CST) != nullptr ||
+         (__atomic_load_n(&h->kept, __ATOMIC_RELAXED) != 0 && __atomic_load_n(&h->in_flight, __ATOMIC_SEQ_CST) == 0);
 }
 
 // Takes back the blocks other threads freed into h's slabs (h's owner, or a
@@ -509,8 +549,9 @@ void collect_idle(SecureHeap* h) {
     std::uint32_t idle = kIdle;
     if (!__atomic_compare_exchange_n(&h->state, &idle, kBusy, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) return;
     collect(h);
-    __atomic_store_n(&h->state, kIdle, __ATOMIC_RELEASE);
-    if (__atomic_load_n(&h->remote_slabs, __ATOMIC_ACQUIRE) == nullptr) return;
+    release_kept(h);
+    __atomic_store_n(&h->state, kIdle, __ATOMIC_SEQ_CST);
+    if (!idle_needs_collect(h)) return;
   }
 }
 
@@ -526,13 +567,14 @@ void heap_done(void* value) {
       settle(h, s);
     }
   }
+  release_kept(h);
   tl_sheap = nullptr;
   spin_lock(g_heaps_locked);
-  __atomic_store_n(&h->state, kIdle, __ATOMIC_RELEASE);
+  __atomic_store_n(&h->state, kIdle, __ATOMIC_SEQ_CST);
   h->next_idle = g_heaps_idle;
   g_heaps_idle = h;
   spin_unlock(g_heaps_locked);
-  if (__atomic_load_n(&h->remote_slabs, __ATOMIC_ACQUIRE) != nullptr) collect_idle(h);
+  if (idle_needs_collect(h)) collect_idle(h);
 }
 
 // A fresh block of s (none freed on the stack, used < count), at random
@@ -864,7 +906,7 @@ void free_remote_block(const char* fn, void* p, Slab* s, std::uint32_t i) {
     } while (!__atomic_compare_exchange_n(&o->remote_slabs, &head, s, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
   }
   __atomic_sub_fetch(&o->in_flight, 1, __ATOMIC_SEQ_CST);
-  if (__atomic_load_n(&o->state, __ATOMIC_ACQUIRE) == kIdle) collect_idle(o);
+  if (__atomic_load_n(&o->state, __ATOMIC_SEQ_CST) == kIdle) collect_idle(o);
 }
 
 // The owner's side of a free of block i of s (checked, filled).

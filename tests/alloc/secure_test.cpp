@@ -261,6 +261,37 @@ TEST(Secure, ThreadsFreeEachOthersBlocks) {
   EXPECT_LT(after.slabs, before.slabs + 31 * 8);  // at most a current slab per class and shard stays
 }
 
+// A thread exits while three others free its blocks: its exit collects
+// their frees while one of theirs is under way (and may be listing a slab
+// just emptied), so those empty slabs cannot be released then. The last
+// free that leaves must release them: a heap nobody adopts keeps nothing.
+TEST(Secure, AnExitingThreadsEmptySlabsAreReleasedAfterFreesUnderWay) {
+  tailor_secure_stats before;
+  tailor_secure_get_stats(&before);
+  constexpr int kFreers = 3, kBlocks = 60000;
+  for (int round = 0; round < 8; ++round) {
+    std::vector<void*> blocks(kBlocks);
+    std::atomic<int> taken{0};
+    std::atomic<bool> made{false};
+    std::thread owner([&] {
+      for (auto& p : blocks) p = malloc(200);
+      made.store(true);
+      while (taken.load() < kBlocks / 4) std::this_thread::yield();  // exits while the frees go on
+    });
+    std::vector<std::thread> freers;
+    for (int t = 0; t < kFreers; ++t)
+      freers.emplace_back([&] {
+        while (!made.load()) std::this_thread::yield();
+        for (int i; (i = taken.fetch_add(1)) < kBlocks;) free(blocks[static_cast<std::size_t>(i)]);
+      });
+    owner.join();
+    for (auto& t : freers) t.join();
+  }
+  tailor_secure_stats after;
+  tailor_secure_get_stats(&after);
+  EXPECT_LE(after.slabs, before.slabs + 8);  // each round's 60000 blocks of 200 bytes held about 230 slabs
+}
+
 // Two threads hand each other blocks all the time (as mt_server does):
 // slabs fill up, are emptied by the other thread's frees and listed for
 // collection again and again, while their owner allocates. A slab listed
