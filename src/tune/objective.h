@@ -34,6 +34,13 @@ struct Ratios {
 /// the median and the fastest-run ratios are above it.
 constexpr double kOtherLimit = 1.10;
 
+/// What a winner must gain on its own measure over default libtailor on
+/// the real runs: 2%. Interleaved rounds on a shared machine leave a
+/// median ratio within a percent or two of 1 for a configuration that
+/// changes nothing, so a smaller gain is a coin toss that would leave the
+/// user a config file to carry for nothing.
+constexpr double kMinGain = 0.02;
+
 /// Whether `r` breaks the time limit of the memory objective (above).
 bool too_slow(const Ratios& r);
 

@@ -614,21 +614,26 @@ bool wins_real(Objective o, const Ratios& real, std::string& why) {
     s << std::fixed << (r - 1) * 100 << "%";
     return s.str();
   };
+  const double bar = 1 - kMinGain;
+  const std::string short_of = " (a winner must gain " + std::to_string(std::lround(kMinGain * 100)) + "%)";
   switch (o) {
     case Objective::kTime:
       if (real.time > 1.0) why = "slower than default libtailor on the real runs (" + pct(real.time) + " time)";
+      else if (real.time > bar) why = "within the noise of default libtailor on the real runs (" + pct(real.time) + " time)" + short_of;
       else if (real.memory > kOtherLimit) why = "peak RSS above 1.1x default libtailor's (" + pct(real.memory) + ")";
       break;
     case Objective::kMemory:
       if (real.memory >= 1.0) why = "no less peak RSS than default libtailor on the real runs (" + pct(real.memory) + ")";
+      else if (real.memory > bar)
+        why = "within the noise of default libtailor on the real runs (" + pct(real.memory) + " peak RSS)" + short_of;
       else if (too_slow(real))
         why = "time above 1.1x default libtailor's (median " + pct(real.time) + ", fastest run " +
               pct(real.fastest_time) + ")";
       break;
     default:
-      if (score(o, real) >= 1.0)
+      if (score(o, real) > bar)
         why = "no better than default libtailor on the real runs (time " + pct(real.time) + ", peak RSS " +
-              pct(real.memory) + ")";
+              pct(real.memory) + ")" + (score(o, real) < 1.0 ? short_of : "");
       break;
   }
   return why.empty();

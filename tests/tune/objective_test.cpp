@@ -46,6 +46,22 @@ TEST(Objective, TimeKeepsFasterWithinTheMemoryLimit) {
   EXPECT_TRUE(std::isinf(tn::score(tn::Objective::kTime, {0.8, 1.2, 0.8})));
 }
 
+TEST(Objective, AWinnerMustGainMoreThanTheNoise) {
+  // A median ratio of 0.99 is what a configuration that changes nothing
+  // shows on a busy machine: no config file for it.
+  EXPECT_FALSE(kept(tn::Objective::kTime, {0.99, 1.0, 0.99}));
+  EXPECT_TRUE(kept(tn::Objective::kTime, {0.979, 1.0, 0.98}));
+  EXPECT_FALSE(kept(tn::Objective::kMemory, {1.0, 0.985, 1.0}));
+  EXPECT_TRUE(kept(tn::Objective::kMemory, {1.0, 0.97, 1.0}));
+  EXPECT_FALSE(kept(tn::Objective::kBalanced, {0.99, 0.99, 0.99}));
+  EXPECT_TRUE(kept(tn::Objective::kBalanced, {0.97, 0.98, 0.97}));
+  std::string why;
+  EXPECT_FALSE(tn::wins_real(tn::Objective::kTime, {0.995, 1.0, 0.99}, why));
+  EXPECT_NE(why.find("within the noise of default libtailor on the real runs (-0.5% time) (a winner must gain 2%)"),
+            std::string::npos)
+      << why;
+}
+
 TEST(Objective, BalancedIsTheGeometricMean) {
   EXPECT_DOUBLE_EQ(tn::score(tn::Objective::kBalanced, {0.5, 2.0, 0.5}), 1.0);
   EXPECT_TRUE(kept(tn::Objective::kBalanced, {1.05, 0.9, 1.05}));
