@@ -17,10 +17,18 @@
 #include "heap.h"
 #include "misuse.h"
 #include "os.h"
+#include "site_pool_policy.h"
 
 namespace tailor::alloc {
 
 std::atomic<int> g_pools_mode{0};
+
+using pools_policy::kFirstPage;
+using pools_policy::kMaxPage;
+using pools_policy::kWindow;
+using pools_policy::kYoungEmpties;
+using pools_policy::kYoungSlots;
+using pools_policy::round_slot;
 
 namespace {
 
@@ -29,11 +37,8 @@ namespace {
 constexpr std::uint32_t kSiteBits = 12;
 constexpr std::uint32_t kSites = 1u << kSiteBits;  // call sites the table holds
 constexpr std::uint32_t kProbe = 32;               // slots probed before a site counts as not pooled
-// Requests a monitor watches before it decides; the site is pooled when at
-// least 7/8 of them had the size of the request before (seed 003's "the
-// last entry matches the size of the new request"). A pooled site of
-// temporaries is demoted later (pool_emptied).
-constexpr std::uint32_t kWindow = 64;
+// A monitor watches a site's first kWindow requests (site_pool_policy.h);
+// a pooled site of temporaries is demoted later (pool_emptied).
 
 enum SiteState : std::uint32_t { kMonitoring = 0, kPooled = 1, kUnpooled = 2 };
 
@@ -49,10 +54,6 @@ struct alignas(32) Site {
 Site g_sites[kSites];
 std::atomic<bool> g_slot_claimed[kPoolMaxRequest / 16 + 1];  // by slot size / 16
 std::atomic<std::size_t> g_site_count{0}, g_sites_pooled{0}, g_sites_unpooled{0}, g_sites_demoted{0};
-
-inline std::uint32_t round_slot(std::size_t size) noexcept {
-  return static_cast<std::uint32_t>(size == 0 ? 16 : (size + 15) & ~std::size_t{15});
-}
 
 // ---------------------------------------------------------- offline profile
 
@@ -222,8 +223,7 @@ void monitor(Site& s, std::size_t size) noexcept {
   if (s.last_size.exchange(sz, std::memory_order_relaxed) == sz) s.repeats.fetch_add(1, std::memory_order_relaxed);
   const std::uint32_t seen = s.seen.fetch_add(1, std::memory_order_relaxed) + 1;
   if (seen != kWindow) return;
-  // The first request has nothing before it: kWindow - 1 comparisons.
-  bool pooled = size <= kPoolMaxRequest && s.repeats.load(std::memory_order_relaxed) * 8 >= (kWindow - 1) * 7;
+  bool pooled = pools_policy::keeps_one_size(size, s.repeats.load(std::memory_order_relaxed));
   // TAILOR_POOLS=1: the first such site of each slot size keeps the heap's
   // pages of that size, which already are a same-size pool in allocation
   // order for it; a pool of its own would only add the routing's cost and
@@ -295,8 +295,6 @@ namespace {
 inline std::uint32_t cache_index(std::uintptr_t ra) noexcept {
   return static_cast<std::uint32_t>((ra * 0x9e3779b97f4a7c15ULL) >> (64 - kCacheBits));
 }
-
-constexpr std::size_t kFirstPage = 64 * 1024;
 
 std::atomic<std::size_t> g_areas{0}, g_area_bytes{0}, g_largest_area{0}, g_areas_released{0};
 std::size_t g_max_area = 0;
@@ -373,8 +371,6 @@ inline void page_reset(Page* pg) noexcept {
 // over a page each (a program of many temporary sites, robot_kinematics,
 // then missed in L1 20x more often). After kYoungEmpties such times the
 // site is demoted for good: left to the heap, on every thread.
-constexpr std::uint32_t kYoungSlots = 64;
-constexpr std::uint32_t kYoungEmpties = 16;
 
 // true: the site was demoted and `pg` (its only page) given back.
 bool pool_emptied(Heap* h, Pool& pool, Page* pg) noexcept {
@@ -516,7 +512,7 @@ void pools_init() noexcept {
     if (!profile_load(file)) return;
     mode = 2;
   }
-  g_max_area = g_config.segment_size / 4 < (std::size_t{8} << 20) ? g_config.segment_size / 4 : std::size_t{8} << 20;
+  g_max_area = g_config.segment_size / 4 < kMaxPage ? g_config.segment_size / 4 : kMaxPage;
   const char* report = os::getenv("TAILOR_POOLS_REPORT");
   g_report = report != nullptr && report[0] == '1';
   g_pools_mode.store(mode, std::memory_order_release);

@@ -32,6 +32,7 @@
 
 #include "heap.h"
 #include "segment.h"
+#include "site_pool_policy.h"
 #include "tailor/tailor.h"
 
 namespace tailor::alloc {
@@ -40,8 +41,7 @@ namespace tailor::alloc {
 extern std::atomic<int> g_pools_mode __attribute__((visibility("hidden")));
 inline bool pools_active() noexcept { return g_pools_mode.load(std::memory_order_relaxed) != 0; }
 
-// Largest request a pool serves.
-constexpr std::size_t kPoolMaxRequest = 1024;
+using pools_policy::kPoolMaxRequest;
 
 // Sets pools up from TAILOR_POOLS / TAILOR_POOLS_FILE (process_init, after
 // the configuration and the DMM; pools stay off under a DMM). A bad profile

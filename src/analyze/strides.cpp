@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "alloc/site_pool_policy.h"
 #include "symbolizer.h"
 
 namespace tailor::analyze {
@@ -20,16 +21,9 @@ namespace {
 using trace::Event;
 using trace::Op;
 
-// libtailor's pool policy (src/alloc/site_pool.cpp).
-constexpr std::uint32_t kWindow = 64;
-constexpr std::uint64_t kPoolMaxRequest = 1024;
-constexpr std::uint64_t kFirstArea = 64 * 1024;
-constexpr std::uint64_t kMaxArea = 8u << 20;
-constexpr std::uint64_t kAreaHeader = 0;  // a pool page has none: its descriptor is in the segment header
+namespace policy = alloc::pools_policy;  // what libtailor does, replayed here
 constexpr std::size_t kMisraGries = 32;
 constexpr std::size_t kMaxSizes = 64;
-
-std::uint64_t round_slot(std::uint64_t size) { return size == 0 ? 16 : (size + 15) & ~std::uint64_t{15}; }
 
 // Most common stride: candidates by Misra-Gries (pass 1), exact counts of
 // the candidates (pass 2).
@@ -77,10 +71,6 @@ struct SimArea {
   bool in_partial = false, released = false;
 };
 
-// libtailor's demotion of temporaries (site_pool.cpp, pool_emptied).
-constexpr std::uint64_t kYoungSlots = 64;
-constexpr std::uint32_t kYoungEmpties = 16;
-
 struct SimPool {
   std::uint64_t slot = 0;
   int held = 0;             // areas not given back
@@ -88,7 +78,7 @@ struct SimPool {
   std::vector<SimArea> areas;
   int current = -1;
   std::vector<int> partial;
-  std::uint64_t next_bytes = kFirstArea;
+  std::uint64_t next_bytes = policy::kFirstPage;
   std::uint64_t next_base = 0;
 
   std::uint64_t take(SimArea& a) {
@@ -114,12 +104,12 @@ struct SimPool {
       if (has_room(areas[i])) return {take(areas[i]), i};
     }
     SimArea a;
-    a.bytes = std::min(next_bytes, kMaxArea);
+    a.bytes = std::min<std::uint64_t>(next_bytes, policy::kMaxPage);
     next_bytes = a.bytes * 2;
     a.base = next_base;
     next_base += a.bytes;
-    a.bump = a.base + kAreaHeader;
-    a.end = a.bump + (a.bytes - kAreaHeader) / slot * slot;
+    a.bump = a.base;  // a pool page has no header: its descriptor is in the segment header
+    a.end = a.bump + a.bytes / slot * slot;
     areas.push_back(std::move(a));
     ++held;
     current = static_cast<int>(areas.size()) - 1;
@@ -141,10 +131,10 @@ struct SimPool {
         next_bytes = a.bytes;
         return false;
       }
-      const bool barely_carved = held == 1 && a.bump - a.base - kAreaHeader < kYoungSlots * slot;
-      a.bump = a.base + kAreaHeader;
+      const bool barely_carved = held == 1 && a.bump - a.base < policy::kYoungSlots * slot;
+      a.bump = a.base;
       a.free.clear();
-      return barely_carved && ++young >= kYoungEmpties;
+      return barely_carved && ++young >= policy::kYoungEmpties;
     }
     if (i != current && !a.in_partial) {
       a.in_partial = true;
@@ -216,16 +206,16 @@ class Pass {
     if (!s.decided) {
       if (s.seen > 0 && size == s.last_size) ++s.repeats;
       s.last_size = size;
-      if (++s.seen == kWindow) {
+      if (++s.seen == policy::kWindow) {
         s.decided = true;
-        o.pooled = size <= kPoolMaxRequest && s.repeats * 8 >= (kWindow - 1) * 7;
-        if (o.pooled && !every_site_ && claimed_.insert(round_slot(size)).second) {
+        o.pooled = policy::keeps_one_size(size, static_cast<std::uint32_t>(s.repeats));
+        if (o.pooled && !every_site_ && claimed_.insert(policy::round_slot(size)).second) {
           o.pooled = false;  // the first site of its slot size keeps the heap's pages
           o.keeps_heap = true;
         }
-        o.slot = o.pooled ? round_slot(size) : 0;
+        o.slot = o.pooled ? policy::round_slot(size) : 0;
       }
-    } else if (o.pooled && !o.demoted && round_slot(size) == o.slot) {
+    } else if (o.pooled && !o.demoted && policy::round_slot(size) == o.slot) {
       auto& pool = s.pools[e.thread];
       if (!pool) {
         pool = std::make_unique<SimPool>();
