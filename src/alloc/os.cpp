@@ -158,20 +158,27 @@ std::uint64_t now_ms() noexcept {
   return static_cast<std::uint64_t>(ts.tv_sec) * 1000u + static_cast<std::uint64_t>(ts.tv_nsec) / 1000000u;
 }
 
-void write_stderr(const char* a, const char* b, const char* c, const char* d) noexcept {
+void write_fd(int fd, const char* a, const char* b, const char* c, const char* d) noexcept {
   int saved = errno;
   const char* parts[] = {a, b, c, d};
   for (const char* s : parts) {
     if (s == nullptr) continue;
     std::size_t n = std::strlen(s);
     while (n > 0) {
-      ssize_t w = write(2, s, n);
+      ssize_t w = write(fd, s, n);
       if (w <= 0) break;
       s += w;
       n -= static_cast<std::size_t>(w);
     }
   }
   errno = saved;
+}
+
+int stderr_copy() noexcept {
+  const int saved = errno;
+  const int fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
+  errno = saved;
+  return fd;
 }
 
 const char* getenv(const char* name) noexcept {

@@ -49,9 +49,19 @@ std::uint64_t random64() noexcept;
 // Milliseconds of a coarse monotonic clock (a few ms of resolution, no syscall).
 std::uint64_t now_ms() noexcept;
 
-// Writes a message to stderr with write(2): no stdio, no allocation.
-void write_stderr(const char* a, const char* b = nullptr, const char* c = nullptr,
-                  const char* d = nullptr) noexcept;
+// Writes a message to file descriptor fd with write(2): no stdio, no
+// allocation. write_stderr: to fd 2.
+void write_fd(int fd, const char* a, const char* b = nullptr, const char* c = nullptr,
+              const char* d = nullptr) noexcept;
+inline void write_stderr(const char* a, const char* b = nullptr, const char* c = nullptr,
+                         const char* d = nullptr) noexcept {
+  write_fd(2, a, b, c, d);
+}
+
+// A close-on-exec copy of fd 2, for what libtailor writes at exit: many
+// programs (coreutils among them) close stderr in an atexit handler, before
+// the destructors run. -1 if stderr is not open.
+int stderr_copy() noexcept;
 
 // The value of environment variable `name`, or nullptr. Reads `environ`
 // directly (no allocation; works before main).

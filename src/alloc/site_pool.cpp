@@ -439,8 +439,9 @@ SitePools* site_pools_new(Heap* h) noexcept {
 // TAILOR_POOLS_REPORT=1: at exit, one line per pooled site on stderr
 // ("tailor: pooled site <module> <offset> slot <bytes>", the offset as in
 // a profile), so that the sites of the online monitor and of a profile can
-// be compared.
-bool g_report = false;
+// be compared. Written to a copy of stderr taken at start-up: a program
+// that closes stderr at exit (coreutils do) still gets its report.
+int g_report_fd = -1;
 
 void append(char*& out, const char* s) noexcept {
   while (*s) *out++ = *s++;
@@ -457,7 +458,7 @@ void append_num(char*& out, std::uint64_t v, unsigned base) noexcept {
 }
 
 __attribute__((destructor)) void report_pooled_sites() noexcept {
-  if (!g_report) return;
+  if (g_report_fd < 0) return;
   {
     char line[160];
     char* out = line;
@@ -469,7 +470,7 @@ __attribute__((destructor)) void report_pooled_sites() noexcept {
     append_num(out, g_sites_demoted.load(std::memory_order_relaxed), 10);
     append(out, " demoted (temporaries)\n");
     *out = '\0';
-    os::write_stderr(line);
+    os::write_fd(g_report_fd, line);
   }
   for (const Site& s : g_sites) {
     const std::uintptr_t ra = s.key.load(std::memory_order_acquire);
@@ -493,7 +494,7 @@ __attribute__((destructor)) void report_pooled_sites() noexcept {
     append_num(out, s.slot.load(std::memory_order_relaxed), 10);
     *out++ = '\n';
     *out = '\0';
-    os::write_stderr(line);
+    os::write_fd(g_report_fd, line);
   }
 }
 
@@ -514,7 +515,7 @@ void pools_init() noexcept {
   }
   g_max_area = g_config.segment_size / 4 < kMaxPage ? g_config.segment_size / 4 : kMaxPage;
   const char* report = os::getenv("TAILOR_POOLS_REPORT");
-  g_report = report != nullptr && report[0] == '1';
+  if (report != nullptr && report[0] == '1') g_report_fd = os::stderr_copy();
   g_pools_mode.store(mode, std::memory_order_release);
 }
 

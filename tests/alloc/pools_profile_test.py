@@ -97,6 +97,15 @@ with tempfile.TemporaryDirectory(prefix="tailor-pools-") as d:
     check(alone.returncode != 0 and "--every-site requires --strides" in alone.stderr,
           f"stats --every-site without --strides: status {alone.returncode}, {alone.stderr.strip()!r}")
 
+# The report reaches stderr when the program closes it at exit, as coreutils
+# do (close_stdout): `sort` of a few lines makes enough requests to decide sites.
+env = {k: v for k, v in os.environ.items() if not k.startswith("TAILOR_")}
+env.update({"LD_PRELOAD": lib, "TAILOR_CONFIG": "/dev/null", "TAILOR_POOLS": "1", "TAILOR_POOLS_REPORT": "1"})
+p = subprocess.run(["sort"], input="".join(f"{i * 7919 % 1000}\n" for i in range(2000)), env=env,
+                   capture_output=True, text=True)
+check(p.returncode == 0 and re.search(r"^tailor: pools: \d+ sites, \d+ pooled", p.stderr, re.M) is not None,
+      f"TAILOR_POOLS_REPORT under sort, which closes stderr at exit: status {p.returncode}, {p.stderr.strip()!r}")
+
 if failures:
     sys.exit(f"{len(failures)} check(s) failed")
 print("pools profile: ok")
