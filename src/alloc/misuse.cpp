@@ -102,11 +102,15 @@ Verdict classify(Segment* seg, void* p, std::size_t& size, std::uintptr_t& base)
     return Verdict::kNotBlock;
   }
   size = pg->block_size;
-  const auto rel = reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(pg->start);
-  base = reinterpret_cast<std::uintptr_t>(pg->start) + rel / size * size;
-  if (!block_start_ok(pg, p)) return Verdict::kNotStart;
-  if (block_key(p) == g_free_key) return Verdict::kFreed;
-  return Verdict::kOk;
+  if (!block_start_ok(pg, p)) {
+    // The start of the block p points into, for the report only: a
+    // division, which every cross-thread free (free_remote) would pay.
+    const auto rel = reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(pg->start);
+    base = reinterpret_cast<std::uintptr_t>(pg->start) + rel / size * size;
+    return Verdict::kNotStart;
+  }
+  base = reinterpret_cast<std::uintptr_t>(p);
+  return block_key(p) == g_free_key ? Verdict::kFreed : Verdict::kOk;
 }
 
 void report(const char* fn, Verdict v, void* p, std::size_t size, std::uintptr_t base) {
