@@ -422,8 +422,17 @@ class Tuner {
     so.pareto = true;
     if (sampled) so.validator = &*validator;
     so.stop = [&] { return Clock::now() >= end; };
+    // A line when the best changes, or after two quiet seconds: a search
+    // that converged early (its evaluations cached) would print the same
+    // line for every tenth generation.
+    double shown_best = -1;
+    Clock::time_point shown_at{};
     so.progress = [&](unsigned gen, double best, double) {
       r_.generations = gen;
+      const Clock::time_point now = Clock::now();
+      if (best == shown_best && now - shown_at < std::chrono::seconds(2)) return;
+      shown_best = best;
+      shown_at = now;
       report("dmm search", "generation " + std::to_string(gen) + ", best fitness " + std::to_string(best).substr(0, 6) +
                                " (normalized to Kingsley)");
     };
