@@ -84,6 +84,52 @@ TEST(Misuse, InvalidPointers) {
       "tailor: realloc\\(\\): block already freed: 0x[0-9a-f]+");
 }
 
+// Another thread's free of a block checks it as the owner's free does
+// (free_remote): small and middle blocks, the same messages.
+TEST(Misuse, AnotherThreadsFreeIsCheckedAsTheOwnersIs) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  auto elsewhere = [](void* p) { std::thread([p] { tailor_free(opaque(p)); }).join(); };
+  EXPECT_DEATH(
+      {
+        void* p = tailor_malloc(48);
+        elsewhere(p);
+        elsewhere(p);
+      },
+      "^tailor: free\\(\\): double free of 0x[0-9a-f]+ \\(block of 48 bytes, already free\\)\n");
+  EXPECT_DEATH(
+      {
+        void* p = tailor_malloc(48);
+        tailor_free(p);
+        elsewhere(p);
+      },
+      "^tailor: free\\(\\): double free of 0x[0-9a-f]+ \\(block of 48 bytes, already free\\)\n");
+  EXPECT_DEATH(
+      {
+        auto* p = static_cast<char*>(tailor_malloc(64));
+        elsewhere(p + 16);
+      },
+      "invalid pointer 0x[0-9a-f]+ \\(not the start of a block: 16 bytes into the block of 64 bytes at 0x");
+  EXPECT_DEATH(
+      {
+        auto* p = static_cast<char*>(tailor_malloc(20000));
+        elsewhere(p + 64);
+      },
+      "not the start of a block: 64 bytes into the block of");
+  EXPECT_DEATH(
+      {
+        void* p = tailor_malloc(20000);
+        elsewhere(p);
+        elsewhere(p);
+      },
+      "double free of 0x[0-9a-f]+ \\(block of [0-9]+ bytes, already free\\)");
+  // And the good frees of every small class from another thread.
+  std::vector<void*> v;
+  for (std::size_t n = 1; n <= 1024; n += 7) v.push_back(tailor_malloc(n));
+  std::thread([&] {
+    for (void* p : v) tailor_free(p);
+  }).join();
+}
+
 // Every class holds at least 16 bytes: the second word is the block's own.
 TEST(Misuse, SmallestBlockHasTwoWords) {
   for (std::size_t n = 0; n <= 16; ++n) {
