@@ -128,6 +128,7 @@ Page* page_new(Heap* h, std::uint32_t c) {
   pg->reserved = sc.blocks;
   pg->block_magic = block_magic(sc.size);
   pg->size_span = c == 0 ? sc.size + 1 : sc.size - g_classes.cls[c - 1].size;  // class 0: sizes 0..size
+  if (sc.slices == 1) slice_class_set(pg, static_cast<std::uint8_t>(c + 1));
   extend(pg);
   list_push_front(h->queues[c], pg);
   update_direct(h, c);
@@ -545,10 +546,29 @@ void free_remote(Segment* seg, void* p) noexcept {
     region_free(seg, p);
     return;
   }
-  if (!pointer_check("free", p)) return;  // interior, freed (misuse.h)
-  if (seg->kind == SegmentKind::kHuge) {
-    huge_free(seg);
-    return;
+  // A block of a single-slice class page: its class and its checks from
+  // the segment's slice map and the class table (segment.h,
+  // slice_classes), without the page's descriptor. Any other block:
+  // pointer_check, which reads the descriptor.
+  std::uint32_t c = kLargeClass;
+  if (seg->kind == SegmentKind::kNormal) {
+    const std::uintptr_t off = reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(seg);
+    const std::uintptr_t i = off >> g_config.slice_shift;
+    if (const std::uint32_t m = i < seg->slice_count ? seg->slice_classes()[i] : 0; m != 0) {
+      c = m - 1;
+      const std::uint64_t magic = g_classes.cls[c].magic;
+      if ((off & (g_config.slice_size - 1)) * magic >= magic || block_key(p) == g_free_key) {
+        misuse_in_segment("free", seg, p);  // interior, or freed (misuse.h)
+        return;
+      }
+    }
+  }
+  if (c == kLargeClass) {
+    if (!pointer_check("free", p)) return;  // interior, freed (misuse.h)
+    if (seg->kind == SegmentKind::kHuge) {
+      huge_free(seg);
+      return;
+    }
   }
   block_key(p) = g_free_key;
   Heap* owner = seg->heap.load(std::memory_order_relaxed);
@@ -560,8 +580,11 @@ void free_remote(Segment* seg, void* p) noexcept {
     } else {
       // The owner's page stays in use while the block lives on here: its
       // class and kind are stable, so reading them races with nothing.
-      const Page* pg = page_of(seg, p);
-      if (pg->kind == PageKind::kClass && stash_push(me, pg->size_class, b)) {
+      if (c == kLargeClass) {
+        const Page* pg = page_of(seg, p);
+        if (pg->kind == PageKind::kClass) c = pg->size_class;  // (a pool page's is no class: not stashable)
+      }
+      if (stash_push(me, c, b)) {
         me->stash_misses = 0;
         return;
       }

@@ -68,7 +68,7 @@ Page* set_free_span(Segment* seg, std::uint32_t idx, std::uint32_t n, std::uint8
 std::uint32_t segment_slices() { return static_cast<std::uint32_t>(g_config.segment_size >> g_config.slice_shift); }
 
 std::uint32_t segment_header_slices() {
-  const std::size_t header = sizeof(Segment) + segment_slices() * sizeof(Page);
+  const std::size_t header = sizeof(Segment) + segment_slices() * (sizeof(Page) + 1);  // + slice_classes()
   return static_cast<std::uint32_t>((header + g_config.slice_size - 1) >> g_config.slice_shift);
 }
 
@@ -298,7 +298,10 @@ Page* span_alloc_aligned(SegmentPool& pool, std::uint32_t n, std::uint32_t align
   return pg;
 }
 
-void span_free(SegmentPool& pool, Page* page) noexcept { span_release(pool, page, page->slice_count); }
+void span_free(SegmentPool& pool, Page* page) noexcept {
+  if (page->slice_count == 1) slice_class_set(page, 0);
+  span_release(pool, page, page->slice_count);
+}
 
 namespace {
 // Returns a span in use to the free bins, `dirty` of its slices resident

@@ -99,6 +99,13 @@ struct alignas(64) Segment {
   std::uint64_t idle_until;   // huge, freed and cached (huge_cache.h): when it may be unmapped (ms)
 
   Page* pages() noexcept { return reinterpret_cast<Page*>(this + 1); }
+  // One byte per slice, after the descriptors: class + 1 when the slice is
+  // a single-slice class page of a thread heap, 0 otherwise. Another
+  // thread's free of a small block learns the block's class and checks it
+  // here, on a line that covers 64 pages, instead of in the page's
+  // descriptor, one line per page (free_remote). Set by page_new, cleared
+  // by span_free; a block's page cannot change while the block is live.
+  std::uint8_t* slice_classes() noexcept { return reinterpret_cast<std::uint8_t*>(pages() + slice_count); }
 };
 
 constexpr std::uint32_t kSpanBins = 48;
@@ -133,6 +140,12 @@ inline Page* page_of(Segment* seg, const void* p) noexcept {
   std::size_t i = (reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(seg)) >> g_config.slice_shift;
   Page* slice = seg->pages() + i;
   return reinterpret_cast<Page*>(reinterpret_cast<std::uint8_t*>(slice) - slice->slice_back);
+}
+
+// The slice_classes() byte of a page's first slice (page_new, span_free).
+inline void slice_class_set(const Page* pg, std::uint8_t v) noexcept {
+  Segment* seg = segment_of_fast(pg->start);  // a page's start is its first slice's: inside its segment
+  seg->slice_classes()[(pg->start - reinterpret_cast<std::uint8_t*>(seg)) >> g_config.slice_shift] = v;
 }
 
 // The slice `i` slices after its span's head.

@@ -22,6 +22,7 @@ void add_class(std::size_t size) {
   c.blocks = static_cast<std::uint32_t>(slices * slice / size);
   std::size_t ext = kExtendBytes / size;
   c.extend = static_cast<std::uint32_t>(ext == 0 ? 1 : ext);
+  c.magic = UINT64_MAX / size + 1;  // block_magic(size), misuse.h
 }
 }  // namespace
 

@@ -21,6 +21,7 @@ struct SizeClass {
   std::uint32_t slices;      // slices per page
   std::uint32_t blocks;      // blocks per page
   std::uint32_t extend;      // blocks carved at a time (about 4 KiB, at least 1)
+  std::uint64_t magic;       // block_magic(size) (misuse.h): the block-start test without the page
 };
 
 struct SizeClasses {

@@ -5,6 +5,7 @@
 // registry of segments follows every mapping that moves.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -128,6 +129,45 @@ TEST(Misuse, AnotherThreadsFreeIsCheckedAsTheOwnersIs) {
   std::thread([&] {
     for (void* p : v) tailor_free(p);
   }).join();
+}
+
+// The slice map (segment.h, slice_classes) knows a slice's class only
+// while a single-slice page holds it: a slice that held one and now starts
+// a middle block must send that block's cross-thread free to the
+// descriptor, not to the old class, which would take the middle block for
+// a small one (the freeing thread would keep it for its next malloc of
+// that class). A block of another class stays live throughout, so that
+// the segment is not unmapped and mapped again with a zeroed map.
+TEST(Misuse, ASliceThatStartsAnotherPageForgetsItsClass) {
+  void* keeper = tailor_malloc(5000);
+  std::vector<void*> small;
+  for (int i = 0; i < 4096; ++i) small.push_back(tailor_malloc(64));  // 4 pages of a stashable class
+  const auto slice_of = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) >> 16; };  // PAGE_SIZE 64 KiB
+  std::vector<std::uintptr_t> slices;
+  for (void* p : small) slices.push_back(slice_of(p));
+  for (void* p : small) tailor_free(p);
+  tailor_collect();  // the empty pages' spans go back to the heap's free spans
+  std::vector<void*> big;
+  bool reused = false;
+  for (int i = 0; i < 256 && !reused; ++i) {
+    big.push_back(tailor_malloc(70000));
+    const std::uintptr_t at = reinterpret_cast<std::uintptr_t>(big.back());
+    reused = (at & 0xffff) == 0 && std::find(slices.begin(), slices.end(), slice_of(big.back())) != slices.end();
+  }
+  ASSERT_TRUE(reused) << "no block of 70000 bytes started on a slice of the freed small pages";
+  void* b = big.back();
+  big.pop_back();
+  void* next = nullptr;
+  std::thread([&] {
+    void* mine = tailor_malloc(64);  // a heap of its own, which keeps other heaps' blocks it frees (stashes)
+    tailor_free(b);
+    next = tailor_malloc(64);
+    tailor_free(mine);
+  }).join();
+  EXPECT_NE(next, b);
+  tailor_free(next);
+  for (void* p : big) tailor_free(p);
+  tailor_free(keeper);
 }
 
 // Every class holds at least 16 bytes: the second word is the block's own.
