@@ -126,7 +126,7 @@ Page* page_new(Heap* h, std::uint32_t c) {
   pg->size_class = static_cast<std::uint16_t>(c);
   pg->block_size = sc.size;
   pg->reserved = sc.blocks;
-  pg->block_magic = block_magic(sc.size);
+  pg->block_magic = sc.magic;
   pg->size_span = c == 0 ? sc.size + 1 : sc.size - g_classes.cls[c - 1].size;  // class 0: sizes 0..size
   if (sc.slices == 1) slice_class_set(pg, static_cast<std::uint8_t>(c + 1));
   extend(pg);
@@ -556,8 +556,7 @@ void free_remote(Segment* seg, void* p) noexcept {
     const std::uintptr_t i = off >> g_config.slice_shift;
     if (const std::uint32_t m = i < seg->slice_count ? seg->slice_classes()[i] : 0; m != 0) {
       c = m - 1;
-      const std::uint64_t magic = g_classes.cls[c].magic;
-      if ((off & (g_config.slice_size - 1)) * magic >= magic || block_key(p) == g_free_key) {
+      if (!offset_start_ok(off & (g_config.slice_size - 1), g_classes.cls[c].magic) || block_key(p) == g_free_key) {
         misuse_in_segment("free", seg, p);  // interior, or freed (misuse.h)
         return;
       }

@@ -63,10 +63,13 @@ inline alias_word& block_key(void* p) noexcept { return static_cast<alias_word*>
 // c for the divisibility test of offsets by block size d (0 < d < 2^32).
 inline std::uint64_t block_magic(std::size_t d) noexcept { return UINT64_MAX / d + 1; }
 
+// off is a multiple of the block size whose block_magic is `magic`.
+inline bool offset_start_ok(std::uint64_t off, std::uint64_t magic) noexcept { return off * magic < magic; }
+
 // p is the start of a block of pg (a class or large page of a live segment).
 inline bool block_start_ok(const Page* pg, const void* p) noexcept {
-  const std::uint64_t off = reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(pg->start);
-  return off * pg->block_magic < pg->block_magic;
+  return offset_start_ok(reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(pg->start),
+                         pg->block_magic);
 }
 
 // `size` is one of pg's own request sizes (a class page's class, a call-site

@@ -3,6 +3,7 @@
 #include "size_class.h"
 
 #include "config.h"
+#include "misuse.h"
 
 namespace tailor::alloc {
 
@@ -22,7 +23,7 @@ void add_class(std::size_t size) {
   c.blocks = static_cast<std::uint32_t>(slices * slice / size);
   std::size_t ext = kExtendBytes / size;
   c.extend = static_cast<std::uint32_t>(ext == 0 ? 1 : ext);
-  c.magic = UINT64_MAX / size + 1;  // block_magic(size), misuse.h
+  c.magic = block_magic(size);
 }
 }  // namespace
 

@@ -640,9 +640,9 @@ bool wins_real(Objective o, const Ratios& real, std::string& why) {
               pct(real.fastest_time) + ")";
       break;
     default:
-      if (score(o, real) > bar)
+      if (const double sc = score(o, real); sc > bar)
         why = "no better than default libtailor on the real runs (time " + pct(real.time) + ", peak RSS " +
-              pct(real.memory) + ")" + (score(o, real) < 1.0 ? short_of : "");
+              pct(real.memory) + ")" + (sc < 1.0 ? short_of : "");
       break;
   }
   return why.empty();
