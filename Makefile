@@ -18,7 +18,7 @@ configure: $(BUILD)/build.ninja
 build: deps configure
 	ninja -C $(BUILD) -j $(JOBS)
 
-# The Debian package: $(BUILD)/tailor_<version>_amd64.deb (packaging/debian.cmake).
+# The Debian packages: $(BUILD)/tailor_<version>_amd64.deb and, with MPI, tailor-mpi_<version>_amd64.deb (packaging/debian.cmake).
 package: build
 	cd $(BUILD) && cpack -G DEB
 

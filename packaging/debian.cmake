@@ -1,7 +1,10 @@
-# The Debian package (included by packaging/CMakeLists.txt): `make package`
+# The Debian packages (included by packaging/CMakeLists.txt): `make package`
 # runs CPack on the build tree and gives tailor_<version>_amd64.deb, the whole
-# install under /usr, stripped (the .deb must stay small; debug info stays in
-# the build tree), its library dependencies found by dpkg-shlibdeps.
+# install under /usr but the MPI plugin, and (in a build with MPI)
+# tailor-mpi_<version>_amd64.deb, the plugin that `tailor search` loads under
+# mpirun: only that one depends on Open MPI. Stripped (the .debs must stay
+# small; debug info stays in the build tree), their library dependencies
+# found by dpkg-shlibdeps.
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME tailor)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
@@ -20,4 +23,21 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${PROJECT_BINARY_DIR}/${CMAKE_INSTALL_LIBDIR})
 # `tailor replay --alloc mimalloc,jemalloc,tcmalloc` uses these when present.
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "libmimalloc2.0, libjemalloc2, libtcmalloc-minimal4, pkg-config, cmake")
+set(CPACK_DEB_COMPONENT_INSTALL ON)
+set(CPACK_COMPONENTS_IGNORE_GROUPS ON)
+set(CPACK_COMPONENTS_ALL tailor)
+set(CPACK_DEBIAN_TAILOR_PACKAGE_NAME tailor)
+if(TAILOR_MPI)
+  list(APPEND CPACK_COMPONENTS_ALL mpi)
+  set(CPACK_DEBIAN_MPI_PACKAGE_NAME tailor-mpi)
+  set(CPACK_DEBIAN_MPI_PACKAGE_SECTION devel)
+  set(CPACK_DEBIAN_MPI_PACKAGE_DEPENDS "tailor (= ${PROJECT_VERSION})")  # dpkg-shlibdeps adds Open MPI's
+  set(CPACK_DEBIAN_MPI_PACKAGE_RECOMMENDS "openmpi-bin")  # mpirun
+  set(CPACK_DEBIAN_MPI_PACKAGE_SUGGESTS "")
+  set(CPACK_DEBIAN_TAILOR_PACKAGE_SUGGESTS "${CPACK_DEBIAN_PACKAGE_SUGGESTS}, tailor-mpi")
+  set(CPACK_DEBIAN_MPI_DESCRIPTION "tailor search across MPI ranks (mpirun)
+The plugin that `mpirun -np N tailor search` loads: the search for a custom
+dynamic memory manager as an island model over MPI ranks, with shared
+evaluations and checkpoints.")
+endif()
 include(CPack)

@@ -29,7 +29,7 @@
 #include "evolution.h"
 #include "islands.h"
 #if TAILOR_MPI
-#include "mpi_ring.h"
+#include "mpi_job.h"
 #endif
 #include "layout.h"
 #include "replay_sample.h"
@@ -499,12 +499,11 @@ int search_cmd(const SearchCmdOptions& o) {
   const unsigned world = mpirun_world_size();
 #if TAILOR_MPI
   if (world > 0) {
-    srch::mpi::Session session;
-    srch::mpi::WorldRing ring;
+    const std::unique_ptr<srch::mpi::Job> job = srch::mpi::open_job(layout::find(layout::Item::kMpiPlugin).string());
     try {
-      return search_run(o, &ring);
+      return search_run(o, &job->world());
     } catch (const std::exception& e) {
-      session.abort(e.what());  // the other ranks may wait for this one: end the job
+      job->abort(e.what());  // the other ranks may wait for this one: end the job
     }
   }
 #else

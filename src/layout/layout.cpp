@@ -32,6 +32,8 @@ Entry entry(Item item) {
       return {"TAILOR_LIB", TAILOR_REL_LIBDIR "/libtailor.so", "libtailor.so"};
     case Item::kRunHelper:
       return {"TAILOR_RUN_HELPER", TAILOR_REL_LIBEXECDIR "/tailor-run", "tailor-run"};
+    case Item::kMpiPlugin:
+      return {"TAILOR_MPI_LIB", TAILOR_REL_PKGLIBDIR "/libtailor-mpi.so", "the MPI plugin libtailor-mpi.so"};
   }
   throw std::logic_error("layout: unknown item");
 }

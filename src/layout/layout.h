@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Where tailor's own files are at run time: the data of share/tailor (the DMM
-// grammar, DMM specs), the recorder preload library, the replay driver and
-// libtailor.so. Every one is found relative to the running `tailor` binary,
+// grammar, DMM specs), the recorder preload library, the replay driver,
+// libtailor.so and the MPI plugin. Every one is found relative to the running `tailor` binary,
 // by the same relative path in the build tree and in an installed prefix
 // (the build tree mirrors the install layout, see the top CMakeLists.txt),
 // so a prefix can be moved after install and no lookup depends on the source
@@ -19,6 +19,7 @@ enum class Item {
   kReplayDriver,  ///< PREFIX/libexec/tailor/tailor-replay-driver; TAILOR_REPLAY_DRIVER
   kLibtailor,     ///< PREFIX/lib/libtailor.so; TAILOR_LIB
   kRunHelper,     ///< PREFIX/libexec/tailor/tailor-run; TAILOR_RUN_HELPER
+  kMpiPlugin,     ///< PREFIX/lib/tailor/libtailor-mpi.so; TAILOR_MPI_LIB
 };
 
 /// The directory of the running executable (/proc/self/exe).

@@ -23,29 +23,9 @@
 #include <vector>
 
 #include "evolution.h"
+#include "ring.h"
 
 namespace tailor::search {
-
-/// How the processes of a search reach each other (an MPI communicator, say).
-/// Every process calls each function in the same order.
-class Ring {
- public:
-  virtual ~Ring() = default;
-  virtual unsigned rank() const = 0;
-  virtual unsigned size() const = 0;
-  /// Sends `message` to the next process (rank + 1, wrapping) without waiting for it to be received.
-  virtual void post(const std::string& message) = 0;
-  /// The oldest message the previous process posted that this one has not taken yet; waits for it.
-  virtual std::string take() = 0;
-  /// At rank 0 every process's message in rank order; elsewhere nothing.
-  virtual std::vector<std::string> gather(const std::string& message) = 0;
-  /// Every process's message in rank order, on every process.
-  virtual std::vector<std::string> allgather(const std::string& message) = 0;
-  /// The processes of this one's group (ranks [g x size, (g + 1) x size),
-  /// the last group possibly smaller) as a ring of their own. Every process
-  /// calls it.
-  virtual std::unique_ptr<Ring> split(unsigned group_size) = 0;
-};
 
 struct IslandOptions {
   unsigned islands = 1;         ///< the population (SearchOptions::population) is shared out among them

@@ -1,16 +1,15 @@
 // SPDX-License-Identifier: MIT
-// The island model's Ring over MPI (libtailor_search_mpi, built when
-// TAILOR_MPI is on): MPI_COMM_WORLD, messages as bytes. Only the main thread
-// calls MPI (MPI_THREAD_FUNNELED); the evaluator's worker threads never do.
-// mpi.h stays in the .cpp, so that the search library and its users do not
-// depend on MPI.
+// The island model's Ring over MPI (in the plugin libtailor-mpi.so, built
+// when TAILOR_MPI is on; mpi_job.h): MPI_COMM_WORLD, messages as bytes. Only
+// the main thread calls MPI (MPI_THREAD_FUNNELED); the evaluator's worker
+// threads never do. mpi.h stays in the .cpp.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "islands.h"
+#include "ring.h"
 
 namespace tailor::search::mpi {
 

@@ -18,7 +18,8 @@ Records two tiny bundled workloads, then checks:
   `--islands 3` prints; a rank killed mid-run
   ends the job with a non-zero status and the message naming the rank, and
   the last checkpoint is whole (a search resumed from it in one process
-  equals the uninterrupted one);
+  equals the uninterrupted one); `tailor` does not link libmpi, and a
+  missing or broken MPI plugin is an error naming the file;
 - --no-mpi-build: under a launcher's environment, a build without MPI says
   that it has none.
 """
@@ -148,6 +149,23 @@ elif MODE[0] == "--mpi":
     three = result(run([mpirun, "-np", "3", "--oversubscribe", TAILOR] + args + ["--share-among", "2"], env=env).stdout)
     check(three == result(run([TAILOR] + args + ["--islands", "3"]).stdout),
           "mpirun -np 3 --share-among 2 (a group of two ranks and one alone) prints what --islands 3 prints")
+
+    # MPI is a plugin that only a rank loads (src/search/mpi_job.h): tailor
+    # itself does not link libmpi, and a plugin that is missing or not a
+    # library is an error naming the file and the variable that overrides it.
+    needed = run(["readelf", "-d", TAILOR]).stdout
+    check("libmpi" not in needed, "tailor does not link libmpi (it loads the MPI plugin under mpirun only)")
+    rank_env = dict(env, OMPI_COMM_WORLD_SIZE="2")
+    missing = os.path.join(WORK, "no-such-plugin.so")
+    p = run([TAILOR, "search", A] + SMALL, env=dict(rank_env, TAILOR_MPI_LIB=missing), ok=False)
+    check(p.returncode == 1 and f"TAILOR_MPI_LIB={missing}: no such file" in p.stderr,
+          f"a missing MPI plugin is an error naming it: {p.stderr.strip()}")
+    not_a_plugin = os.path.join(WORK, "not-a-plugin.so")
+    with open(not_a_plugin, "w") as f:
+        f.write("not a library\n")
+    p = run([TAILOR, "search", A] + SMALL, env=dict(rank_env, TAILOR_MPI_LIB=not_a_plugin), ok=False)
+    check(p.returncode == 1 and f"cannot load the MPI plugin {not_a_plugin}" in p.stderr and "Traceback" not in p.stderr,
+          f"a file that is not the plugin is an error naming it: {p.stderr.strip()}")
 
     # A rank that dies: the job ends, the message names it, the checkpoint is whole.
     ck = os.path.join(WORK, "mpi-ck.json")
