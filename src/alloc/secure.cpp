@@ -13,6 +13,7 @@
 #include <atomic>
 #include <bit>
 #include <cerrno>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <new>
@@ -201,37 +202,50 @@ struct SecureHeap;
 // without a lock; another thread's free sets the block's bit in `remote`
 // and lists the slab on the owner's remote list, and the owner takes those
 // bits back when it needs blocks (collect).
-struct Slab {
+//
+// In cache lines by writer, as libtailor's page descriptors (segment.h):
+// the slab's shape, set once and read by every thread that frees into it;
+// the owner's counters and links, written at every malloc and free; what
+// other threads write when they list the slab. Sharing a line, every free
+// from another thread missed on the line the owner kept writing. The
+// bitmaps start on lines of their own for the same reason (remote is
+// written by other threads, in_use, fresh and the stack by the owner).
+struct alignas(64) Slab {
+  // The shape (line 1).
   std::uint32_t magic;  // kSlabMagic
   std::uint32_t bs;     // block size
   std::uint32_t count;  // blocks
-  std::uint32_t used;   // not free on the owner's side: in use, or freed by another thread and not collected yet
-  std::uint32_t top;    // freed blocks on the stack
-  std::uint32_t words;  // of each bitmap
-  std::uint32_t fresh_word;  // no fresh block below this word of the bitmap
+  std::uint32_t words;  // of each bitmap, a multiple of 8 (whole lines)
   std::uint32_t reciprocal;  // ceil(2^32 / bs): offset * reciprocal >> 32 is offset / bs for offsets in a slab
   std::uint16_t cls;
-  bool current, listed, guarded;  // listed: on its bin's partial list
-  bool remote_listed;   // on the owner's remote list (atomic accesses)
+  bool guarded;
   std::uint8_t* base;   // the region (kSlabBytes, the guard page last)
   std::uint8_t* first;  // the first block; the last ends at the guard page
   std::uint64_t secret;
   std::uint64_t fill;    // fill_word(secret)
   SecureHeap* owner;
+  // The owner's (line 2).
+  alignas(64) std::uint32_t used;  // not free on the owner's side: in use, or freed by another thread and not collected yet
+  std::uint32_t top;         // freed blocks on the stack
+  std::uint32_t fresh_word;  // no fresh block below this word of the bitmap
+  bool current, listed;      // listed: on its bin's partial list
   Slab* next;  // the bin's list of slabs with free blocks (not its current one)
   Slab* prev;
-  Slab* remote_next;  // the owner's remote list
+  // Other threads' (line 3).
+  alignas(64) bool remote_listed;  // on the owner's remote list (atomic accesses)
+  Slab* remote_next;               // the owner's remote list
   // In use: written by the owner only (atomic stores), read by any thread.
   std::uint64_t* in_use() { return reinterpret_cast<std::uint64_t*>(this + 1); }
   std::uint64_t* fresh() { return in_use() + words; }   // never handed out (owner only)
   std::uint64_t* remote() { return fresh() + words; }   // freed by other threads, not collected (atomic)
   std::uint16_t* stack() { return reinterpret_cast<std::uint16_t*>(remote() + words); }
+  static std::uint32_t words_for(std::uint32_t count) { return (count + 511) / 512 * 8; }
   static std::size_t bytes(std::uint32_t count) {
-    const std::size_t words = (count + 63) / 64;
-    return sizeof(Slab) + 24 * words + 2 * std::size_t{count};
+    return sizeof(Slab) + 24 * std::size_t{words_for(count)} + 2 * std::size_t{count};
   }
 };
-static_assert(sizeof(Slab) % 8 == 0);
+static_assert(sizeof(Slab) == 192 && offsetof(Slab, used) == 64 && offsetof(Slab, remote_listed) == 128,
+              "a slab's metadata is three cache lines: shape, owner's, other threads'");
 
 struct Large {
   std::uint32_t magic;  // kLargeMagic
@@ -421,7 +435,7 @@ Slab* slab_new(unsigned cls, SecureHeap* h) {
   s->magic = kSlabMagic;
   s->bs = bs;
   s->count = count;
-  s->words = (count + 63) / 64;
+  s->words = Slab::words_for(count);
   s->reciprocal = static_cast<std::uint32_t>(((std::uint64_t{1} << 32) + bs - 1) / bs);
   s->cls = static_cast<std::uint16_t>(cls);
   s->owner = h;
@@ -528,7 +542,7 @@ void collect(SecureHeap* h) {
   while (s != nullptr) {
     Slab* next = s->remote_next;  // before the flag: a freeing thread may list s again at once
     __atomic_store_n(&s->remote_listed, false, __ATOMIC_SEQ_CST);
-    for (std::uint32_t w = 0; w < s->words; ++w) {
+    for (std::uint32_t w = 0, used_words = (s->count + 63) / 64; w < used_words; ++w) {  // not the padding
       if (__atomic_load_n(&s->remote()[w], __ATOMIC_RELAXED) == 0) continue;
       std::uint64_t bits = __atomic_exchange_n(&s->remote()[w], 0, __ATOMIC_SEQ_CST);
       __atomic_store_n(&s->in_use()[w], s->in_use()[w] & ~bits, __ATOMIC_RELAXED);
