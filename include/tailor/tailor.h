@@ -15,6 +15,14 @@ extern "C" {
 
 #define TAILOR_API __attribute__((visibility("default")))
 
+/* The structs that libtailor fills (tailor_stats, tailor_dmm_stats,
+ * tailor_pools_stats, tailor_secure_stats, tailor_config_entry) only ever
+ * grow at their end. The functions that fill them take the size the caller
+ * was compiled with (the inline wrappers below pass sizeof), write at most
+ * that many bytes and zero the fields they do not know: a program built
+ * against this header keeps working with a later libtailor, and one built
+ * against a later header with this one. */
+
 /* The allocator itself; same contracts as malloc, free, calloc, realloc,
  * aligned_alloc and malloc_usable_size. tailor_free accepts any pointer
  * returned by any of these, from any thread. */
@@ -74,7 +82,8 @@ typedef struct tailor_stats {
   uint64_t thread_free_bytes;   /* calling thread: bytes of free spans in its segments */
   uint64_t thread_dirty_bytes;  /* calling thread: of which still resident (not purged) */
 } tailor_stats;
-TAILOR_API void tailor_get_stats(tailor_stats* out);
+TAILOR_API void tailor_get_stats_sized(tailor_stats* out, size_t size);
+static inline void tailor_get_stats(tailor_stats* out) { tailor_get_stats_sized(out, sizeof *out); }
 
 /* The DMM that serves this process's malloc when TAILOR_DMM names one
  * (docs/deploy.md). "held" counts what the DMM's memory obtained from the
@@ -94,7 +103,8 @@ typedef struct tailor_dmm_stats {
   uint64_t releases;         /* blocks it took back */
   uint64_t outside;          /* requests it could not model, served by default libtailor */
 } tailor_dmm_stats;
-TAILOR_API void tailor_dmm_get_stats(tailor_dmm_stats* out);
+TAILOR_API void tailor_dmm_get_stats_sized(tailor_dmm_stats* out, size_t size);
+static inline void tailor_dmm_get_stats(tailor_dmm_stats* out) { tailor_dmm_get_stats_sized(out, sizeof *out); }
 
 /* Call-site pools (TAILOR_POOLS=1 or TAILOR_POOLS_FILE, docs/pools.md). */
 typedef struct tailor_pools_stats {
@@ -108,7 +118,8 @@ typedef struct tailor_pools_stats {
   size_t areas_released;     /* areas given back because all their slots were free */
   size_t sites_demoted;      /* of sites_unpooled, those pooled first and left to the heap later as temporaries */
 } tailor_pools_stats;
-TAILOR_API void tailor_pools_get_stats(tailor_pools_stats* out);
+TAILOR_API void tailor_pools_get_stats_sized(tailor_pools_stats* out, size_t size);
+static inline void tailor_pools_get_stats(tailor_pools_stats* out) { tailor_pools_get_stats_sized(out, sizeof *out); }
 /* The slot size of a pooled block, 0 for any other pointer (or NULL). */
 TAILOR_API size_t tailor_pool_slot_size(const void* p);
 /* Sets the high-water marks to the current values. */
@@ -122,7 +133,8 @@ typedef struct tailor_secure_stats {
   uint64_t unguarded;       /* of those regions, how many the kernel gave no guard page (vm.max_map_count) */
   uint64_t metadata_bytes;  /* bytes mapped for metadata (kept apart from blocks) */
 } tailor_secure_stats;
-TAILOR_API void tailor_secure_get_stats(tailor_secure_stats* out);
+TAILOR_API void tailor_secure_get_stats_sized(tailor_secure_stats* out, size_t size);
+static inline void tailor_secure_get_stats(tailor_secure_stats* out) { tailor_secure_get_stats_sized(out, sizeof *out); }
 
 /* The active configuration, one entry per TAILOR_* parameter. */
 typedef enum tailor_config_source {
@@ -138,8 +150,12 @@ typedef struct tailor_config_entry {
   tailor_config_source source;
   const char* description;  /* one line */
 } tailor_config_entry;
-/* Number of parameters; fills out[0..min(n, count)-1]. */
-TAILOR_API size_t tailor_config(tailor_config_entry* out, size_t n);
+/* Number of parameters; fills out[0..min(n, count)-1] (entries of
+   entry_size bytes: see the top of this file). */
+TAILOR_API size_t tailor_config_sized(tailor_config_entry* out, size_t n, size_t entry_size);
+static inline size_t tailor_config(tailor_config_entry* out, size_t n) {
+  return tailor_config_sized(out, n, sizeof(tailor_config_entry));
+}
 /* The config file that was read, or NULL if none. */
 TAILOR_API const char* tailor_config_file(void);
 /* The key of the config file's [program KEY] section that applies to this

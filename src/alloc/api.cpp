@@ -11,6 +11,7 @@
 #include "region.h"
 #include "secure.h"
 #include "site_pool.h"
+#include "sized_out.h"
 #include "tailor/tailor.h"
 
 namespace tailor::alloc {
@@ -161,45 +162,50 @@ void tailor_collect(void) {
   huge_cache_expire(true);
 }
 
-void tailor_get_stats(tailor_stats* out) {
+void tailor_get_stats_sized(tailor_stats* out, size_t size) {
   if (out == nullptr) return;
   process_init();
-  *out = tailor_stats{};
-  out->segments_mapped = g_os_counters.segments.load(std::memory_order_relaxed);
-  out->bytes_mapped = g_os_counters.bytes_mapped.load(std::memory_order_relaxed);
-  out->huge_blocks = g_os_counters.huge_blocks.load(std::memory_order_relaxed);
-  out->bytes_purged = g_os_counters.bytes_purged.load(std::memory_order_relaxed);
-  out->heaps_created = heaps_created();
-  out->heaps_adopted = heaps_adopted();
-  out->heaps_abandoned = heaps_idle();
+  tailor_stats st{};
+  st.segments_mapped = g_os_counters.segments.load(std::memory_order_relaxed);
+  st.bytes_mapped = g_os_counters.bytes_mapped.load(std::memory_order_relaxed);
+  st.huge_blocks = g_os_counters.huge_blocks.load(std::memory_order_relaxed);
+  st.bytes_purged = g_os_counters.bytes_purged.load(std::memory_order_relaxed);
+  st.heaps_created = heaps_created();
+  st.heaps_adopted = heaps_adopted();
+  st.heaps_abandoned = heaps_idle();
   Heap* h = tl_heap;
   if (h != &g_empty_heap) {
     std::uint64_t used, free_bytes, dirty;
     pool_stats(h->pool, used, free_bytes, dirty);
-    out->thread_used_bytes = used;
-    out->thread_free_bytes = free_bytes;
-    out->thread_dirty_bytes = dirty;
+    st.thread_used_bytes = used;
+    st.thread_free_bytes = free_bytes;
+    st.thread_dirty_bytes = dirty;
   }
+  copy_out(st, out, size);
 }
 
-void tailor_dmm_get_stats(tailor_dmm_stats* out) {
+void tailor_dmm_get_stats_sized(tailor_dmm_stats* out, size_t size) {
   if (out == nullptr) return;
   process_init();
-  dmm_get_stats(out);
+  tailor_dmm_stats st{};
+  dmm_get_stats(&st);
+  copy_out(st, out, size);
 }
 
 void tailor_dmm_reset_peak(void) { dmm_reset_peak(); }
 
-size_t tailor_config(tailor_config_entry* out, size_t n) {
+size_t tailor_config_sized(tailor_config_entry* out, size_t n, size_t entry_size) {
   process_init();
   constexpr auto count = static_cast<size_t>(Param::kCount);
-  for (size_t i = 0; i < n && i < count; ++i) {
+  for (size_t i = 0; out != nullptr && i < n && i < count; ++i) {
     const ParamInfo& info = param_info(static_cast<Param>(i));
-    out[i].name = info.env;
-    out[i].value = g_config.value[i];
-    out[i].unit = info.unit;
-    out[i].source = static_cast<tailor_config_source>(g_config.source[i]);
-    out[i].description = info.description;
+    tailor_config_entry e{};
+    e.name = info.env;
+    e.value = g_config.value[i];
+    e.unit = info.unit;
+    e.source = static_cast<tailor_config_source>(g_config.source[i]);
+    e.description = info.description;
+    copy_out(e, reinterpret_cast<char*>(out) + i * entry_size, entry_size);
   }
   return count;
 }

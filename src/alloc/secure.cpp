@@ -23,6 +23,7 @@
 #include "misuse.h"
 #include "os.h"
 #include "region.h"
+#include "sized_out.h"
 #include "spin_lock.h"
 #include "tailor/tailor.h"
 
@@ -1140,15 +1141,17 @@ void* secure_realloc(void* ptr, std::size_t size) noexcept {
 
 }  // namespace tailor::alloc
 
-extern "C" void tailor_secure_get_stats(tailor_secure_stats* out) {
+extern "C" void tailor_secure_get_stats_sized(tailor_secure_stats* out, size_t size) {
   using namespace tailor::alloc;
   if (out == nullptr) return;
   process_init();
-  *out = tailor_secure_stats{};
-  if (!g_secure) return;
-  out->active = 1;
-  out->slabs = g_slabs.load(std::memory_order_relaxed);
-  out->large_blocks = g_large.load(std::memory_order_relaxed);
-  out->unguarded = g_unguarded.load(std::memory_order_relaxed);
-  out->metadata_bytes = g_meta_bytes.load(std::memory_order_relaxed);
+  tailor_secure_stats st{};
+  if (g_secure) {
+    st.active = 1;
+    st.slabs = g_slabs.load(std::memory_order_relaxed);
+    st.large_blocks = g_large.load(std::memory_order_relaxed);
+    st.unguarded = g_unguarded.load(std::memory_order_relaxed);
+    st.metadata_bytes = g_meta_bytes.load(std::memory_order_relaxed);
+  }
+  copy_out(st, out, size);
 }

@@ -18,6 +18,7 @@
 #include "misuse.h"
 #include "os.h"
 #include "site_pool_policy.h"
+#include "sized_out.h"
 
 namespace tailor::alloc {
 
@@ -713,10 +714,12 @@ using namespace tailor::alloc;
 
 extern "C" {
 
-void tailor_pools_get_stats(tailor_pools_stats* out) {
+void tailor_pools_get_stats_sized(tailor_pools_stats* out, size_t size) {
   if (out == nullptr) return;
   process_init();
-  pools_get_stats(out);
+  tailor_pools_stats st{};
+  pools_get_stats(&st);
+  copy_out(st, out, size);
 }
 
 size_t tailor_pool_slot_size(const void* p) { return pool_slot_size(p); }

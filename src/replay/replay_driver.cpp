@@ -46,8 +46,8 @@
 namespace plan = tailor::replay::plan;
 
 // The allocators' own statistics, if the loaded libraries have them.
-#pragma weak tailor_get_stats
-#pragma weak tailor_dmm_get_stats
+#pragma weak tailor_get_stats_sized
+#pragma weak tailor_dmm_get_stats_sized
 #pragma weak tailor_dmm_reset_peak
 extern "C" {
 __attribute__((weak)) int mallctl(const char* name, void* oldp, size_t* oldlenp, void* newp, size_t newlen);
@@ -340,7 +340,7 @@ void emit_allocator() {
   Dl_info malloc_info{};
   dladdr(address_of(&malloc), &malloc_info);
   const char* name = "glibc";
-  if (tailor_get_stats)
+  if (tailor_get_stats_sized)
     name = "libtailor";
   else if (mallctl)
     name = "jemalloc";
@@ -358,7 +358,7 @@ void emit_allocator() {
   long long os = -1, os_peak = -1;
   const char* source = "none";
   emit(",\"allocator_stats\":{");
-  if (tailor_get_stats) {
+  if (tailor_get_stats_sized) {
     tailor_stats st{};
     tailor_get_stats(&st);
     os = static_cast<long long>(st.bytes_mapped);
@@ -368,7 +368,7 @@ void emit_allocator() {
          static_cast<u64>(st.segments_mapped), static_cast<u64>(st.bytes_mapped), static_cast<u64>(st.huge_blocks),
          static_cast<u64>(st.bytes_purged), static_cast<u64>(st.heaps_created));
     tailor_dmm_stats d{};
-    if (tailor_dmm_get_stats) tailor_dmm_get_stats(&d);
+    if (tailor_dmm_get_stats_sized) tailor_dmm_get_stats(&d);
     emit(",\"dmm\":{\"active\":%d", d.active);
     if (d.active) {
       emit(",\"name\":");

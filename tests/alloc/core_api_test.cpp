@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -153,6 +154,55 @@ TEST(CoreApi, FreePreservesErrno) {
     EXPECT_EQ(errno, 12345);
   }
   errno = 0;
+}
+
+// The structs libtailor fills are filled by the caller's size (tailor.h,
+// top): a caller built against an older header (a shorter struct) gets its
+// fields and nothing written past them; one built against a newer header
+// (a longer struct) gets zeros past the fields this library knows.
+TEST(CoreApi, StructsAreFilledByTheCallersSize) {
+  void* keep = tailor_malloc(1000);
+  ASSERT_NE(keep, nullptr);
+  constexpr std::size_t kOlder = offsetof(tailor_stats, heaps_created);
+  constexpr std::size_t kExtra = 24;
+  unsigned char buf[sizeof(tailor_stats) + kExtra];
+  std::memset(buf, 0xab, sizeof buf);
+  tailor_get_stats_sized(reinterpret_cast<tailor_stats*>(buf), kOlder);
+  tailor_stats older;
+  std::memcpy(&older, buf, sizeof older);
+  EXPECT_GT(older.segments_mapped, 0u);
+  for (std::size_t i = kOlder; i < sizeof buf; ++i) ASSERT_EQ(buf[i], 0xab) << "byte " << i << " past the caller's struct";
+
+  std::memset(buf, 0xab, sizeof buf);
+  tailor_get_stats_sized(reinterpret_cast<tailor_stats*>(buf), sizeof buf);
+  std::memcpy(&older, buf, sizeof older);
+  EXPECT_GT(older.bytes_mapped, 0u);
+  for (std::size_t i = sizeof(tailor_stats); i < sizeof buf; ++i) ASSERT_EQ(buf[i], 0) << "byte " << i << " this library lacks";
+
+  tailor_secure_stats sec;
+  std::memset(&sec, 0xab, sizeof sec);
+  tailor_secure_get_stats_sized(&sec, offsetof(tailor_secure_stats, slabs));
+  tailor_secure_stats full;
+  tailor_secure_get_stats(&full);
+  EXPECT_EQ(sec.active, full.active);
+  EXPECT_EQ(sec.slabs, 0xababababababababu) << "a field past the caller's size was written";
+
+  // Entries of another size: each at its stride, filled up to that size.
+  const std::size_t count = tailor_config(nullptr, 0);
+  ASSERT_GT(count, 0u);
+  constexpr std::size_t kStride = sizeof(tailor_config_entry) + 16;
+  std::vector<unsigned char> entries(count * kStride, 0xab);
+  ASSERT_EQ(tailor_config_sized(reinterpret_cast<tailor_config_entry*>(entries.data()), count, kStride), count);
+  std::vector<tailor_config_entry> plain(count);
+  tailor_config(plain.data(), count);
+  for (std::size_t i = 0; i < count; ++i) {
+    tailor_config_entry e;
+    std::memcpy(&e, entries.data() + i * kStride, sizeof e);
+    EXPECT_STREQ(e.name, plain[i].name);
+    EXPECT_EQ(e.value, plain[i].value);
+    for (std::size_t b = sizeof(tailor_config_entry); b < kStride; ++b) ASSERT_EQ(entries[i * kStride + b], 0);
+  }
+  tailor_free(keep);
 }
 
 }  // namespace

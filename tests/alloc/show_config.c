@@ -15,8 +15,10 @@
 int main(void) {
   const char* (*section)(void) = (const char* (*)(void))dlsym(RTLD_DEFAULT, "tailor_config_section");
   const char* (*dmm)(tailor_config_source*) = (const char* (*)(tailor_config_source*))dlsym(RTLD_DEFAULT, "tailor_config_dmm");
-  void (*dmm_stats)(tailor_dmm_stats*) = (void (*)(tailor_dmm_stats*))dlsym(RTLD_DEFAULT, "tailor_dmm_get_stats");
-  size_t (*config)(tailor_config_entry*, size_t) = (size_t (*)(tailor_config_entry*, size_t))dlsym(RTLD_DEFAULT, "tailor_config");
+  void (*dmm_stats)(tailor_dmm_stats*, size_t) =
+      (void (*)(tailor_dmm_stats*, size_t))dlsym(RTLD_DEFAULT, "tailor_dmm_get_stats_sized");
+  size_t (*config)(tailor_config_entry*, size_t, size_t) =
+      (size_t (*)(tailor_config_entry*, size_t, size_t))dlsym(RTLD_DEFAULT, "tailor_config_sized");
   if (!section || !dmm || !dmm_stats || !config) {
     puts("libtailor is not this process's malloc");
     return 2;
@@ -25,9 +27,9 @@ int main(void) {
   tailor_config_source src;
   const char* d = dmm(&src);
   tailor_dmm_stats st;
-  dmm_stats(&st);
+  dmm_stats(&st, sizeof st);
   tailor_config_entry entries[32];
-  size_t n = config(entries, 32);
+  size_t n = config(entries, 32, sizeof entries[0]);
   printf("section=%s\n", section() ? section() : "(none)");
   printf("dmm=%s source=%d serving=%s\n", d ? d : "(none)", (int)src, st.active && st.allocations > 0 ? "yes" : "no");
   for (size_t i = 0; i < n && i < 32; ++i)

@@ -81,7 +81,7 @@ void capture_malloc_stats(std::string& out, std::string& err) {
 }  // namespace
 
 int main() {
-  if (dlsym(RTLD_DEFAULT, "tailor_get_stats") == nullptr) {
+  if (dlsym(RTLD_DEFAULT, "tailor_get_stats_sized") == nullptr) {
     std::fprintf(stderr, "FAIL: libtailor is not the process's malloc\n");
     return 1;
   }
