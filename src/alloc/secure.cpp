@@ -10,6 +10,7 @@
 #include <emmintrin.h>
 #endif
 
+#include <array>
 #include <atomic>
 #include <bit>
 #include <cerrno>
@@ -48,17 +49,37 @@ constexpr std::uint32_t kSlabMagic = 0x5ec51ab0u, kLargeMagic = 0x5ec1a46eu;
 
 // --------------------------------------------------------------- classes
 
-std::size_t class_size(unsigned c) {
+constexpr std::size_t class_size(unsigned c) {
   if (c < 7) return (c + 2) * 16;
   const unsigned e = 7 + (c - 7) / 4, k = (c - 7) % 4;
   return (std::size_t{1} << e) + (k + 1) * (std::size_t{1} << (e - 2));
 }
 
-__attribute__((always_inline)) inline unsigned class_index(std::size_t need) {  // 1 <= need <= kSlabMax
+constexpr unsigned class_of_need(std::size_t need) {  // 1 <= need <= kSlabMax
   if (need <= 128) return need <= 32 ? 0 : static_cast<unsigned>((need + 15) / 16 - 2);
   const unsigned e = 63 - static_cast<unsigned>(__builtin_clzll(need - 1));
   const std::size_t k = (need - 1 - (std::size_t{1} << e)) >> (e - 2);
   return 7 + (e - 7) * 4 + static_cast<unsigned>(k);
+}
+
+// Every class size is a multiple of 16, so the class of a need is the class
+// of its 16-byte granule: one table load on malloc's path.
+constexpr auto kClassOfGranule = [] {
+  std::array<std::uint8_t, kSlabMax / 16 + 1> t{};
+  for (std::size_t g = 1; g < t.size(); ++g) t[g] = static_cast<std::uint8_t>(class_of_need(g * 16));
+  t[0] = 0;
+  return t;
+}();
+static_assert(kClassOfGranule[kSlabMax / 16] == kClasses - 1 && kClassOfGranule[2] == 0 && kClassOfGranule[3] == 1);
+static_assert([] {
+  for (unsigned c = 0; c < kClasses; ++c)
+    if (class_size(c) % 16 != 0 || class_of_need(class_size(c)) != c || class_of_need(class_size(c) + 1) != c + 1)
+      return false;
+  return true;
+}(), "class sizes are multiples of 16, and a need's class is the smallest that holds it");
+
+__attribute__((always_inline)) inline unsigned class_index(std::size_t need) {  // 1 <= need <= kSlabMax
+  return kClassOfGranule[(need + 15) / 16];
 }
 
 // ------------------------------------------------------------- secrets
@@ -82,25 +103,25 @@ std::uintptr_t addr(const void* p) { return reinterpret_cast<std::uintptr_t>(p);
 // word of the secret, p and n, then n itself. n is the word right before p,
 // where delete[] reads its element count: a delete[] of a scalar block
 // reads a small count, as under glibc, and reaches the check. One multiply:
-// like any bijection of (secret, p, n) it hides the secret only from a
-// program that cannot read headers, which is what a check word is for
-// (mix() above would not hide it better from one that can).
+// like any mix of (secret, p, n) it hides the secret only from a program
+// that cannot read headers, which is what a check word is for (mix() above
+// would not hide it better from one that can).
+//
+// Each byte's lowest bit is then made the opposite of its highest (56 bits
+// of the word left to chance), so that the check word is also the canary:
+// byte (a & 7) of it at every address a after a block's user bytes. No
+// canary byte is 0x00 or 0xff, the values an off-by-one most often writes
+// (a string's terminator, -1): those are always caught, any other value
+// with a chance of 127/128. One word for both saves computing a second at
+// every malloc and free; a program that can read the header could forge
+// either anyway.
 std::uint64_t check_word(std::uint64_t secret, const void* p, std::uint64_t n) {
   const std::uint64_t x = (secret ^ addr(p) ^ std::rotl(n, 40)) * 0x9e3779b97f4a7c15u;
-  return x ^ (x >> 31);
-}
-
-// The canary: byte (a & 7) of this word at every address a after a block's
-// user bytes, made from the block's check word (so from the secret, p and
-// n, and no harder to forge than the header: a program that can read both
-// can forge both). Each byte's lowest bit is the opposite of its highest,
-// so no byte is 0x00 or 0xff, the values an off-by-one most often writes
-// (a string's terminator, -1): those are always caught, any other value
-// with a chance of 127/128.
-std::uint64_t canary_word(std::uint64_t check) {
-  const std::uint64_t w = std::rotl(check, 29);
+  const std::uint64_t w = x ^ (x >> 31);
   return (w & 0xfefefefefefefefeu) | (~w >> 7 & 0x0101010101010101u);
 }
+std::uint64_t canary_word(std::uint64_t check) { return check; }
+
 std::uint64_t fill_word(std::uint64_t secret) { return mix(secret ^ 0xf4eef4eef4eef4eeu); }
 
 // Words of user memory, any alignment, any type the program stored there
