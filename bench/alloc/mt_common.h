@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
+#include <new>
 
 #include "workload_common.h"
 
@@ -37,8 +38,23 @@ inline void usage(std::FILE* to, const char* prog, const char* help, std::initia
     std::fprintf(to, "  --%-10s %s (default %llu)\n", p.name, p.help, static_cast<unsigned long long>(*p.value));
 }
 
+// When memory runs out, every program says "PROG: out of memory" and exits
+// with status 1: a NULL from malloc is checked where it is called, and a
+// failed operator new (the containers' and std::thread's) ends the same way
+// through the new-handler rather than as an exception that no thread
+// catches (bench/alloc_faults.py counts on it).
+[[noreturn]] inline void oom(const char* prog) {
+  std::fprintf(stderr, "%s: out of memory\n", prog);
+  std::exit(1);
+}
+inline const char* g_prog = "bench";
+inline void new_failed() { oom(g_prog); }
+
 inline Args parse(int argc, char** argv, std::uint64_t default_size, std::uint64_t default_threads, const char* help,
                   std::initializer_list<Param> params = {}) {
+  const char* slash = std::strrchr(argv[0], '/');
+  g_prog = slash ? slash + 1 : argv[0];
+  std::set_new_handler(new_failed);
   Args a{default_threads, default_size, 1};
   for (int i = 1; i < argc; ++i) {
     std::uint64_t* target = nullptr;
@@ -89,9 +105,6 @@ class StartLine {
   std::atomic<std::uint64_t> count_{0};
 };
 
-[[noreturn]] inline void oom(const char* prog) {
-  std::fprintf(stderr, "%s: out of memory\n", prog);
-  std::exit(1);
-}
+
 
 }  // namespace ab
