@@ -12,6 +12,7 @@
 
 #include "alloc.h"
 #include "dmm_front.h"
+#include "huge_cache.h"
 #include "misuse.h"
 #include "os.h"
 #include "region.h"
@@ -168,6 +169,7 @@ void* malloc_from_class(Heap* h, std::uint32_t c) {
   if (moved) update_direct(h, c);
   if (pg == nullptr) {
     pg = page_new(h, c);
+    if (pg == nullptr && heap_give_back_after_refusal()) pg = page_new(h, c);
     if (pg == nullptr) {
       errno = ENOMEM;
       return nullptr;
@@ -188,6 +190,9 @@ void* large_alloc(Heap* h, std::size_t size, std::size_t align) {
   // that every large block is its page's start (misuse.h checks it).
   Page* pg = align > slice ? span_alloc_aligned(h->pool, n, static_cast<std::uint32_t>(align >> g_config.slice_shift))
                            : span_alloc(h->pool, n);
+  if (pg == nullptr && heap_give_back_after_refusal())
+    pg = align > slice ? span_alloc_aligned(h->pool, n, static_cast<std::uint32_t>(align >> g_config.slice_shift))
+                       : span_alloc(h->pool, n);
   if (pg == nullptr) {
     errno = ENOMEM;
     return nullptr;
@@ -442,6 +447,33 @@ void* heap_malloc_site(Heap* h, std::size_t size, const void* site) noexcept {
 
 void* heap_malloc_unrouted(Heap* h, std::size_t size) noexcept { return malloc_slow(h, size); }
 
+// When the OS refuses a mapping, what the process keeps cached is given back
+// (the calling thread's empty pages and free spans, the idle heaps', the
+// huge cache) and the mapping is asked for once more, as mimalloc collects
+// and retries: under RLIMIT_AS, vm.max_map_count or a transient refusal the
+// second request may get what the first could not. Only when a mapping was
+// refused (os::take_refused): a request no memory could serve (a size near
+// SIZE_MAX) is not worth a collection. Called where a block could not be
+// had (no page, no span, no huge mapping, no heap for a new thread), with
+// the heap consistent and no lock held; nothing is paid on the way of a
+// request that succeeds.
+bool heap_give_back_after_refusal() noexcept {
+  if (!os::take_refused()) return false;
+  heap_collect(tl_heap);
+  idle_heaps_collect();
+  huge_cache_expire(true);
+  return true;
+}
+
+namespace {
+// huge_alloc (segment.cpp, a layer below the heaps) with the retry above.
+__attribute__((noinline)) void* huge_alloc_retried(std::size_t size, std::size_t align) noexcept {
+  void* p = huge_alloc(size, align);
+  if (p == nullptr && heap_give_back_after_refusal()) p = huge_alloc(size, align);
+  return p;
+}
+}  // namespace
+
 namespace {
 __attribute__((always_inline)) inline void* malloc_slow(Heap* h, std::size_t size) noexcept {
   // Secure mode serves every request, also on a thread that got a heap
@@ -454,6 +486,7 @@ __attribute__((always_inline)) inline void* malloc_slow(Heap* h, std::size_t siz
   if (h == &g_empty_heap) {
     if (dmm_active()) return dmm_malloc(size, 0);  // threads never get a heap of their own
     h = heap_init_thread();
+    if (h == nullptr && heap_give_back_after_refusal()) h = heap_init_thread();
     if (h == nullptr) {
       errno = ENOMEM;
       return nullptr;
@@ -475,7 +508,7 @@ __attribute__((always_inline)) inline void* malloc_slow(Heap* h, std::size_t siz
     return malloc_from_class(h, c);
   }
   if (size <= g_config.large_max) return large_alloc(h, size, 0);
-  return huge_alloc(size, 0);
+  return huge_alloc_retried(size, 0);
 }
 
 }  // namespace
@@ -507,7 +540,7 @@ void* heap_malloc_aligned_on(Heap* h, std::size_t size, std::size_t align) noexc
   }
   std::size_t extra = align > g_config.slice_size ? align : 0;
   if (size + extra <= g_config.large_max) return large_alloc(h, size, align);
-  return huge_alloc(size, align);
+  return huge_alloc_retried(size, align);
 }
 
 void page_free_slow(Heap* h, Page* pg) noexcept {

@@ -126,6 +126,11 @@ void free_remote(Segment* seg, void* p) noexcept;      // another heap's block, 
 // to this heap, and hands back this thread's batch of theirs.
 void heap_prepare(Heap* heap) noexcept;
 void heap_collect(Heap* heap) noexcept;
+// After a block could not be had: if the OS refused a mapping meanwhile,
+// gives cached memory back (heap_collect of the calling thread's heap, the
+// idle heaps, the huge cache) and returns true, so that the caller asks
+// once more; false otherwise (heap.cpp says why).
+__attribute__((cold)) bool heap_give_back_after_refusal() noexcept;
 // heap_collect on every idle heap (those of exited threads): malloc_trim.
 void idle_heaps_collect() noexcept;
 Heap* heap_get() noexcept;                             // the thread's heap, set up if needed

@@ -45,11 +45,15 @@ constexpr bool inject(unsigned) noexcept { return false; }
 #endif
 
 void* map(std::size_t size) noexcept {
-  if (inject(kFaultMmap)) return nullptr;
-  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  return p == MAP_FAILED ? nullptr : p;
+  void* p = inject(kFaultMmap) ? MAP_FAILED
+                               : mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p != MAP_FAILED) return p;
+  tl_refused = true;
+  return nullptr;
 }
 }  // namespace
+
+thread_local bool tl_refused __attribute__((tls_model("initial-exec"))) = false;
 
 #ifdef TAILOR_FAULT_INJECTION
 void fault_set(long after, long count, unsigned ops) noexcept {
@@ -153,7 +157,10 @@ void advise_huge_pages(void* p, std::size_t size) noexcept {
 }
 
 void* remap(void* p, std::size_t old_size, std::size_t new_size, std::size_t align) noexcept {
-  if (inject(kFaultMremap)) return nullptr;
+  if (inject(kFaultMremap)) {
+    tl_refused = true;
+    return nullptr;
+  }
   void* q = mremap(p, old_size, new_size, 0);
   if (q != MAP_FAILED) return q;
   void* dst = reserve_aligned(new_size, align);

@@ -75,6 +75,17 @@ long read_file(const char* path, char* buf, std::size_t cap) noexcept;
 // NUL-terminated. False if it cannot be read or does not fit.
 bool executable_path(char* buf, std::size_t cap) noexcept;
 
+// Set when the OS refuses this thread a mapping (mmap, mremap; injected
+// failures included). malloc's slow path, having no block to return, takes
+// it to know whether giving cached memory back and trying again may help
+// (heap.cpp); nothing is paid on the way of a request that succeeds.
+extern thread_local bool tl_refused __attribute__((tls_model("initial-exec"), visibility("hidden")));
+inline bool take_refused() noexcept {
+  const bool r = tl_refused;
+  tl_refused = false;
+  return r;
+}
+
 // Fault injection, compiled in only with TAILOR_FAULT_INJECTION (the test
 // library libtailor-fault.so, never the installed one): after `after` more
 // calls of the kinds in `ops`, the next `count` such calls fail as if the OS

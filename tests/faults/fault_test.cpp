@@ -70,6 +70,41 @@ TEST(Faults, MallocReturnsNullWithEnomem) {
   t2.join();
 }
 
+// One refused mapping is not yet out of memory: malloc gives back what it
+// caches and asks again, so a transient refusal (or one that returning
+// address space cures) does not reach the program. Every entry point that
+// maps: a huge block, an aligned one, a new thread's heap.
+TEST(Faults, ARefusedMappingIsTriedAgainAfterGivingCachesBack) {
+  NoFaults off;
+  for (std::size_t size : {64 * kMiB, 200 * kMiB}) {
+    const unsigned long before = tailor_faults_injected();
+    tailor_fault_inject(0, 1, kMmap);
+    void* p = opaque(std::malloc(size));
+    ASSERT_NE(p, nullptr) << size;
+    EXPECT_EQ(tailor_faults_injected(), before + 1) << "the first mapping was refused";
+    std::memset(p, 1, size);
+    std::free(p);
+    tailor_fault_inject(0, 1, kMmap);
+    void* q = nullptr;
+    EXPECT_EQ(posix_memalign(&q, 1 << 16, size), 0) << size;
+    std::free(q);
+  }
+  std::thread t([] {
+    const unsigned long before = tailor_faults_injected();
+    tailor_fault_inject(0, 1, kMmap);
+    void* p = opaque(std::malloc(100));
+    EXPECT_NE(p, nullptr);
+    EXPECT_EQ(tailor_faults_injected(), before + 1);
+    std::free(p);
+  });
+  t.join();
+  // Refused again on the second try: NULL and ENOMEM, as before.
+  tailor_fault_inject(0, 2, kMmap);
+  errno = 0;
+  EXPECT_EQ(opaque(std::malloc(64 * kMiB)), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
+}
+
 TEST(Faults, NewThrowsBadAlloc) {
   NoFaults off;
   tailor_fault_inject(0, -1, kMmap);
