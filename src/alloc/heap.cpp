@@ -188,11 +188,12 @@ void* large_alloc(Heap* h, std::size_t size, std::size_t align) {
   if (n == 0) n = 1;  // aligned_alloc(align, 0)
   // An aligned block starts its span (the slack goes back to the bins), so
   // that every large block is its page's start (misuse.h checks it).
-  Page* pg = align > slice ? span_alloc_aligned(h->pool, n, static_cast<std::uint32_t>(align >> g_config.slice_shift))
-                           : span_alloc(h->pool, n);
-  if (pg == nullptr && heap_give_back_after_refusal())
-    pg = align > slice ? span_alloc_aligned(h->pool, n, static_cast<std::uint32_t>(align >> g_config.slice_shift))
-                       : span_alloc(h->pool, n);
+  auto span = [&] {
+    return align > slice ? span_alloc_aligned(h->pool, n, static_cast<std::uint32_t>(align >> g_config.slice_shift))
+                         : span_alloc(h->pool, n);
+  };
+  Page* pg = span();
+  if (pg == nullptr && heap_give_back_after_refusal()) pg = span();
   if (pg == nullptr) {
     errno = ENOMEM;
     return nullptr;

@@ -67,7 +67,6 @@ constexpr unsigned class_of_need(std::size_t need) {  // 1 <= need <= kSlabMax
 constexpr auto kClassOfGranule = [] {
   std::array<std::uint8_t, kSlabMax / 16 + 1> t{};
   for (std::size_t g = 1; g < t.size(); ++g) t[g] = static_cast<std::uint8_t>(class_of_need(g * 16));
-  t[0] = 0;
   return t;
 }();
 static_assert(kClassOfGranule[kSlabMax / 16] == kClasses - 1 && kClassOfGranule[2] == 0 && kClassOfGranule[3] == 1);
@@ -120,7 +119,6 @@ std::uint64_t check_word(std::uint64_t secret, const void* p, std::uint64_t n) {
   const std::uint64_t w = x ^ (x >> 31);
   return (w & 0xfefefefefefefefeu) | (~w >> 7 & 0x0101010101010101u);
 }
-std::uint64_t canary_word(std::uint64_t check) { return check; }
 
 std::uint64_t fill_word(std::uint64_t secret) { return mix(secret ^ 0xf4eef4eef4eef4eeu); }
 
@@ -647,7 +645,7 @@ __attribute__((always_inline)) inline void arm(std::uint64_t secret, std::uint8_
   const std::uint64_t check = check_word(secret, p, n);
   store_word(p - kHeader, check);
   store_word(p - 8, n);
-  fill_canary(p + n, canary_end(p + n, end), canary_word(check));
+  fill_canary(p + n, canary_end(p + n, end), check);
 }
 
 // The current slab of the bin when it has no free block: blocks freed by
@@ -857,7 +855,7 @@ bool header_and_canary(const char* fn, std::uint8_t* p, std::uint8_t* blk, std::
     return false;
   }
   f.n = n;
-  if (std::uint8_t* bad = differs_canary(p + n, canary_end(p + n, f.end), canary_word(check)); bad != nullptr) {
+  if (std::uint8_t* bad = differs_canary(p + n, canary_end(p + n, f.end), check); bad != nullptr) {
     misuse_report(fn, "heap overflow past the end of", p, "the block of ", n,
                   bad == p + n ? " bytes: the byte right after it was overwritten" : " bytes: bytes after it were overwritten");
     return false;
@@ -978,7 +976,7 @@ __attribute__((always_inline)) inline bool free_fast(std::uint8_t* p, bool sized
   const std::uint64_t n = load_word(p - 8), check = load_word(blk);
   if (n >= s->bs - kHeader || (sized && size != n) || check != check_word(s->secret, p, n)) return false;
   std::uint8_t* end = blk + s->bs;
-  if (!canary_intact(p + n, canary_end(p + n, end), canary_word(check))) return false;
+  if (!canary_intact(p + n, canary_end(p + n, end), check)) return false;
   fill_block(blk, s->bs < kFillMax ? s->bs : kFillMax, s->fill);
   free_owned(h, s, i);
   return true;
