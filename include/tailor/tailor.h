@@ -88,17 +88,19 @@ static inline void tailor_get_stats(tailor_stats* out) { tailor_get_stats_sized(
 /* The DMM that serves this process's malloc when TAILOR_DMM names one
  * (docs/deploy.md). "held" counts what the DMM's memory obtained from the
  * system minus what it returned, byte for byte, as the simulator counts it;
- * "os" counts what the machine gave: the pages those ranges touch plus the
- * DMM's own metadata. High-water marks start at 0, or at the values of the
- * last tailor_dmm_reset_peak(). */
+ * "os" counts the resident bytes the simulator also counts: the pages those
+ * ranges touch plus the live state of the DMM's mechanisms (list heads,
+ * class tables, records of released ranges), taken after every operation
+ * that changed the bytes held. High-water marks start at the values when
+ * the DMM was set up, or at those of the last tailor_dmm_reset_peak(). */
 typedef struct tailor_dmm_stats {
   int active;                /* 1 if a DMM serves malloc, 0 otherwise (then all else is 0) */
   const char* name;          /* the DMM's name: a built-in's, or the spec's "name" */
   uint64_t held_bytes;       /* bytes held from the system now, as simulated */
   uint64_t held_high_water;  /* their high-water mark */
-  uint64_t os_bytes;         /* pages of the held ranges + metadata, now */
+  uint64_t os_bytes;         /* resident: pages of the held ranges + metadata, now */
   uint64_t os_high_water;    /* their high-water mark */
-  uint64_t metadata_bytes;   /* the DMM's own state (list heads, class tables) */
+  uint64_t metadata_bytes;   /* the DMM's own state now (list heads, class tables, released ranges) */
   uint64_t allocations;      /* blocks served by the DMM */
   uint64_t releases;         /* blocks it took back */
   uint64_t outside;          /* requests it could not model, served by default libtailor */

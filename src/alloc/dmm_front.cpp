@@ -88,6 +88,11 @@ RealMemory* g_memories[dmm::Composite<RealMemory>::kMaxParts];
 std::size_t g_memory_count = 0;
 char g_name[64] = "";
 std::uint64_t g_allocations = 0, g_releases = 0, g_outside = 0;
+// Resident bytes (docs/deploy.md): the pages the DMM's held ranges touch
+// plus the state of its mechanisms and memories, taken after every
+// operation that changed the bytes held, as the simulator takes them
+// (src/simulate/simulator.h), and their high-water mark.
+std::uint64_t g_resident = 0, g_resident_high = 0;
 Heap* g_fallback = nullptr;  // serves what the DMM cannot; used under the lock only
 
 std::size_t part_of(dmm::Address a) noexcept { return (a - g_dmm_base) >> kSpanShift; }
@@ -230,6 +235,13 @@ bool build_spec(const char* path) {
   return true;
 }
 
+void account_resident() noexcept {
+  std::uint64_t n = g_totals.os + g_dmm->state_bytes();
+  for (std::size_t i = 0; i < g_memory_count; ++i) n += g_memories[i]->state_bytes();
+  g_resident = n;
+  if (n > g_resident_high) g_resident_high = n;
+}
+
 void fork_prepare() { lock(); }
 void fork_parent() { unlock(); }
 void fork_child() { unlock(); }
@@ -281,15 +293,19 @@ void dmm_init() noexcept {
     g_memory_count = 0;
     return;
   }
+  account_resident();
   pthread_atfork(fork_prepare, fork_parent, fork_child);
   g_dmm_size = g_memory_count * kSpan;  // from here on, the DMM serves malloc
 }
 
 void* dmm_malloc(std::size_t size, std::size_t align) noexcept {
   Guard g;
+  const std::uint64_t held = g_totals.held;
   const dmm::Block b = g_dmm->allocate(size, align);
   if (b.address != 0) [[likely]] {
     ++g_allocations;
+    if (g_totals.held != held) [[unlikely]]
+      account_resident();
     return reinterpret_cast<void*>(b.address);
   }
   return outside(size, align);
@@ -299,7 +315,10 @@ void dmm_free(void* p) noexcept {
   Guard g;
   ++g_releases;
   const auto a = reinterpret_cast<dmm::Address>(p);
+  const std::uint64_t held = g_totals.held;
   g_dmm->release(part_of(a), a);
+  if (g_totals.held != held) [[unlikely]]
+    account_resident();
 }
 
 std::size_t dmm_usable(const void* p) noexcept {
@@ -332,11 +351,9 @@ void dmm_get_stats(tailor_dmm_stats* out) noexcept {
   out->name = g_name;
   out->held_bytes = g_totals.held;
   out->held_high_water = g_totals.held_high;
-  // The DMM's own state only grows (OsArena never reuses), so its current
-  // size is also its size at the peak.
-  out->metadata_bytes = OsArena::used();
-  out->os_bytes = g_totals.os + out->metadata_bytes;
-  out->os_high_water = g_totals.os_high + out->metadata_bytes;
+  out->metadata_bytes = g_resident - g_totals.os;
+  out->os_bytes = g_resident;
+  out->os_high_water = g_resident_high;
   out->allocations = g_allocations;
   out->releases = g_releases;
   out->outside = g_outside;
@@ -346,6 +363,7 @@ void dmm_reset_peak() noexcept {
   if (!dmm_active()) return;
   Guard g;
   g_totals.reset_peak();
+  g_resident_high = g_resident;
 }
 
 }  // namespace tailor::alloc

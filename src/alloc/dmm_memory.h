@@ -10,8 +10,9 @@
 // zero, as the mechanisms expect of fresh memory.
 //
 // Counters (MemoryTotals, summed over a DMM's memories): bytes held as the
-// simulator counts them (obtained minus released) and the pages those
-// ranges touch (what the machine gives), each with its high-water mark. OsArena holds the mechanisms' private state:
+// simulator counts them (obtained minus released), with their high-water
+// mark, and the pages those ranges touch (what the machine gives; the DMM
+// front end adds its state: dmm_front.cpp). OsArena holds the mechanisms' private state:
 // a bump allocator over a reserved range, whose bytes are the DMM's
 // metadata. Everything here runs under the DMM front end's lock.
 #pragma once
@@ -39,18 +40,14 @@ struct OsArena {
 /// The sums over a DMM's memories (one per allocator of its spec), with the
 /// high-water marks of the sums, as the simulator's DmmMemory keeps them.
 struct MemoryTotals {
-  std::uint64_t held = 0, held_high = 0, os = 0, os_high = 0;
+  std::uint64_t held = 0, held_high = 0, os = 0;
 
   void change(std::int64_t held_delta, std::int64_t os_delta) noexcept {
     held += static_cast<std::uint64_t>(held_delta);
     os += static_cast<std::uint64_t>(os_delta);
     if (held > held_high) held_high = held;
-    if (os > os_high) os_high = os;
   }
-  void reset_peak() noexcept {
-    held_high = held;
-    os_high = os;
-  }
+  void reset_peak() noexcept { held_high = held; }
 };
 
 class RealMemory {

@@ -53,6 +53,10 @@ nlohmann::json to_json(const simulate::Metrics& m) {
           {"coalesces", m.coalesces},
           {"energy_nj", m.energy_nj},
           {"memory_usage_bytes", m.memory_usage},
+          {"held_usage_bytes", m.held_usage},
+          {"pages_gained_bytes", m.pages_gained},
+          {"purges", m.purges},
+          {"zeroed_bytes", m.zeroed_bytes},
           {"peak_operation", m.peak_operation},
           {"requested_at_peak_bytes", m.requested_at_peak},
           {"block_bytes_at_peak", m.block_bytes_at_peak},
@@ -106,7 +110,8 @@ void print_text(const trace::Reader& r, const simulate::ReplayTrace& t, const st
   row("splits", [](const M& m) { return m.splits; });
   row("coalesces", [](const M& m) { return m.coalesces; });
   row("energy (mJ, docs/dmm.md model)", [](const M& m) { return fmt::format("{:.3f}", m.energy_nj / 1e6); });
-  row("memory usage (bytes)", [](const M& m) { return m.memory_usage; });
+  row("memory usage (resident bytes)", [](const M& m) { return m.memory_usage; });
+  row("held from the system (bytes)", [](const M& m) { return m.held_usage; });
   row("internal fragmentation (bytes)", [](const M& m) { return m.internal_fragmentation; });
   row("external fragmentation (bytes)", [](const M& m) { return m.external_fragmentation; });
   row("memory usage / max in use", [](const M& m) {

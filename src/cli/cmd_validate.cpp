@@ -41,7 +41,8 @@ struct ValidateCmdOptions {
 };
 
 struct Row {
-  std::string name;
+  std::string given;  // as --dmm named it
+  std::string name;   // shown: a spec file's name without its directory
   simulate::Metrics sim;
   double real_seconds = 0;
   double real_held = 0;  // tailor_dmm_get_stats held_high_water: bytes obtained - returned, as simulated
@@ -139,7 +140,8 @@ int validate_cmd(const ValidateCmdOptions& o) {
   std::vector<Row> rows(names.size());
   for (std::size_t i = 0; i < names.size(); ++i) {
     if (tty) fmt::print(stderr, "\r\033[Ksimulating {}", names[i]);
-    rows[i].name = names[i];
+    rows[i].given = names[i];
+    rows[i].name = names[i].find('/') == std::string::npos ? names[i] : names[i].substr(names[i].rfind('/') + 1);
     rows[i].sim = specs[i] ? simulate::simulate(replay_trace, *specs[i], {}, allocators[i].dmm)
                            : simulate::simulate(replay_trace, names[i]);
   }
@@ -177,9 +179,12 @@ int validate_cmd(const ValidateCmdOptions& o) {
     sim_time.push_back(st);
     real_time.push_back(rt);
     if (std::fabs(mem_diff) > o.tolerance) beyond = true;
-    out.push_back({{"dmm", row.name},
+    out.push_back({{"dmm", row.given},
                    {"runs_on", row.runs_on},
-                   {"simulated", {{"steps", row.sim.steps}, {"memory_usage_bytes", row.sim.memory_usage}}},
+                   {"simulated",
+                    {{"steps", row.sim.steps},
+                     {"memory_usage_bytes", row.sim.memory_usage},
+                     {"held_usage_bytes", row.sim.held_usage}}},
                    {"real",
                     {{"seconds", row.real_seconds},
                      {"held_high_water_bytes", row.real_held},
@@ -190,7 +195,7 @@ int validate_cmd(const ValidateCmdOptions& o) {
                     {{"time_normalized", pct(rt, st)},
                      {"memory_normalized", pct(rm, sm)},
                      {"memory", mem_diff},
-                     {"memory_as_simulated", pct(row.real_held, static_cast<double>(row.sim.memory_usage))}}}});
+                     {"held", pct(row.real_held, static_cast<double>(row.sim.held_usage))}}}});
   }
   const double rho = spearman(sim_time, real_time);
   if (o.json) {
@@ -205,16 +210,16 @@ int validate_cmd(const ValidateCmdOptions& o) {
     fmt::print("trace       {} ({} operations)\n", o.trace, replay_trace.operations.size());
     fmt::print("real        libtailor with TAILOR_DMM, replaying the trace (tailor replay), median of {} run(s)\n\n",
                o.runs);
-    fmt::print("{:<14} {:>12} {:>12} {:>8} {:>14} {:>14} {:>8} {:>14} {:>8}\n", "DMM", "sim time", "real time",
-               "diff %", "sim memory", "real memory", "diff %", "as simulated", "diff %");
+    fmt::print("{:<14} {:>12} {:>12} {:>8} {:>14} {:>14} {:>8} {:>14} {:>14} {:>8}\n", "DMM", "sim time", "real time",
+               "diff %", "sim memory", "real memory", "diff %", "sim held", "real held", "diff %");
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const auto& j = out[i];
       const auto& n = j["normalized_to_kng"];
       const auto& d = j["difference_pct"];
-      fmt::print("{:<14} {:>12.3f} {:>12.3f} {:>+8.2f} {:>14} {:>14.0f} {:>+8.2f} {:>14.0f} {:>+8.2f}\n", rows[i].name,
-                 n["simulated_time"].get<double>(), n["real_time"].get<double>(),
+      fmt::print("{:<14} {:>12.3f} {:>12.3f} {:>+8.2f} {:>14} {:>14.0f} {:>+8.2f} {:>14} {:>14.0f} {:>+8.2f}\n",
+                 rows[i].name, n["simulated_time"].get<double>(), n["real_time"].get<double>(),
                  d["time_normalized"].get<double>(), rows[i].sim.memory_usage, rows[i].real_os,
-                 d["memory"].get<double>(), rows[i].real_held, d["memory_as_simulated"].get<double>());
+                 d["memory"].get<double>(), rows[i].sim.held_usage, rows[i].real_held, d["held"].get<double>());
     }
     std::vector<std::size_t> by_sim(rows.size()), by_real(rows.size());
     std::iota(by_sim.begin(), by_sim.end(), 0);
@@ -227,8 +232,8 @@ int validate_cmd(const ValidateCmdOptions& o) {
       return s;
     };
     fmt::print("\ntime: simulated steps and real replay time, each over Kingsley's; memory: high-water mark of\n"
-               "bytes held from the system: simulated, real (pages the DMM's ranges touch + its own state), and\n"
-               "real counted as the simulator counts (bytes obtained - returned); diff: real against simulated\n\n");
+               "resident bytes (pages the DMM's held ranges touch + its own state), simulated and real; held:\n"
+               "high-water mark of bytes obtained - returned; diff: real against simulated\n\n");
     fmt::print("ranking by simulated time  {}\n", list(by_sim));
     fmt::print("ranking by real time       {}\n", list(by_real));
     fmt::print("Spearman                   {:.3f}\n", rho);

@@ -127,6 +127,18 @@ class Composite {
   std::uint64_t splits(std::size_t i) const noexcept { return parts_[i].ops->splits(parts_[i].self); }
   std::uint64_t coalesces(std::size_t i) const noexcept { return parts_[i].ops->coalesces(parts_[i].self); }
   std::uint64_t min_alignment(std::size_t i) const noexcept { return parts_[i].ops->min_alignment(parts_[i].self); }
+  /// Bytes of private state of a mechanism as one allocator of a
+  /// composition: its holder and what it keeps in the arena (class tables,
+  /// list heads). The simulator adds this for a built-in it runs alone, so
+  /// that its resident bytes are what libtailor's one-allocator DMM has.
+  template <class Mech>
+  static std::size_t state_of(const Mech& m) noexcept {
+    std::size_t n = sizeof(Holder<Mech>);
+    if constexpr (requires { m.state_bytes(); }) n += m.state_bytes();
+    return n;
+  }
+  /// Bytes of private state of allocator i.
+  std::size_t state_bytes(std::size_t i) const noexcept { return parts_[i].ops->state_bytes(parts_[i].self); }
   /// Bytes of private state (the parts and their class tables and lists).
   std::size_t state_bytes() const noexcept {
     std::size_t n = 0;
@@ -232,12 +244,7 @@ class Composite {
       return 0;
     }
     static std::uint64_t min_alignment(const void* p) { return min_alignment_of(static_cast<const Holder*>(p)->mech); }
-    static std::size_t state_bytes(const void* p) {
-      const Mech& m = static_cast<const Holder*>(p)->mech;
-      std::size_t n = sizeof(Holder);
-      if constexpr (requires { m.state_bytes(); }) n += m.state_bytes();
-      return n;
-    }
+    static std::size_t state_bytes(const void* p) { return state_of(static_cast<const Holder*>(p)->mech); }
     static void destroy(void* p) {
       static_cast<Holder*>(p)->~Holder();
       ArenaType::release(p, sizeof(Holder));

@@ -192,19 +192,22 @@ std::vector<simulate::AllocatorSpec> Evaluator::missing_runs(const std::vector<c
 
 namespace {
 
-// A run as bytes: a byte (1: made, 0: none), then six counters and the
-// held-bytes changes as native 64-bit words (the processes of one job share
+// A run as bytes: a byte (1: made, 0: none), then ten counters and the
+// held and resident bytes' changes as native 64-bit words (the processes of one job share
 // a byte order).
 void put(std::string& out, std::uint64_t v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); }
 
 std::string encode(const std::optional<simulate::PartResult>& r) {
   std::string out(1, r ? '\1' : '\0');
   if (!r) return out;
-  for (std::uint64_t v : {r->steps, r->reads, r->writes, r->splits, r->coalesces, r->system_requests}) put(out, v);
-  put(out, r->held.size());
-  for (const auto& [op, bytes] : r->held) {
-    put(out, op);
-    put(out, bytes);
+  for (std::uint64_t v : {r->steps, r->reads, r->writes, r->splits, r->coalesces, r->system_requests, r->pages_gained,
+                          r->purges, r->zeroed_bytes, r->base_resident})
+    put(out, v);
+  put(out, r->changes.size());
+  for (const auto& c : r->changes) {
+    put(out, c.operation);
+    put(out, c.held);
+    put(out, c.resident);
   }
   return out;
 }
@@ -221,13 +224,16 @@ std::optional<simulate::PartResult> decode(const std::string& in) {
   if (in.empty() || (in[0] != '\0' && in[0] != '\1')) throw std::invalid_argument("not a shared allocator run");
   if (in[0] == '\0') return std::nullopt;
   simulate::PartResult r;
-  for (std::uint64_t* v : {&r.steps, &r.reads, &r.writes, &r.splits, &r.coalesces, &r.system_requests}) *v = get();
+  for (std::uint64_t* v : {&r.steps, &r.reads, &r.writes, &r.splits, &r.coalesces, &r.system_requests, &r.pages_gained,
+                           &r.purges, &r.zeroed_bytes, &r.base_resident})
+    *v = get();
   const std::uint64_t n = get();
-  if (n > (in.size() - at) / 16) throw std::invalid_argument("a shared allocator run is cut");
-  r.held.resize(n);
-  for (auto& [op, bytes] : r.held) {
-    op = get();
-    bytes = get();
+  if (n > (in.size() - at) / 24) throw std::invalid_argument("a shared allocator run is cut");
+  r.changes.resize(n);
+  for (auto& c : r.changes) {
+    c.operation = get();
+    c.held = get();
+    c.resident = get();
   }
   if (at != in.size()) throw std::invalid_argument("a shared allocator run has trailing bytes");
   return r;

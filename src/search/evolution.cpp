@@ -71,6 +71,10 @@ nlohmann::json metrics_to_json(const simulate::Metrics& m) {
           {"splits", m.splits},
           {"coalesces", m.coalesces},
           {"memory_usage", m.memory_usage},
+          {"held_usage", m.held_usage},
+          {"pages_gained", m.pages_gained},
+          {"purges", m.purges},
+          {"zeroed_bytes", m.zeroed_bytes},
           {"peak_operation", m.peak_operation},
           {"requested_at_peak", m.requested_at_peak},
           {"block_bytes_at_peak", m.block_bytes_at_peak},
@@ -92,6 +96,10 @@ simulate::Metrics metrics_from_json(const nlohmann::json& j) {
   m.splits = get<std::uint64_t>(j, "splits");
   m.coalesces = get<std::uint64_t>(j, "coalesces");
   m.memory_usage = get<std::uint64_t>(j, "memory_usage");
+  m.held_usage = get<std::uint64_t>(j, "held_usage");
+  m.pages_gained = get<std::uint64_t>(j, "pages_gained");
+  m.purges = get<std::uint64_t>(j, "purges");
+  m.zeroed_bytes = get<std::uint64_t>(j, "zeroed_bytes");
   m.peak_operation = get<std::uint64_t>(j, "peak_operation");
   m.requested_at_peak = get<std::uint64_t>(j, "requested_at_peak");
   m.block_bytes_at_peak = get<std::uint64_t>(j, "block_bytes_at_peak");

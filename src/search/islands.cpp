@@ -22,7 +22,7 @@ namespace tailor::search {
 namespace {
 
 constexpr const char* kFormat = "tailor-search-checkpoint";
-constexpr int kVersion = 2;  // 2: emigrants in flight, taken one migration later
+constexpr int kVersion = 3;  // 2: emigrants in flight, taken one migration later; 3: resident memory, time model features
 
 // Islands [first, last) of process `p` of `processes` (contiguous blocks).
 std::pair<unsigned, unsigned> block(unsigned islands, unsigned processes, unsigned p) {

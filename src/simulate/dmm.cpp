@@ -104,6 +104,31 @@ std::uint64_t DmmMemory::system_requests() const noexcept {
   for (const auto& m : parts_) n += m->system_requests();
   return n;
 }
+std::uint64_t DmmMemory::page_bytes() const noexcept {
+  std::uint64_t n = 0;
+  for (const auto& m : parts_) n += m->page_bytes();
+  return n;
+}
+std::size_t DmmMemory::state_bytes() const noexcept {
+  std::size_t n = 0;
+  for (const auto& m : parts_) n += m->state_bytes();
+  return n;
+}
+std::uint64_t DmmMemory::pages_gained() const noexcept {
+  std::uint64_t n = 0;
+  for (const auto& m : parts_) n += m->pages_gained();
+  return n;
+}
+std::uint64_t DmmMemory::purges() const noexcept {
+  std::uint64_t n = 0;
+  for (const auto& m : parts_) n += m->purges();
+  return n;
+}
+std::uint64_t DmmMemory::zeroed_bytes() const noexcept {
+  std::uint64_t n = 0;
+  for (const auto& m : parts_) n += m->zeroed_bytes();
+  return n;
+}
 bool DmmMemory::holds(Address address, std::uint64_t bytes) const noexcept {
   const std::size_t i = (address >> 40) - 1;
   return address >> 40 != 0 && i < parts_.size() && parts_[i]->holds(address, bytes);

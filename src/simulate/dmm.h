@@ -43,6 +43,12 @@ class DmmMemory final : public MemoryAccount {
   std::uint64_t reads() const noexcept override;
   std::uint64_t writes() const noexcept override;
   std::uint64_t system_requests() const noexcept override;
+  /// Sums over the allocators' memories (simulated_memory.h).
+  std::uint64_t page_bytes() const noexcept;
+  std::size_t state_bytes() const noexcept;
+  std::uint64_t pages_gained() const noexcept;
+  std::uint64_t purges() const noexcept;
+  std::uint64_t zeroed_bytes() const noexcept;
   bool holds(Address address, std::uint64_t bytes) const noexcept override;
   std::vector<Region> held_regions() const override;
 
@@ -88,6 +94,9 @@ class Dmm {
   std::size_t parts() const noexcept { return dmm_.parts(); }
   /// Bytes of the mechanisms' own state (what a real DMM keeps beside its heap).
   std::size_t state_bytes() const noexcept { return dmm_.state_bytes(); }
+  /// Resident bytes now: the pages the held ranges touch, the memories' and
+  /// the mechanisms' own state (what libtailor's DMM counts as os_bytes).
+  std::uint64_t resident_bytes() const noexcept { return memory_.page_bytes() + memory_.state_bytes() + state_bytes(); }
 
   /// Size classes of an allocator of `spec` over range (min, max] (tests, docs).
   static SizeClasses classes_for(const AllocatorSpec& a, const std::vector<std::uint64_t>& exact_sizes);

@@ -29,12 +29,19 @@ struct Metrics {
   std::uint64_t system_requests = 0;   ///< obtain + release calls to the system
   std::uint64_t splits = 0;            ///< blocks split
   std::uint64_t coalesces = 0;         ///< merges of two free blocks
-  std::uint64_t memory_usage = 0;      ///< high-water mark of bytes held from the system
-  std::uint64_t peak_operation = 0;    ///< operation after which held first reached memory_usage
+  /// High-water mark of resident bytes: the pages the held ranges touch
+  /// plus the DMM's own state (class tables, list heads, records of
+  /// released ranges), what the machine gives a DMM run for real.
+  std::uint64_t memory_usage = 0;
+  std::uint64_t held_usage = 0;        ///< high-water mark of bytes held from the system (seed 002's memory usage)
+  std::uint64_t peak_operation = 0;    ///< operation after which held first reached held_usage
   std::uint64_t requested_at_peak = 0;
   std::uint64_t block_bytes_at_peak = 0;
   std::uint64_t internal_fragmentation = 0;  ///< block_bytes_at_peak - requested_at_peak
-  std::uint64_t external_fragmentation = 0;  ///< memory_usage - block_bytes_at_peak
+  std::uint64_t external_fragmentation = 0;  ///< held_usage - block_bytes_at_peak
+  std::uint64_t pages_gained = 0;      ///< bytes of pages that became held (faulted in when first touched)
+  std::uint64_t purges = 0;            ///< releases that gave whole pages back
+  std::uint64_t zeroed_bytes = 0;      ///< bytes of released ranges zeroed by hand
   double energy_nj = 0;                ///< energy.h's model of steps, accesses and memory usage
   std::uint64_t max_in_use = 0;        ///< of the trace (requested bytes), for reference
   double seconds = 0;                  ///< wall time of the simulation loop

@@ -35,7 +35,10 @@ std::optional<PartResult> simulate_part(const ReplayTrace& trace, const Allocato
   } one_part{dmm}, *part = &one_part;
   const std::uint64_t lo = a.min, hi = a.max ? *a.max : UINT64_MAX;
   std::vector<Address> live(trace.summary.max_live_blocks);
+  // As the whole DMM counts it (dmm.h): pages, the memory's and the allocator's state.
+  auto resident = [&] { return memory.page_bytes() + memory.state_bytes() + dmm.state_bytes(0); };
   PartResult r;
+  r.base_resident = resident();
   std::uint64_t held = 0, simulated = 0;
   const Operation* ops = trace.operations.data();
   const std::uint64_t* sizes = trace.sizes.data();
@@ -60,7 +63,7 @@ std::optional<PartResult> simulate_part(const ReplayTrace& trace, const Allocato
       part->release(live[op.block]);
     if (memory.held() != held) [[unlikely]] {
       held = memory.held();
-      r.held.emplace_back(i, held);
+      r.changes.push_back({i, held, resident()});
     }
     // Checked every 64 operations of this allocator: one operation can cost as
     // many steps as a free list is long.
@@ -74,6 +77,9 @@ std::optional<PartResult> simulate_part(const ReplayTrace& trace, const Allocato
   r.reads = memory.reads();
   r.writes = memory.writes();
   r.system_requests = memory.system_requests();
+  r.pages_gained = memory.pages_gained();
+  r.purges = memory.purges();
+  r.zeroed_bytes = memory.zeroed_bytes();
   return r;
 }
 
@@ -88,24 +94,34 @@ Metrics combine_parts(const std::vector<const PartResult*>& parts, const ReplayT
     m.splits += p->splits;
     m.coalesces += p->coalesces;
     m.system_requests += p->system_requests;
+    m.pages_gained += p->pages_gained;
+    m.purges += p->purges;
+    m.zeroed_bytes += p->zeroed_bytes;
   }
-  // The peak of the summed held bytes: merge the parts' changes by operation;
-  // the sum is taken after all the changes of one operation (one part each).
-  std::vector<std::uint64_t> current(parts.size(), 0);
+  // The peaks of the summed held and resident bytes: merge the parts'
+  // changes by operation; the sums are taken after all the changes of one
+  // operation (one part each).
+  std::vector<PartResult::Change> current(parts.size());
   std::vector<std::size_t> next(parts.size(), 0);
   using Item = std::pair<std::uint64_t, std::size_t>;  // (operation, part)
   std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
-  for (std::size_t k = 0; k < parts.size(); ++k)
-    if (!parts[k]->held.empty()) queue.emplace(parts[k]->held[0].first, k);
-  std::uint64_t sum = 0;
+  std::uint64_t held = 0, resident = 0;
+  for (std::size_t k = 0; k < parts.size(); ++k) {
+    current[k].resident = parts[k]->base_resident;
+    resident += parts[k]->base_resident;
+    if (!parts[k]->changes.empty()) queue.emplace(parts[k]->changes[0].operation, k);
+  }
+  m.memory_usage = resident;
   while (!queue.empty()) {
     const auto [op, k] = queue.top();
     queue.pop();
-    const auto& change = parts[k]->held[next[k]++];
-    sum = sum - current[k] + change.second;
-    current[k] = change.second;
-    if (sum > m.memory_usage) m.memory_usage = sum, m.peak_operation = op;
-    if (next[k] < parts[k]->held.size()) queue.emplace(parts[k]->held[next[k]].first, k);
+    const PartResult::Change& change = parts[k]->changes[next[k]++];
+    held = held - current[k].held + change.held;
+    resident = resident - current[k].resident + change.resident;
+    current[k] = change;
+    if (held > m.held_usage) m.held_usage = held, m.peak_operation = op;
+    if (resident > m.memory_usage) m.memory_usage = resident;
+    if (next[k] < parts[k]->changes.size()) queue.emplace(parts[k]->changes[next[k]].operation, k);
   }
   m.energy_nj = EnergyModel::energy_nj(m.steps, m.reads + m.writes, m.memory_usage);
   return m;

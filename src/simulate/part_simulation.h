@@ -4,8 +4,9 @@
 // so each sees only the operations routed to it and its metrics do not
 // depend on the others: a DMM's steps, accesses, splits and coalesces are the
 // sums of its allocators', and its memory usage is the peak of the sum of
-// their held bytes over time, which the held-bytes changes recorded here let
-// one compute exactly (combine_parts). The search (src/search) caches these
+// their resident bytes over time (and its held usage that of their held
+// bytes), which the changes recorded here let one compute exactly
+// (combine_parts). The search (src/search) caches these
 // per allocator, so an allocator shared by many candidate DMMs is simulated
 // once, as ../shared/docs/field-notes.md suggests.
 #pragma once
@@ -24,8 +25,15 @@ namespace tailor::simulate {
 
 struct PartResult {
   std::uint64_t steps = 0, reads = 0, writes = 0, splits = 0, coalesces = 0, system_requests = 0;
-  /// (operation index, bytes held after it) at every operation that changed them.
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> held;
+  std::uint64_t pages_gained = 0, purges = 0, zeroed_bytes = 0;
+  /// Resident bytes before the first operation: the allocator's own state.
+  std::uint64_t base_resident = 0;
+  struct Change {
+    std::uint64_t operation = 0, held = 0, resident = 0;
+    friend bool operator==(const Change&, const Change&) = default;
+  };
+  /// Bytes held and resident after every operation that changed them.
+  std::vector<Change> changes;
 };
 
 /// Simulates allocator `a` (with its range) on the operations of `trace`

@@ -36,6 +36,7 @@ Address SimulatedMemory::obtain(std::uint64_t bytes, std::uint64_t alignment) {
   if (alignment == 0 || (alignment & (alignment - 1)) != 0)
     throw std::invalid_argument("SimulatedMemory::obtain: alignment " + std::to_string(alignment) +
                                 " is not a power of two");
+  const std::uint64_t pages_before = space_.os_bytes();
   const Address start = bytes == 0 ? space_.bump() : space_.obtain(bytes, alignment);
   if (start == 0)
     throw std::length_error("SimulatedMemory::obtain: the simulated address space is exhausted (request of " +
@@ -49,6 +50,7 @@ Address SimulatedMemory::obtain(std::uint64_t bytes, std::uint64_t alignment) {
   held_ += bytes;
   high_water_ = std::max(high_water_, held_);
   page_high_water_ = std::max(page_high_water_, space_.os_bytes());
+  pages_gained_ += space_.os_bytes() - pages_before;
   return start;
 }
 
@@ -70,8 +72,16 @@ void SimulatedMemory::release(Address address, std::uint64_t bytes) {
   }
   ++requests_;
   held_ -= bytes;
-  // Released memory reads as zero when it is obtained again, as fresh pages do.
-  space_.release(address, bytes);
+  // Released memory reads as zero when it is obtained again, as fresh pages
+  // do. A real memory (src/alloc/dmm_memory.h) gives the whole pages back and
+  // zeroes the rest by hand: counted for the time model.
+  const dmm::PageRange back = space_.release(address, bytes);
+  if (back.start < back.end) {
+    ++purges_;
+    zeroed_ += std::max(back.start, address) - address + (address + bytes - std::min(back.end, address + bytes));
+  } else {
+    zeroed_ += bytes;
+  }
   zero(address, address + bytes);
 }
 

@@ -72,6 +72,18 @@ class SimulatedMemory final : public MemoryAccount {
   /// Bytes of the 4 KiB pages held ranges touch (what a real memory costs), and their high-water mark.
   std::uint64_t page_bytes() const noexcept { return space_.os_bytes(); }
   std::uint64_t page_high_water() const noexcept { return page_high_water_; }
+  /// Bytes of the memory's own state (its table of released ranges), which
+  /// a real memory keeps beside the DMM's.
+  std::size_t state_bytes() const noexcept { return space_.state_bytes(); }
+  /// Bytes of pages that became held over the run (each is faulted in when
+  /// first touched: a real memory gives released pages back to the machine).
+  std::uint64_t pages_gained() const noexcept { return pages_gained_; }
+  /// Releases that gave whole pages back (madvise for a real memory), and
+  /// bytes of released ranges zeroed by hand (those that stay, shared with a neighbour).
+  std::uint64_t purges() const noexcept { return purges_; }
+  std::uint64_t zeroed_bytes() const noexcept { return zeroed_; }
+  /// Takes back reads counted for bookkeeping that a real run does not do.
+  void discount_reads(std::uint64_t n) noexcept { reads_ -= n; }
   Address base() const noexcept { return base_; }
   /// Regions currently held, in increasing address order.
   const std::vector<Region>& regions() const noexcept { return regions_; }
@@ -101,6 +113,7 @@ class SimulatedMemory final : public MemoryAccount {
   Address base_, limit_;
   dmm::AddressSpace<HeapArena> space_;
   std::uint64_t reads_ = 0, writes_ = 0, requests_ = 0, held_ = 0, high_water_ = 0, page_high_water_ = 0;
+  std::uint64_t pages_gained_ = 0, purges_ = 0, zeroed_ = 0;
 };
 
 static_assert(Memory<SimulatedMemory>);

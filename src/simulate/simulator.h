@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dmm/composite.h"
 #include "dmm_names.h"
 #include "checker.h"
 #include "dmm_spec.h"
@@ -68,6 +69,19 @@ namespace detail {
 /// Throws std::length_error: the allocator cannot serve a request.
 [[noreturn]] void unservable(std::uint64_t bytes, std::uint64_t alignment);
 
+/// Resident bytes of an allocator on its memory now: the pages its held
+/// ranges touch, the memory's own state and the allocator's (a built-in
+/// counted as libtailor runs it: one allocator of a composition).
+template <class A, class Mem>
+std::uint64_t resident_bytes(const A& allocator, const Mem& memory) {
+  if constexpr (requires { allocator.resident_bytes(); })
+    return allocator.resident_bytes();
+  else if constexpr (requires { memory.page_bytes(); })
+    return memory.page_bytes() + memory.state_bytes() + dmm::Composite<SimulatedMemory>::state_of(allocator);
+  else
+    return memory.held();
+}
+
 struct NoCheck {
   void allocated(std::uint64_t, std::uint64_t, std::uint64_t, const Block&) {}
   void released(std::uint64_t, Address, std::uint64_t, std::uint64_t) {}
@@ -118,6 +132,8 @@ Metrics run(A& allocator, const Mem& memory, Feed& feed, const SimulateOptions& 
   Metrics m;
   m.series.reserve(expected / every + 2);
   std::uint64_t requested = 0, block_bytes = 0, peak = 0, next_sample = every - 1;
+  // Resident bytes change only with the bytes held (a system request): taken then.
+  std::uint64_t last_held = memory.held(), resident_peak = resident_bytes(allocator, memory);
   std::chrono::steady_clock::duration working{};
 
   std::uint64_t done = 0;
@@ -156,6 +172,10 @@ Metrics run(A& allocator, const Mem& memory, Feed& feed, const SimulateOptions& 
         block_bytes -= b.block_bytes;
       }
       observer.after(i, requested);
+      if (memory.held() != last_held) [[unlikely]] {
+        last_held = memory.held();
+        resident_peak = std::max(resident_peak, resident_bytes(allocator, memory));
+      }
       if (memory.held() > peak) [[unlikely]] {
         peak = memory.held();
         m.peak_operation = i;
@@ -185,9 +205,15 @@ Metrics run(A& allocator, const Mem& memory, Feed& feed, const SimulateOptions& 
   m.system_requests = memory.system_requests();
   if constexpr (requires { allocator.splits(); }) m.splits = allocator.splits();
   if constexpr (requires { allocator.coalesces(); }) m.coalesces = allocator.coalesces();
-  m.memory_usage = memory.held_high_water();
+  m.held_usage = memory.held_high_water();
+  m.memory_usage = resident_peak;
+  if constexpr (requires { memory.pages_gained(); }) {
+    m.pages_gained = memory.pages_gained();
+    m.purges = memory.purges();
+    m.zeroed_bytes = memory.zeroed_bytes();
+  }
   m.internal_fragmentation = m.block_bytes_at_peak - m.requested_at_peak;
-  m.external_fragmentation = m.memory_usage - m.block_bytes_at_peak;
+  m.external_fragmentation = m.held_usage - m.block_bytes_at_peak;
   m.energy_nj = EnergyModel::energy_nj(m.steps, m.reads + m.writes, m.memory_usage);
   return m;
 }

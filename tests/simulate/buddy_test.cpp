@@ -554,7 +554,7 @@ TEST(Buddies, CheckerPassesOnARandomTrace) {
     EXPECT_EQ(plain.writes, checked.writes) << name;
     EXPECT_EQ(plain.memory_usage, checked.memory_usage) << name;
     EXPECT_EQ(plain.internal_fragmentation + plain.external_fragmentation + plain.requested_at_peak,
-              plain.memory_usage)
+              plain.held_usage)
         << name;
   }
 }

@@ -225,7 +225,7 @@ TEST(Checker, KingsleyOnARandomTrace) {
   EXPECT_EQ(plain.internal_fragmentation, checked.internal_fragmentation);
   EXPECT_EQ(plain.external_fragmentation, checked.external_fragmentation);
   EXPECT_EQ(plain.internal_fragmentation + plain.external_fragmentation + plain.requested_at_peak,
-            plain.memory_usage);
+            plain.held_usage);
   EXPECT_EQ(plain.series.size(), sim::SimulateOptions::kDefaultSamples + 1);  // every n/1000 ops, and the last
 }
 

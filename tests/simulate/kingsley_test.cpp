@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "dmm/composite.h"
 #include "dmm/kingsley.h"
 #include "replay_trace.h"
 #include "simulated_memory.h"
@@ -138,7 +139,12 @@ TEST(Kingsley, ThreeEventTraceMetrics) {
   EXPECT_EQ(m.reads, 1u + 1u + 1u);    // head link, head link, header
   EXPECT_EQ(m.writes, 256u + 1u + 1u);  // links + header, header, link
   EXPECT_EQ(m.system_requests, 2u);
-  EXPECT_EQ(m.memory_usage, 8184u);
+  EXPECT_EQ(m.held_usage, 8184u);
+  {  // resident: the two pages those bytes touch and the state libtailor's Kingsley keeps
+    sim::SimulatedMemory memory;
+    const Kng k(memory);
+    EXPECT_EQ(m.memory_usage, 8192u + tailor::dmm::Composite<sim::SimulatedMemory>::state_of(k));
+  }
   EXPECT_EQ(m.peak_operation, 0u);
   EXPECT_EQ(m.requested_at_peak, 1u);
   EXPECT_EQ(m.block_bytes_at_peak, 16u);
