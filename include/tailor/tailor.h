@@ -104,6 +104,10 @@ typedef struct tailor_dmm_stats {
   uint64_t allocations;      /* blocks served by the DMM */
   uint64_t releases;         /* blocks it took back */
   uint64_t outside;          /* requests it could not model, served by default libtailor */
+  uint64_t front_limit;      /* blocks per bin of the threads' fronts (TAILOR_DMM_FRONT; 0: none) */
+  uint64_t front_hits;       /* requests the fronts served without the DMM */
+  uint64_t front_kept;       /* frees the fronts kept for reuse */
+  uint64_t front_blocks;     /* blocks in the fronts now (held by the DMM, free for the program) */
 } tailor_dmm_stats;
 TAILOR_API void tailor_dmm_get_stats_sized(tailor_dmm_stats* out, size_t size);
 static inline void tailor_dmm_get_stats(tailor_dmm_stats* out) { tailor_dmm_get_stats_sized(out, sizeof *out); }

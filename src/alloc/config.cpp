@@ -54,6 +54,8 @@ const Spec kSpecs[] = {
      "on_error", 0, 0, 2, false, false},
     {{"TAILOR_SECURE", "count", "1: hardened mode (docs/allocator.md, \"Secure mode\"): canaries, guard pages, out-of-line metadata, random placement, use-after-free checks; 0 off"},
      "secure", 0, 0, 1, false, false},
+    {{"TAILOR_DMM_FRONT", "count", "with TAILOR_DMM: free blocks of up to 1 KiB each thread keeps per size (8-byte steps) in front of the DMM, reused without it (docs/deploy.md); 0: none"},
+     "dmm_front", 16, 0, 1024, false, false},
 };
 
 // Parameters whose values are words (their index is the value).

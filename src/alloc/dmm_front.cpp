@@ -16,6 +16,7 @@
 #include "dmm/binary_buddy.h"
 #include "dmm/composite.h"
 #include "dmm/fibonacci_buddy.h"
+#include "dmm/front.h"
 #include "dmm/kingsley.h"
 #include "dmm/lea.h"
 #include "dmm/segregated_lists.h"
@@ -97,6 +98,30 @@ Heap* g_fallback = nullptr;  // serves what the DMM cannot; used under the lock 
 
 std::size_t part_of(dmm::Address a) noexcept { return (a - g_dmm_base) >> kSpanShift; }
 
+// ---------------------------------------------------------------- the front
+
+// The cache of free blocks in front of the DMM (dmm/front.h), one per thread
+// that allocates or frees: its bins are the thread's alone, so a request it
+// serves takes no lock; it passes requests and blocks on to the DMM under
+// the lock. A thread that ends gives its blocks back (front_done) and its
+// Front goes on a list for the next thread. Fronts come from the arena and
+// live for ever; every one made is on g_fronts (stats sum their counters).
+struct ThreadFront {
+  dmm::Front front;
+  dmm::FrontCounters counters;
+  ThreadFront* next_all = nullptr;
+  ThreadFront* next_spare = nullptr;
+};
+unsigned g_front_limit = 0;  // blocks per bin; 0: no front
+std::uint8_t g_owner[dmm::Front::kBins + 1];
+ThreadFront* g_fronts = nullptr;   // every front made (under the lock)
+ThreadFront* g_spares = nullptr;   // fronts of threads that ended (under the lock)
+pthread_key_t g_front_key;
+thread_local constinit ThreadFront* tl_front __attribute__((tls_model("initial-exec"))) = nullptr;
+
+std::uint64_t load_word(dmm::Address a) noexcept { return *reinterpret_cast<const std::uint64_t*>(a); }
+void store_word(dmm::Address a, std::uint64_t v) noexcept { *reinterpret_cast<std::uint64_t*>(a) = v; }
+
 template <class T, class... Args>
 T* make(Args&&... args) {
   void* p = OsArena::allocate(sizeof(T));
@@ -159,10 +184,16 @@ struct ScratchSizes {
 };
 
 // The built-in DMMs, as the simulator builds them (src/simulate/simulator.cpp).
+bool is_builtin(const char* name) {
+  for (const char* n : {"kng", "lea", "fib", "buddy", "s10", "exa"})
+    if (std::strcmp(name, n) == 0) return true;
+  return false;
+}
+
+// A built-in (is_builtin) as the DMM; false, reported, if it cannot be set up.
 bool build_builtin(const char* name, const char* setting) {
   using M = RealMemory;
   auto is = [&](const char* n) { return std::strcmp(name, n) == 0; };
-  if (!is("kng") && !is("lea") && !is("fib") && !is("buddy") && !is("s10") && !is("exa")) return false;
   if (!reserve(1)) {
     report(setting, "cannot reserve the DMM's address space");
     return false;
@@ -242,6 +273,41 @@ void account_resident() noexcept {
   if (n > g_resident_high) g_resident_high = n;
 }
 
+// The calling thread's front, made (or taken from a thread that ended) on
+// its first use; nullptr if the arena is out of room. Under the lock.
+ThreadFront* front_locked() noexcept {
+  if (tl_front != nullptr) return tl_front;
+  ThreadFront* f = g_spares;
+  if (f != nullptr) {
+    g_spares = f->next_spare;
+  } else {
+    void* p = OsArena::allocate(sizeof(ThreadFront));
+    if (p == nullptr) return nullptr;
+    f = ::new (p) ThreadFront;
+    f->next_all = g_fronts;
+    g_fronts = f;
+  }
+  tl_front = f;
+  pthread_setspecific(g_front_key, f);
+  return f;
+}
+
+// A thread ends: its blocks go back to the DMM, its front to the spares.
+void front_done(void* value) {
+  auto* f = static_cast<ThreadFront*>(value);
+  if (f == nullptr) return;
+  lock();
+  f->front.drain(load_word, [](dmm::Address a) {
+    ++g_releases;
+    g_dmm->release(part_of(a), a);
+  });
+  f->next_spare = g_spares;
+  g_spares = f;
+  account_resident();
+  unlock();
+  tl_front = nullptr;
+}
+
 void fork_prepare() { lock(); }
 void fork_parent() { unlock(); }
 void fork_child() { unlock(); }
@@ -254,7 +320,7 @@ void* outside(std::size_t size, std::size_t align) noexcept {
     return nullptr;
   }
   ++g_outside;
-  return align > 16 ? heap_malloc_aligned_on(g_fallback, size, align) : heap_malloc_generic(g_fallback, size);
+  return align > 16 ? heap_malloc_aligned_on(g_fallback, size, align) : heap_malloc_unrouted(g_fallback, size);
 }
 
 }  // namespace
@@ -283,9 +349,8 @@ void dmm_init() noexcept {
   if (file) {
     ok = build_spec(setting);
   } else {
-    ok = build_builtin(setting, setting);
-    if (!ok && g_memory_count == 0)
-      report(setting, "unknown DMM (built-ins: kng, lea, fib, buddy, s10, exa; or a JSON spec file)");
+    ok = is_builtin(setting) && build_builtin(setting, setting);
+    if (!is_builtin(setting)) report(setting, "unknown DMM (built-ins: kng, lea, fib, buddy, s10, exa; or a JSON spec file)");
   }
   if (!ok) {
     if (g_dmm_base != 0 && g_memory_count > 0) os::release(reinterpret_cast<void*>(g_dmm_base), g_memory_count * kSpan);
@@ -294,11 +359,28 @@ void dmm_init() noexcept {
     return;
   }
   account_resident();
+  g_front_limit = static_cast<unsigned>(g_config.value[static_cast<int>(Param::kDmmFront)]);
+  if (g_front_limit > 0) {
+    dmm::Front::owners(g_owner, [](std::uint64_t bytes) { return g_dmm->part_for(bytes); });
+    if (pthread_key_create(&g_front_key, &front_done) != 0) g_front_limit = 0;
+  }
   pthread_atfork(fork_prepare, fork_parent, fork_child);
   g_dmm_size = g_memory_count * kSpan;  // from here on, the DMM serves malloc
 }
 
 void* dmm_malloc(std::size_t size, std::size_t align) noexcept {
+  unsigned bin = 0;
+  if (g_front_limit > 0) {
+    bin = dmm::Front::bin_of_request(size, align);
+    if (bin != 0 && g_owner[bin] == dmm::Front::kNoOwner) bin = 0;
+    if (ThreadFront* f = tl_front; bin != 0 && f != nullptr) {
+      if (const dmm::Address a = f->front.take(bin, size, load_word); a != 0) {
+        ++f->counters.hits;
+        return reinterpret_cast<void*>(a);
+      }
+      ++f->counters.misses;
+    }
+  }
   Guard g;
   const std::uint64_t held = g_totals.held;
   const dmm::Block b = g_dmm->allocate(size, align);
@@ -306,6 +388,13 @@ void* dmm_malloc(std::size_t size, std::size_t align) noexcept {
     ++g_allocations;
     if (g_totals.held != held) [[unlikely]]
       account_resident();
+    if (bin != 0) {  // the bin such blocks come back to (dmm/front.h, "learn")
+      ThreadFront* f = front_locked();
+      if (f != nullptr && !f->front.learned(bin)) {
+        const unsigned t = dmm::Front::bin_of_block(b.address, g_dmm->usable(part_of(b.address), b.address));
+        f->front.learn(bin, t != 0 && g_owner[t] == g_owner[bin] ? t : bin);
+      }
+    }
     return reinterpret_cast<void*>(b.address);
   }
   return outside(size, align);
@@ -313,8 +402,23 @@ void* dmm_malloc(std::size_t size, std::size_t align) noexcept {
 
 void dmm_free(void* p) noexcept {
   Guard g;
-  ++g_releases;
   const auto a = reinterpret_cast<dmm::Address>(p);
+  if (g_front_limit > 0) {
+    // The block's usable bytes come from its header, which a neighbour's
+    // release may be rewriting: under the lock (none while single-threaded).
+    const std::size_t part = part_of(a);
+    const unsigned b = dmm::Front::bin_of_block(a, g_dmm->usable(part, a));
+    if (b != 0 && g_owner[b] == part) {
+      if (ThreadFront* f = front_locked(); f != nullptr) {
+        if (f->front.push(b, a, g_front_limit, store_word)) {
+          ++f->counters.kept;
+          return;
+        }
+        ++f->counters.passed;
+      }
+    }
+  }
+  ++g_releases;
   const std::uint64_t held = g_totals.held;
   g_dmm->release(part_of(a), a);
   if (g_totals.held != held) [[unlikely]]
@@ -357,6 +461,12 @@ void dmm_get_stats(tailor_dmm_stats* out) noexcept {
   out->allocations = g_allocations;
   out->releases = g_releases;
   out->outside = g_outside;
+  out->front_limit = g_front_limit;
+  for (const ThreadFront* f = g_fronts; f != nullptr; f = f->next_all) {  // other threads' counts: racy snapshots
+    out->front_hits += f->counters.hits;
+    out->front_kept += f->counters.kept;
+    out->front_blocks += f->front.blocks();
+  }
 }
 
 void dmm_reset_peak() noexcept {

@@ -436,12 +436,16 @@ __attribute__((always_inline)) inline void* malloc_slow(Heap* h, std::size_t siz
 
 // Both only test for pools and jump: the pools' routing must not start
 // behind the registers the slow path saves.
+// A DMM serving malloc (dmm_front.h) is tested first: its threads never get
+// a heap, so every request of theirs comes here.
 void* heap_malloc_generic(Heap* h, std::size_t size) noexcept {
+  if (__builtin_expect(dmm_active(), 0)) return dmm_malloc(size, 0);
   if (__builtin_expect(pools_active(), 0)) return pools_malloc(h, size, __builtin_return_address(0));
   return heap_malloc_unrouted(h, size);
 }
 
 void* heap_malloc_site(Heap* h, std::size_t size, const void* site) noexcept {
+  if (__builtin_expect(dmm_active(), 0)) return dmm_malloc(size, 0);
   if (__builtin_expect(pools_active(), 0)) return pools_malloc(h, size, site);
   return heap_malloc_unrouted(h, size);
 }

@@ -272,6 +272,10 @@ bool size_check(const char* fn, void* p, std::size_t size, std::size_t align, bo
 }
 
 void free_not_mine(void* p) noexcept {
+  if (dmm_owns(p)) {  // a block of the DMM serving malloc (dmm_front.h): first, it is all there is
+    dmm_free(p);
+    return;
+  }
   if (p == nullptr) return;
   if (secure_block(p)) {  // at once
     secure_free("free", p, false, 0);

@@ -30,6 +30,7 @@ struct SimulateCmdOptions {
   bool check = false;
   bool load_first = false;
   unsigned threads = 0;
+  unsigned front = dmm::Front::kDefaultLimit;
 };
 
 std::vector<std::string> split_names(const std::string& list) {
@@ -57,6 +58,8 @@ nlohmann::json to_json(const simulate::Metrics& m) {
           {"pages_gained_bytes", m.pages_gained},
           {"purges", m.purges},
           {"zeroed_bytes", m.zeroed_bytes},
+          {"front",
+           {{"hits", m.front_hits}, {"misses", m.front_misses}, {"kept", m.front_kept}, {"passed", m.front_passed}}},
           {"peak_operation", m.peak_operation},
           {"requested_at_peak_bytes", m.requested_at_peak},
           {"block_bytes_at_peak", m.block_bytes_at_peak},
@@ -189,6 +192,7 @@ std::vector<simulate::Metrics> run_jobs(const std::vector<Job>& jobs, simulate::
       const std::size_t i = order[k];
       simulate::SimulateOptions so;
       so.check = o.check;
+      so.front = o.front;
       so.progress = [&, i](std::uint64_t d, std::uint64_t) { done[i] = d; };
       try {
         if (streaming(jobs[i])) {
@@ -317,6 +321,11 @@ void add_simulate(CLI::App& app, Runner& run) {
                   "Comma-separated DMMs: built-ins (" + known + ") or DMM spec files (FILE.json, docs/dmm.md)")
       ->capture_default_str();
   cmd->add_option("--threads", o->threads, "DMMs simulated at once (default: one per core)");
+  cmd->add_option("--front", o->front,
+                  "Blocks per bin of the front of free blocks before the DMM (TAILOR_DMM_FRONT of the real run, "
+                  "docs/deploy.md); 0: the DMM alone")
+      ->check(CLI::Range(0u, dmm::Front::kMaxLimit))
+      ->capture_default_str();
   cmd->add_flag("--json", o->json, "Machine-readable output (with the time series)");
   cmd->add_flag("--load-first", o->load_first,
                 "Load the whole trace before simulating (by default the DMMs that can follow the load run beside "

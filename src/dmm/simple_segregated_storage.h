@@ -82,6 +82,7 @@ class SimpleSegregatedStorage {
       k.bytes = round(std::max(classes_.upper(c), min), config.alignment);
       k.align = k.bytes % 16 == 0 ? std::max<std::uint64_t>(16, config.alignment) : config.alignment;
       k.first = std::max<std::uint64_t>(8, k.align);
+      k.magic = UINT64_MAX / k.bytes + 1;
       k.list = FreeBlocks(config.structure, config.fit, config.policy);
       k.list.set_uniform(uniform());
     }
@@ -131,7 +132,7 @@ class SimpleSegregatedStorage {
   std::uint64_t usable(Address address) {
     const Address area = address & ~(config_.chunk - 1);
     const ClassState& k = classes_state_[static_cast<std::uint32_t>(memory_.load(area))];
-    const Address block = area + k.first + (address - area - k.first) / k.bytes * k.bytes;
+    const Address block = block_of(area, k, address);
     return block + k.bytes - address;
   }
 
@@ -139,7 +140,7 @@ class SimpleSegregatedStorage {
     const Address area = address & ~(config_.chunk - 1);
     const auto c = static_cast<std::uint32_t>(memory_.load(area));
     ClassState& k = classes_state_[c];
-    const Address block = area + k.first + (address - area - k.first) / k.bytes * k.bytes;
+    const Address block = block_of(area, k, address);
     if (!uniform()) memory_.store(block, k.bytes);  // the size word the structure's search reads
     k.list.put(memory_, steps_, block, k.bytes);
     hot_ = block;
@@ -156,8 +157,22 @@ class SimpleSegregatedStorage {
     std::uint64_t bytes = 0;
     std::uint64_t align = 16;  ///< of its blocks: 16 when their size is a multiple of 16, else the config's
     std::uint64_t first = 16;  ///< offset of an area's first block (after its class word)
+    std::uint64_t magic = 0;   ///< 2^64 / bytes rounded up: the block index without a division
     Address bump = 0, end = 0;
   };
+
+  __extension__ typedef unsigned __int128 U128;
+
+  // The start of the block holding `address` in an area: the offset divided
+  // by the block size, by a multiplication (exact for offsets below 2^32,
+  // Lemire's fastmod; larger areas divide).
+  Address block_of(Address area, const ClassState& k, Address address) const noexcept {
+    const std::uint64_t off = address - area - k.first;
+    const std::uint64_t i = off < (std::uint64_t{1} << 32) && k.bytes < (std::uint64_t{1} << 32)
+                                ? static_cast<std::uint64_t>((static_cast<U128>(off) * k.magic) >> 64)
+                                : off / k.bytes;
+    return area + k.first + i * k.bytes;
+  }
 
   // A class's blocks all have one size, so a list's head always fits: only a
   // tree (ordered by size) or the farthest fit reads the size words.

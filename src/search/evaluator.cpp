@@ -192,7 +192,7 @@ std::vector<simulate::AllocatorSpec> Evaluator::missing_runs(const std::vector<c
 
 namespace {
 
-// A run as bytes: a byte (1: made, 0: none), then ten counters and the
+// A run as bytes: a byte (1: made, 0: none), then fourteen counters and the
 // held and resident bytes' changes as native 64-bit words (the processes of one job share
 // a byte order).
 void put(std::string& out, std::uint64_t v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); }
@@ -201,7 +201,8 @@ std::string encode(const std::optional<simulate::PartResult>& r) {
   std::string out(1, r ? '\1' : '\0');
   if (!r) return out;
   for (std::uint64_t v : {r->steps, r->reads, r->writes, r->splits, r->coalesces, r->system_requests, r->pages_gained,
-                          r->purges, r->zeroed_bytes, r->base_resident})
+                          r->purges, r->zeroed_bytes, r->base_resident, r->front_hits, r->front_misses, r->front_kept,
+                          r->front_passed})
     put(out, v);
   put(out, r->changes.size());
   for (const auto& c : r->changes) {
@@ -225,7 +226,8 @@ std::optional<simulate::PartResult> decode(const std::string& in) {
   if (in[0] == '\0') return std::nullopt;
   simulate::PartResult r;
   for (std::uint64_t* v : {&r.steps, &r.reads, &r.writes, &r.splits, &r.coalesces, &r.system_requests, &r.pages_gained,
-                           &r.purges, &r.zeroed_bytes, &r.base_resident})
+                           &r.purges, &r.zeroed_bytes, &r.base_resident, &r.front_hits, &r.front_misses,
+                           &r.front_kept, &r.front_passed})
     *v = get();
   const std::uint64_t n = get();
   if (n > (in.size() - at) / 24) throw std::invalid_argument("a shared allocator run is cut");

@@ -75,6 +75,7 @@ nlohmann::json metrics_to_json(const simulate::Metrics& m) {
           {"pages_gained", m.pages_gained},
           {"purges", m.purges},
           {"zeroed_bytes", m.zeroed_bytes},
+          {"front", {m.front_hits, m.front_misses, m.front_kept, m.front_passed}},
           {"peak_operation", m.peak_operation},
           {"requested_at_peak", m.requested_at_peak},
           {"block_bytes_at_peak", m.block_bytes_at_peak},
@@ -100,6 +101,11 @@ simulate::Metrics metrics_from_json(const nlohmann::json& j) {
   m.pages_gained = get<std::uint64_t>(j, "pages_gained");
   m.purges = get<std::uint64_t>(j, "purges");
   m.zeroed_bytes = get<std::uint64_t>(j, "zeroed_bytes");
+  {
+    const auto f = get<std::vector<std::uint64_t>>(j, "front");
+    if (f.size() != 4) throw std::invalid_argument("field 'front' does not hold 4 counts");
+    m.front_hits = f[0], m.front_misses = f[1], m.front_kept = f[2], m.front_passed = f[3];
+  }
   m.peak_operation = get<std::uint64_t>(j, "peak_operation");
   m.requested_at_peak = get<std::uint64_t>(j, "requested_at_peak");
   m.block_bytes_at_peak = get<std::uint64_t>(j, "block_bytes_at_peak");

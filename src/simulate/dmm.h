@@ -86,6 +86,23 @@ class Dmm {
     return bytes;
   }
 
+  /// The allocator of an address, and of a request of `bytes` (no alignment).
+  std::size_t part_of(Address address) const noexcept { return (address >> 40) - 1; }
+  std::size_t part_for(std::uint64_t bytes) const noexcept { return dmm_.part_for(bytes); }
+  /// malloc_usable_size of a block (reads counted), and the same uncounted
+  /// (the simulator's bookkeeping, which a real run does not do).
+  std::uint64_t usable(Address address) { return dmm_.usable(part_of(address), address); }
+  std::uint64_t usable_uncounted(Address address) {
+    SimulatedMemory& m = *memory_.parts_[part_of(address)];
+    const std::uint64_t before = m.reads();
+    const std::uint64_t n = usable(address);
+    m.discount_reads(m.reads() - before);
+    return n;
+  }
+  /// A word of a block, through its allocator's memory (a front's links).
+  std::uint64_t load(Address address) { return memory_.parts_[part_of(address)]->load(address); }
+  void store(Address address, std::uint64_t value) { memory_.parts_[part_of(address)]->store(address, value); }
+
   std::uint64_t steps() const noexcept;
   std::uint64_t splits() const noexcept;
   std::uint64_t coalesces() const noexcept;

@@ -42,6 +42,9 @@ struct Metrics {
   std::uint64_t pages_gained = 0;      ///< bytes of pages that became held (faulted in when first touched)
   std::uint64_t purges = 0;            ///< releases that gave whole pages back
   std::uint64_t zeroed_bytes = 0;      ///< bytes of released ranges zeroed by hand
+  /// The front's counts (dmm/front.h; all 0 without a front): requests
+  /// served from a bin and passed on, releases kept and passed on.
+  std::uint64_t front_hits = 0, front_misses = 0, front_kept = 0, front_passed = 0;
   double energy_nj = 0;                ///< energy.h's model of steps, accesses and memory usage
   std::uint64_t max_in_use = 0;        ///< of the trace (requested bytes), for reference
   double seconds = 0;                  ///< wall time of the simulation loop

@@ -9,13 +9,37 @@
 #include <string>
 
 #include "dmm.h"
+#include "front_model.h"
 #include "energy.h"
 #include "simulated_memory.h"
 
 namespace tailor::simulate {
 
+namespace {
+
+// One allocator of a DMM, alone on its memory, as the front model sees it
+// (front_model.h).
+struct OnePart {
+  static constexpr std::uint64_t kMinAlignment = 8;
+  dmm::Composite<SimulatedMemory>& d;
+  SimulatedMemory& memory;
+  Block allocate(std::uint64_t bytes, std::uint64_t alignment) { return d.allocate(0, bytes, alignment); }
+  std::uint64_t release(Address address) { return d.release(0, address); }
+  std::uint64_t usable(Address address) { return d.usable(0, address); }
+  std::uint64_t usable_uncounted(Address) { return 0; }  // a block's bytes: not needed here
+  std::uint64_t load(Address address) { return memory.load(address); }
+  void store(Address address, std::uint64_t value) { memory.store(address, value); }
+  std::size_t part_of(Address) const noexcept { return 0; }
+  std::uint64_t steps() const { return d.steps(0); }
+  std::uint64_t splits() const { return d.splits(0); }
+  std::uint64_t coalesces() const { return d.coalesces(0); }
+  std::uint64_t resident_bytes() const { return 0; }  // the loop below takes it
+};
+
+}  // namespace
+
 std::optional<PartResult> simulate_part(const ReplayTrace& trace, const AllocatorSpec& a, const std::vector<std::uint64_t>& trace_sizes,
-                                        std::uint64_t max_steps) {
+                                        std::uint64_t max_steps, unsigned front) {
   // An address space like the DMM's (a multiple of 2^40): the same addresses
   // modulo 2^40, so the same choices (treap priorities, alignment).
   SimulatedMemory memory(Address{1} << 40, SimulatedMemory::kSpan);
@@ -25,21 +49,18 @@ std::optional<PartResult> simulate_part(const ReplayTrace& trace, const Allocato
   SimulatedMemory* memories[] = {&memory};
   std::size_t failed = 0;
   if (const char* why = dmm.build(view.view(), memories, failed)) throw SpecError("spec", "allocator", why);
-  struct {
-    dmm::Composite<SimulatedMemory>& d;
-    Block allocate(std::uint64_t bytes, std::uint64_t alignment) { return d.allocate(0, bytes, alignment); }
-    std::uint64_t release(Address address) { return d.release(0, address); }
-    std::uint64_t steps() const { return d.steps(0); }
-    std::uint64_t splits() const { return d.splits(0); }
-    std::uint64_t coalesces() const { return d.coalesces(0); }
-  } one_part{dmm}, *part = &one_part;
+  OnePart one_part{dmm, memory};
   const std::uint64_t lo = a.min, hi = a.max ? *a.max : UINT64_MAX;
+  // The whole DMM's front as this allocator sees it: the bins whose every
+  // request size is routed here (dmm/front.h).
+  FrontSettings settings;
+  settings.limit = front;
+  dmm::Front::owners(settings.owner, [&](std::uint64_t bytes) { return std::size_t{bytes > lo && bytes <= hi ? 0u : 1u}; });
+  Fronted<OnePart> fronted(one_part, settings);
+
   std::vector<Address> live(trace.summary.max_live_blocks);
   // As the whole DMM counts it (dmm.h): pages, the memory's and the allocator's state.
   auto resident = [&] { return memory.page_bytes() + memory.state_bytes() + dmm.state_bytes(0); };
-  PartResult r;
-  r.base_resident = resident();
-  std::uint64_t held = 0, simulated = 0;
   const Operation* ops = trace.operations.data();
   const std::uint64_t* sizes = trace.sizes.data();
   // Whether each distinct size without alignment is this allocator's: one
@@ -50,37 +71,50 @@ std::optional<PartResult> simulate_part(const ReplayTrace& trace, const Allocato
     return size > lo && size <= hi;
   };
   for (std::size_t k = 0; k < mine.size(); ++k) mine[k] = in_range(sizes[k], 0);
-  for (std::size_t i = 0; i < trace.operations.size(); ++i) {
-    const Operation op = ops[i];
-    if (op.align_log2() == 0 ? !mine[op.size()] : !in_range(sizes[op.size()], op.alignment())) continue;
-    if (op.kind() == Operation::kAllocate) {
-      const std::uint64_t bytes = sizes[op.size()];
-      live[op.block] = part->allocate(bytes, op.alignment()).address;
-      if (live[op.block] == 0) [[unlikely]]
-        throw std::length_error("allocator " + std::string(to_string(a.mechanism)) + " cannot serve a request of " +
-                                std::to_string(bytes) + " bytes");
-    } else
-      part->release(live[op.block]);
-    if (memory.held() != held) [[unlikely]] {
-      held = memory.held();
-      r.changes.push_back({i, held, resident()});
+
+  auto loop = [&](auto& part) -> std::optional<PartResult> {
+    PartResult r;
+    r.base_resident = resident();
+    std::uint64_t held = 0, simulated = 0;
+    for (std::size_t i = 0; i < trace.operations.size(); ++i) {
+      const Operation op = ops[i];
+      if (op.align_log2() == 0 ? !mine[op.size()] : !in_range(sizes[op.size()], op.alignment())) continue;
+      if (op.kind() == Operation::kAllocate) {
+        const std::uint64_t bytes = sizes[op.size()];
+        live[op.block] = part.allocate(bytes, op.alignment()).address;
+        if (live[op.block] == 0) [[unlikely]]
+          throw std::length_error("allocator " + std::string(to_string(a.mechanism)) + " cannot serve a request of " +
+                                  std::to_string(bytes) + " bytes");
+      } else
+        part.release(live[op.block]);
+      if (memory.held() != held) [[unlikely]] {
+        held = memory.held();
+        r.changes.push_back({i, held, resident()});
+      }
+      // Checked every 64 operations of this allocator: one operation can cost as
+      // many steps as a free list is long.
+      if ((++simulated & 63) == 0 && part.steps() > max_steps) [[unlikely]]
+        return std::nullopt;
     }
-    // Checked every 64 operations of this allocator: one operation can cost as
-    // many steps as a free list is long.
-    if ((++simulated & 63) == 0 && part->steps() > max_steps) [[unlikely]]
-      return std::nullopt;
-  }
-  if (part->steps() > max_steps) return std::nullopt;
-  r.steps = part->steps();
-  r.splits = part->splits();
-  r.coalesces = part->coalesces();
-  r.reads = memory.reads();
-  r.writes = memory.writes();
-  r.system_requests = memory.system_requests();
-  r.pages_gained = memory.pages_gained();
-  r.purges = memory.purges();
-  r.zeroed_bytes = memory.zeroed_bytes();
-  return r;
+    if (part.steps() > max_steps) return std::nullopt;
+    r.steps = part.steps();
+    r.splits = part.splits();
+    r.coalesces = part.coalesces();
+    if constexpr (requires { part.counters(); }) {
+      r.front_hits = part.counters().hits;
+      r.front_misses = part.counters().misses;
+      r.front_kept = part.counters().kept;
+      r.front_passed = part.counters().passed;
+    }
+    r.reads = memory.reads();
+    r.writes = memory.writes();
+    r.system_requests = memory.system_requests();
+    r.pages_gained = memory.pages_gained();
+    r.purges = memory.purges();
+    r.zeroed_bytes = memory.zeroed_bytes();
+    return r;
+  };
+  return front > 0 ? loop(fronted) : loop(one_part);
 }
 
 Metrics combine_parts(const std::vector<const PartResult*>& parts, const ReplayTrace& trace) {
@@ -97,6 +131,10 @@ Metrics combine_parts(const std::vector<const PartResult*>& parts, const ReplayT
     m.pages_gained += p->pages_gained;
     m.purges += p->purges;
     m.zeroed_bytes += p->zeroed_bytes;
+    m.front_hits += p->front_hits;
+    m.front_misses += p->front_misses;
+    m.front_kept += p->front_kept;
+    m.front_passed += p->front_passed;
   }
   // The peaks of the summed held and resident bytes: merge the parts'
   // changes by operation; the sums are taken after all the changes of one

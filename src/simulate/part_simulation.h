@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "dmm/front.h"
 #include "dmm_spec.h"
 #include "metrics.h"
 #include "replay_trace.h"
@@ -26,6 +27,7 @@ namespace tailor::simulate {
 struct PartResult {
   std::uint64_t steps = 0, reads = 0, writes = 0, splits = 0, coalesces = 0, system_requests = 0;
   std::uint64_t pages_gained = 0, purges = 0, zeroed_bytes = 0;
+  std::uint64_t front_hits = 0, front_misses = 0, front_kept = 0, front_passed = 0;
   /// Resident bytes before the first operation: the allocator's own state.
   std::uint64_t base_resident = 0;
   struct Change {
@@ -38,13 +40,14 @@ struct PartResult {
 
 /// Simulates allocator `a` (with its range) on the operations of `trace`
 /// whose routing size (dmm/spec.h; a release has its block's) lies in the
-/// range. Throws SpecError if it cannot be
+/// range, behind the DMM's front of `front` blocks per bin (0: none), of
+/// which it has the bins whose sizes all route to it. Throws SpecError if it cannot be
 /// built. Gives up (std::nullopt) once it has taken more than `max_steps`
 /// steps: a search need not finish simulating an allocator that is already
 /// far slower than Kingsley (a farthest fit scanning a long list on every
 /// request is quadratic).
 std::optional<PartResult> simulate_part(const ReplayTrace& trace, const AllocatorSpec& a, const std::vector<std::uint64_t>& trace_sizes,
-                                        std::uint64_t max_steps = UINT64_MAX);
+                                        std::uint64_t max_steps = UINT64_MAX, unsigned front = dmm::Front::kDefaultLimit);
 
 /// The metrics of the DMM made of `parts` (time series and fragmentation
 /// are not computed: the search needs neither).

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "dmm.h"
+#include "front_model.h"
 #include "dmm/binary_buddy.h"
 #include "dmm/fibonacci_buddy.h"
 #include "dmm/kingsley.h"
@@ -38,8 +39,41 @@ void require(const char* why) {
   if (why != nullptr) throw std::invalid_argument(why);
 }
 
+// A built-in mechanism alone on its memory, as the front model sees a DMM
+// (front_model.h): libtailor runs it as the one allocator of a composition.
+template <class Mech>
+struct Alone {
+  static constexpr std::uint64_t kMinAlignment = Mech::kMinAlignment;
+  Mech& mech;
+  SimulatedMemory& memory;
+
+  Block allocate(std::uint64_t bytes, std::uint64_t alignment) { return mech.allocate(bytes, alignment); }
+  std::uint64_t release(Address a) { return mech.release(a); }
+  std::uint64_t usable(Address a) { return mech.usable(a); }
+  std::uint64_t usable_uncounted(Address a) {
+    const std::uint64_t before = memory.reads();
+    const std::uint64_t n = mech.usable(a);
+    memory.discount_reads(memory.reads() - before);
+    return n;
+  }
+  std::uint64_t load(Address a) { return memory.load(a); }
+  void store(Address a, std::uint64_t v) { memory.store(a, v); }
+  std::size_t part_of(Address) const noexcept { return 0; }
+  std::uint64_t steps() const noexcept { return mech.steps(); }
+  std::uint64_t splits() const noexcept {
+    if constexpr (requires { mech.splits(); }) return mech.splits();
+    return 0;
+  }
+  std::uint64_t coalesces() const noexcept {
+    if constexpr (requires { mech.coalesces(); }) return mech.coalesces();
+    return 0;
+  }
+  std::uint64_t resident_bytes() const noexcept { return detail::resident_bytes(mech, memory); }
+};
+
 // One run of mechanism A on a fresh SimulatedMemory; make(memory) builds it.
-// Source: a finished ReplayTrace or a ReplayStream.
+// Source: a finished ReplayTrace or a ReplayStream. With a front, the
+// mechanism serves what the front passes on.
 template <class Source, class Make>
 Metrics run_on_fresh_memory(std::string_view name, Source& trace, const SimulateOptions& options, Make make) {
   SimulatedMemory memory;
@@ -47,7 +81,17 @@ Metrics run_on_fresh_memory(std::string_view name, Source& trace, const Simulate
   if constexpr (requires { allocator.ok(); }) {
     if (!allocator.ok()) throw std::bad_alloc();
   }
-  Metrics m = run(allocator, memory, trace, options);
+  Metrics m;
+  if (options.front > 0) {
+    Alone<decltype(allocator)> alone{allocator, memory};
+    FrontSettings settings;
+    settings.limit = options.front;
+    dmm::Front::owners(settings.owner, [](std::uint64_t) { return std::size_t{0}; });
+    Fronted<Alone<decltype(allocator)>> fronted(alone, settings);
+    m = run(fronted, memory, trace, options);
+  } else {
+    m = run(allocator, memory, trace, options);
+  }
   m.dmm = std::string(name);
   return m;
 }
@@ -105,7 +149,16 @@ Metrics simulate(const ReplayTrace& trace, const DmmSpec& spec, const SimulateOp
   for (const Operation& op : trace.operations) largest = std::max(largest, routing_size(trace.bytes(op), op.alignment()));
   check_covers(spec, largest, origin);
   Dmm dmm(spec, spec.exact_sizes.empty() ? sizes_of(trace) : spec.exact_sizes, origin);
-  Metrics m = run(dmm, dmm.memory(), trace, options);
+  Metrics m;
+  if (options.front > 0) {
+    FrontSettings settings;
+    settings.limit = options.front;
+    dmm::Front::owners(settings.owner, [&](std::uint64_t bytes) { return dmm.part_for(bytes); });
+    Fronted<Dmm> fronted(dmm, settings);
+    m = run(fronted, dmm.memory(), trace, options);
+  } else {
+    m = run(dmm, dmm.memory(), trace, options);
+  }
   m.dmm = spec.name.empty() ? "spec" : spec.name;
   return m;
 }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "dmm/composite.h"
+#include "dmm/front.h"
 #include "dmm_names.h"
 #include "checker.h"
 #include "dmm_spec.h"
@@ -35,6 +36,9 @@ struct SimulateOptions {
   static constexpr std::uint64_t kDefaultSamples = 1000;
   /// Run the Checker after every operation (slower; throws CheckError).
   bool check = false;
+  /// Blocks per bin of the front of free blocks (dmm/front.h) libtailor
+  /// puts in front of a DMM run for real, modelled here the same way; 0: none.
+  unsigned front = dmm::Front::kDefaultLimit;
   /// Operations after which to take a heap snapshot (heap_snapshot.h) into
   /// Metrics::snapshots; not with `check`.
   std::vector<std::uint64_t> snapshots_at;
@@ -211,6 +215,12 @@ Metrics run(A& allocator, const Mem& memory, Feed& feed, const SimulateOptions& 
     m.pages_gained = memory.pages_gained();
     m.purges = memory.purges();
     m.zeroed_bytes = memory.zeroed_bytes();
+  }
+  if constexpr (requires { allocator.counters(); }) {
+    m.front_hits = allocator.counters().hits;
+    m.front_misses = allocator.counters().misses;
+    m.front_kept = allocator.counters().kept;
+    m.front_passed = allocator.counters().passed;
   }
   m.internal_fragmentation = m.block_bytes_at_peak - m.requested_at_peak;
   m.external_fragmentation = m.held_usage - m.block_bytes_at_peak;

@@ -299,8 +299,9 @@ TEST(Api, CrossThreadFreesThroughMalloc) {
   c.join();
   tailor_dmm_stats d;
   tailor_dmm_get_stats(&d);
-  if (d.active) {  // one DMM serves every thread (TAILOR_DMM): every block came back to it
-    EXPECT_GE(d.allocations - before.allocations, 2 * blocks.size()) << d.name;
+  if (d.active) {  // one DMM serves every thread (TAILOR_DMM): every block came back to it, the
+                   // threads' fronts (docs/deploy.md) gave theirs back when the threads ended
+    EXPECT_GE(d.allocations - before.allocations + d.front_hits - before.front_hits, 2 * blocks.size()) << d.name;
     EXPECT_GE(d.releases - before.releases, 2 * blocks.size()) << d.name;
     return;
   }

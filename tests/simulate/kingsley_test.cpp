@@ -124,7 +124,8 @@ TEST(Kingsley, Alignment) {
   }
 }
 
-// The three-event trace of docs/dmm.md: malloc(1), malloc(1), free(first).
+// The three-event trace of docs/dmm.md: malloc(1), malloc(1), free(first),
+// on the mechanism alone (no front, dmm/front.h).
 TEST(Kingsley, ThreeEventTraceMetrics) {
   std::vector<tr::Event> v(3);
   v[0].op = tr::Op::Malloc, v[0].size = 1, v[0].address = 0x10;
@@ -133,6 +134,7 @@ TEST(Kingsley, ThreeEventTraceMetrics) {
   sim::ReplayTrace t = sim::build_replay(v);
   sim::SimulateOptions o;
   o.check = true;
+  o.front = 0;
   sim::Metrics m = sim::simulate(t, "kng", o);
   EXPECT_EQ(m.operations, 3u);
   EXPECT_EQ(m.steps, 258u + 1u + 1u);  // first malloc as above, pop, push

@@ -298,6 +298,7 @@ TEST(Segregated, ExaTraceMetricsByHand) {
   const sim::ReplayTrace t = sim::build_replay(events({{24, 0x10}, {0, 0x10}, {16, 0x20}, {24, 0x30}}));
   sim::SimulateOptions o;
   o.check = true;
+  o.front = 0;  // the mechanism alone
   const sim::Metrics m = sim::simulate(t, "exa", o);
   EXPECT_EQ(m.steps, 2u + 1u + 1u + 1u);  // carve + system request, push, carve, pop
   EXPECT_EQ(m.reads, 1u + 1u);            // header at free, link at pop
@@ -318,6 +319,7 @@ TEST(Segregated, S10TraceMetricsByHand) {
   const sim::ReplayTrace t = sim::build_replay(events({{1, 0x10}, {1, 0x20}, {0, 0x10}}));
   sim::SimulateOptions o;
   o.check = true;
+  o.front = 0;  // the mechanism alone
   const sim::Metrics m = sim::simulate(t, "s10", o);
   EXPECT_EQ(m.steps, 2u + 1u + 1u);
   EXPECT_EQ(m.reads, 1u);
