@@ -118,8 +118,9 @@ void* aligned_impl(std::size_t align, std::size_t size) noexcept {
   process_init();
   if (TAILOR_UNLIKELY(secure_active())) return secure_malloc(size, align);
   if (TAILOR_UNLIKELY(dmm_active())) return dmm_malloc(size, align);  // the alignment asked for, as traced
-  if (align <= 16) {
-    // Every class from 16 bytes up is a multiple of 16 on a slice-aligned page.
+  if (align <= 8 || (align <= 16 && !g_classes.exact)) {
+    // Every class from 16 bytes up is a multiple of 16 on a slice-aligned
+    // page, unless exact classes were asked for (size_class.h).
     return malloc_inline_at(size < align ? align : size, nullptr);  // aligned requests are not pooled
   }
   return heap_malloc_aligned(tl_heap, size, align);

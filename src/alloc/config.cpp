@@ -183,6 +183,8 @@ bool name_is(const char* name, std::size_t len, const char* want) {
 }
 bool known_name(const char* name, std::size_t len) {
   if (name_is(name, len, "dmm") || name_is(name, len, "TAILOR_DMM")) return true;
+  if (name_is(name, len, "classes") || name_is(name, len, "TAILOR_CLASSES")) return true;
+  if (name_is(name, len, "exact_classes") || name_is(name, len, "TAILOR_EXACT_CLASSES")) return true;
   for (const Spec& s : kSpecs)
     if (name_is(name, len, s.key) || name_is(name, len, s.info.env)) return true;
   return false;
@@ -307,6 +309,65 @@ bool lookup(const FilePlan& plan, const char* text, const char* key, const char*
     return true;
   }
   return false;
+}
+
+// A class list (config.h, ClassList): comma-separated sizes, increasing,
+// each a multiple of `step` in [lo, hi]. Returns nullptr, or why not.
+const char* parse_class_list(const char* text, std::uint32_t step, std::uint64_t lo, std::uint64_t hi, ClassList& out) {
+  out.count = 0;
+  const char* p = text;
+  for (;;) {
+    while (*p == ' ' || *p == '\t') ++p;
+    if (*p < '0' || *p > '9') return "not a list of sizes separated by commas";
+    std::uint64_t v = 0;
+    while (*p >= '0' && *p <= '9') {
+      v = v * 10 + static_cast<std::uint64_t>(*p - '0');
+      if (v > kClassListLimit * 16) return "a size above the limit";
+      ++p;
+    }
+    if (v == 0) return "a size of 0";
+    if (v % step != 0) return step == 16 ? "a size that is not a multiple of 16" : "a size that is not a multiple of 8";
+    if (v < lo) return step == 16 ? "a size of 16 or less (the first class)" : "a size below 24 (a block holds two words)";
+    if (v > hi) return "a size above MIDDLE_MAX or 64K";
+    if (out.count > 0 && v <= out.size[out.count - 1]) return "not in increasing order";
+    if (out.count == kClassListMax) return "more than 48 sizes";
+    out.size[out.count++] = static_cast<std::uint32_t>(v);
+    while (*p == ' ' || *p == '\t') ++p;
+    if (*p == '\0') return nullptr;
+    if (*p != ',') return "not a list of sizes separated by commas";
+    ++p;
+  }
+}
+
+// `classes` / `exact_classes` from the environment, else the file; a bad
+// list is one line on stderr and no list.
+void read_class_list(const FilePlan& plan, const char* file_text, const char* file_path, EnvLookup env_lookup,
+                     const char* key, const char* env, std::uint32_t step, std::uint64_t lo, std::uint64_t hi,
+                     ClassList& out) {
+  out.count = 0;
+  out.source = static_cast<std::uint8_t>(Source::kDefault);
+  char buf[512];
+  const char* text = env_lookup ? env_lookup(env) : nullptr;
+  Origin at;
+  Source src = Source::kEnv;
+  if (text == nullptr && lookup(plan, file_text, key, env, buf, sizeof buf, src, at.line)) {
+    text = buf;
+    at.file = file_path ? file_path : "config file";
+  }
+  if (text == nullptr || *text == '\0') return;
+  if (const char* why = parse_class_list(text, step, lo, hi, out)) {
+    out.count = 0;
+    if (at.file != nullptr) {
+      os::write_stderr("tailor: ", at.file, ":");
+      write_line_number(at.line);
+      os::write_stderr(": ", key, " = ", text);
+    } else {
+      os::write_stderr("tailor: ", env, "=", text);
+    }
+    os::write_stderr(" rejected: ", why, "; using the default classes\n");
+    return;
+  }
+  out.source = static_cast<std::uint8_t>(src);
 }
 
 }  // namespace
@@ -446,6 +507,11 @@ void config_parse(Config& c, EnvLookup env_lookup, const char* file_text, const 
   c.huge_cache_bytes = static_cast<std::size_t>(val[idx(Param::kHugeCache)]);
   c.huge_pages = val[idx(Param::kHugePages)] != 0;
   c.class_bits = static_cast<std::uint32_t>(__builtin_ctzll(static_cast<unsigned long long>(val[idx(Param::kClassSpacing)])));
+  const std::uint64_t class_hi = middle < static_cast<std::int64_t>(kClassListLimit) ? static_cast<std::uint64_t>(middle)
+                                                                                    : kClassListLimit;
+  read_class_list(plan, file_text, file_path, env_lookup, "classes", "TAILOR_CLASSES", 16, 32, class_hi, c.classes);
+  read_class_list(plan, file_text, file_path, env_lookup, "exact_classes", "TAILOR_EXACT_CLASSES", 8, 24, class_hi,
+                  c.exact_classes);
 }
 
 void config_file_load(ConfigFile& f, EnvLookup env_lookup) noexcept {

@@ -36,6 +36,21 @@ enum class Source : std::uint8_t { kDefault = 0, kEnv = 1, kFile = 2, kProgram =
 constexpr std::size_t kConfigFileMax = 64 * 1024;  // bytes of a config file read
 constexpr std::size_t kConfigPathMax = 512;
 
+// Size classes a program's configuration adds to the default series
+// (size_class.h): `classes` (TAILOR_CLASSES, multiples of 16, e.g. learned
+// from a trace's size histogram by `tailor tune`) and `exact_classes`
+// (TAILOR_EXACT_CLASSES, multiples of 8 from 24: blocks of exactly that size,
+// 8-byte aligned, which C's rule for malloc does not allow in general: by
+// choice only). Each list increasing, at most kClassListMax sizes, none
+// above kClassListLimit or MIDDLE_MAX.
+constexpr std::size_t kClassListMax = 48;
+constexpr std::size_t kClassListLimit = 64 * 1024;
+struct ClassList {
+  std::uint32_t size[kClassListMax];
+  std::uint32_t count;
+  std::uint8_t source;  // a Source
+};
+
 struct Config {
   std::int64_t value[static_cast<int>(Param::kCount)];
   Source source[static_cast<int>(Param::kCount)];
@@ -49,6 +64,8 @@ struct Config {
   std::uint32_t remote_batch;
   std::uint32_t class_bits;  // log2(class spacing)
   bool huge_pages;
+  // Classes added to the default series (ClassList above).
+  ClassList classes, exact_classes;
   // TAILOR_DMM or the file's `dmm =` (dmm_front.h); empty: none.
   char dmm[kConfigPathMax];
   Source dmm_source;

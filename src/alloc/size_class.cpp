@@ -4,6 +4,7 @@
 
 #include "config.h"
 #include "misuse.h"
+#include "os.h"
 
 namespace tailor::alloc {
 
@@ -28,7 +29,12 @@ void add_class(std::size_t size) {
 }  // namespace
 
 void size_classes_init() noexcept {
-  g_classes.count = 0;
+  // The default series, as sizes first.
+  static std::uint32_t series[kMaxClasses];
+  std::uint32_t n = 0;
+  std::uint16_t octave_first[64] = {};  // index in the series of each octave's first class
+  std::uint8_t octave_shift[64] = {};
+  unsigned last_octave = 3;
   // No 8-byte class: every block has a second word, where free marks it
   // (misuse.h). Sizes up to 16 share the first class.
   for (unsigned e = 3; e < 63; ++e) {
@@ -36,14 +42,61 @@ void size_classes_init() noexcept {
     std::size_t step = lo >> g_config.class_bits;
     if (step < 16) step = 16;
     if (step > lo) step = lo;
-    g_classes.octave_base[e] = static_cast<std::uint16_t>(g_classes.count);
-    g_classes.octave_shift[e] = static_cast<std::uint8_t>(__builtin_ctzll(step));
+    octave_first[e] = static_cast<std::uint16_t>(n);
+    octave_shift[e] = static_cast<std::uint8_t>(__builtin_ctzll(step));
+    last_octave = e;
     bool done = false;
     for (std::size_t size = lo + step; size <= 2 * lo; size += step) {
-      add_class(size);
+      series[n++] = static_cast<std::uint32_t>(size);
       if (size >= g_config.middle_max) { done = true; break; }
     }
     if (done) break;
+  }
+  // The added classes (config.h), merged in; none if they would not fit.
+  const ClassList& a = g_config.classes;
+  const ClassList& x = g_config.exact_classes;
+  std::uint32_t added[2 * kClassListMax];
+  std::uint32_t na = 0;
+  for (std::uint32_t i = 0, j = 0; i < a.count || j < x.count;) {
+    const std::uint32_t v = j == x.count || (i < a.count && a.size[i] < x.size[j]) ? a.size[i++] : x.size[j++];
+    if (na == 0 || added[na - 1] != v) added[na++] = v;
+  }
+  std::uint32_t extra = 0;  // added sizes not in the series
+  for (std::uint32_t i = 0, k = 0; i < na; ++i) {
+    while (k < n && series[k] < added[i]) ++k;
+    if (k == n || series[k] != added[i]) ++extra;
+  }
+  if (n + extra > kMaxClasses) {
+    os::write_stderr("tailor: classes and exact_classes: more classes than libtailor holds; using the default classes\n");
+    na = 0;
+    extra = 0;
+  }
+  g_classes.count = 0;
+  g_classes.exact = false;
+  std::uint32_t k = 0;
+  for (std::uint32_t i = 0; i <= n; ++i) {
+    // Added sizes below series[i] first (all of them after the series' end).
+    while (k < na && (i == n || added[k] < series[i])) {
+      add_class(added[k]);
+      g_classes.exact = g_classes.exact || added[k] % 16 != 0;
+      ++k;
+    }
+    if (i == n) break;
+    if (k < na && added[k] == series[i]) ++k;
+    add_class(series[i]);
+  }
+  // The arithmetic's octaves, as indices in the merged table: it serves the
+  // sizes above the added classes, whose classes are the series' shifted by
+  // the added sizes not in it.
+  for (unsigned e = 3; e <= last_octave; ++e) {
+    g_classes.octave_base[e] = static_cast<std::uint16_t>(octave_first[e] + extra);
+    g_classes.octave_shift[e] = octave_shift[e];
+  }
+  // The table, up to the largest added class.
+  g_classes.table_max = na == 0 ? 0 : added[na - 1];
+  for (std::size_t w = 0, c = 0; w * 8 <= g_classes.table_max; ++w) {
+    while (g_classes.cls[c].size < (w == 0 ? 1 : w * 8)) ++c;
+    g_classes.table[w] = static_cast<std::uint8_t>(c);
   }
   // middle_max becomes the largest class size (>= the requested threshold).
   g_config.middle_max = g_classes.cls[g_classes.count - 1].size;

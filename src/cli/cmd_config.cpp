@@ -7,6 +7,7 @@
 // libtailor would read, so bad values are reported exactly as a program under
 // LD_PRELOAD would report them.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstdlib>
 #include <memory>
@@ -64,6 +65,10 @@ int run_config(const ConfigCmdOptions& o) {
     out["section"] = c.section[0] ? nlohmann::json(c.section) : nlohmann::json(nullptr);
     out["dmm"] = c.dmm[0] ? nlohmann::json({{"value", c.dmm}, {"source", source_name(c.dmm_source)}})
                           : nlohmann::json(nullptr);
+    for (const auto& [key, list] : {std::pair{"classes", &c.classes}, std::pair{"exact_classes", &c.exact_classes}})
+      out[key] = list->count ? nlohmann::json({{"value", std::vector<std::uint32_t>(list->size, list->size + list->count)},
+                                               {"source", source_name(static_cast<al::Source>(list->source))}})
+                             : nlohmann::json(nullptr);
     for (int i = 0; i < n; ++i) {
       const al::ParamInfo& info = al::param_info(static_cast<al::Param>(i));
       out["parameters"].push_back({{"name", info.env}, {"value", c.value[i]}, {"unit", info.unit},
@@ -77,8 +82,15 @@ int run_config(const ConfigCmdOptions& o) {
   if (!exe.empty())
     fmt::print("program:     {}\nsection:     {}\n", exe,
                c.section[0] ? fmt::format("[program {}]", c.section) : std::string("(none for this program)"));
-  fmt::print("dmm:         {}\n\n",
+  fmt::print("dmm:         {}\n",
              c.dmm[0] ? fmt::format("{} ({})", c.dmm, source_name(c.dmm_source)) : std::string("(none: libtailor's heaps)"));
+  auto list = [](const al::ClassList& l, const char* none) {
+    return l.count ? fmt::format("{} ({})", fmt::join(l.size, l.size + l.count, ","),
+                                 source_name(static_cast<al::Source>(l.source)))
+                   : std::string(none);
+  };
+  fmt::print("classes:     {}\n", list(c.classes, "(the default series)"));
+  fmt::print("exact:       {}\n\n", list(c.exact_classes, "(none: every class a multiple of 16)"));
   fmt::print("{:<22} {:>10}  {:<6} {:<8} {}\n", "parameter", "value", "unit", "source", "meaning");
   for (int i = 0; i < n; ++i) {
     const al::ParamInfo& info = al::param_info(static_cast<al::Param>(i));

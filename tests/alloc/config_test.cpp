@@ -96,6 +96,49 @@ TEST(Config, BadValuesRejectedByName) {
   EXPECT_EQ(src(c, Param::kPageSize), Source::kDefault);
 }
 
+// Added classes (size_class.h): lists from the environment or the file,
+// with their source; a bad list is one line naming it and no list.
+TEST(Config, ClassListsAreReadOrRejectedWhole) {
+  g_env = {{"TAILOR_EXACT_CLASSES", "24, 40,56"}};
+  Config c{};
+  config_parse(c, &fake_env, "classes = 144,208\n");
+  ASSERT_EQ(c.exact_classes.count, 3u);
+  EXPECT_EQ(c.exact_classes.size[0], 24u);
+  EXPECT_EQ(c.exact_classes.size[2], 56u);
+  EXPECT_EQ(c.exact_classes.source, static_cast<std::uint8_t>(Source::kEnv));
+  ASSERT_EQ(c.classes.count, 2u);
+  EXPECT_EQ(c.classes.size[1], 208u);
+  EXPECT_EQ(c.classes.source, static_cast<std::uint8_t>(Source::kFile));
+  const std::pair<const char*, const char*> bad[] = {
+      {"208,144", "not in increasing order"},
+      {"0,144", "a size of 0"},
+      {"144,262144", "a size above MIDDLE_MAX or 64K"},
+      {"144,152", "a size that is not a multiple of 16"},
+      {"16", "a size of 16 or less (the first class)"},
+      {"144;208", "not a list of sizes separated by commas"},
+      {"", nullptr}};
+  for (const auto& [text, why] : bad) {
+    g_env = {{"TAILOR_CLASSES", text}};
+    testing::internal::CaptureStderr();
+    config_parse(c, &fake_env, nullptr);
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(c.classes.count, 0u) << text;
+    if (why == nullptr) {
+      EXPECT_EQ(err, "") << text;
+      continue;
+    }
+    EXPECT_EQ(err, std::string("tailor: TAILOR_CLASSES=") + text + " rejected: " + why + "; using the default classes\n")
+        << text;
+  }
+  g_env.clear();
+  testing::internal::CaptureStderr();
+  config_parse(c, &fake_env, "# learned\nexact_classes = 16\n", nullptr, "t.conf");
+  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+            "tailor: t.conf:2: exact_classes = 16 rejected: a size below 24 (a block holds two words); using the default "
+            "classes\n");
+  EXPECT_EQ(c.exact_classes.count, 0u);
+}
+
 TEST(Config, CrossChecks) {
   g_env = {{"TAILOR_SMALL_MAX", "16K"}, {"TAILOR_PAGE_SIZE", "64K"}};  // > PAGE_SIZE/8
   Config c{};
