@@ -28,30 +28,36 @@ void add_class(std::size_t size) {
 }
 }  // namespace
 
-void size_classes_init() noexcept {
-  // The default series, as sizes first.
-  static std::uint32_t series[kMaxClasses];
-  std::uint32_t n = 0;
-  std::uint16_t octave_first[64] = {};  // index in the series of each octave's first class
-  std::uint8_t octave_shift[64] = {};
-  unsigned last_octave = 3;
+std::size_t class_series(std::uint32_t class_bits, std::size_t middle_max, std::uint32_t* out, std::size_t cap,
+                         std::uint16_t* octave_first, std::uint8_t* octave_shift, unsigned* last_octave) noexcept {
+  std::size_t n = 0;
   // No 8-byte class: every block has a second word, where free marks it
   // (misuse.h). Sizes up to 16 share the first class.
   for (unsigned e = 3; e < 63; ++e) {
     const std::size_t lo = std::size_t{1} << e;
-    std::size_t step = lo >> g_config.class_bits;
+    std::size_t step = lo >> class_bits;
     if (step < 16) step = 16;
     if (step > lo) step = lo;
-    octave_first[e] = static_cast<std::uint16_t>(n);
-    octave_shift[e] = static_cast<std::uint8_t>(__builtin_ctzll(step));
-    last_octave = e;
-    bool done = false;
+    if (octave_first != nullptr) octave_first[e] = static_cast<std::uint16_t>(n);
+    if (octave_shift != nullptr) octave_shift[e] = static_cast<std::uint8_t>(__builtin_ctzll(step));
+    if (last_octave != nullptr) *last_octave = e;
     for (std::size_t size = lo + step; size <= 2 * lo; size += step) {
-      series[n++] = static_cast<std::uint32_t>(size);
-      if (size >= g_config.middle_max) { done = true; break; }
+      if (n == cap) return n;
+      out[n++] = static_cast<std::uint32_t>(size);
+      if (size >= middle_max) return n;
     }
-    if (done) break;
   }
+  return n;
+}
+
+void size_classes_init() noexcept {
+  // The default series, as sizes first.
+  static std::uint32_t series[kMaxClasses];
+  std::uint16_t octave_first[64] = {};  // index in the series of each octave's first class
+  std::uint8_t octave_shift[64] = {};
+  unsigned last_octave = 3;
+  const auto n = static_cast<std::uint32_t>(
+      class_series(g_config.class_bits, g_config.middle_max, series, kMaxClasses, octave_first, octave_shift, &last_octave));
   // The added classes (config.h), merged in; none if they would not fit.
   const ClassList& a = g_config.classes;
   const ClassList& x = g_config.exact_classes;

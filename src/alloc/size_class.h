@@ -49,6 +49,15 @@ struct SizeClasses {
 
 extern SizeClasses g_classes __attribute__((visibility("hidden")));
 
+// The default series: class sizes for 2^class_bits classes per doubling up
+// to the first at or above middle_max, into out[0..cap); returns how many.
+// With the octave arrays (64 entries), also each octave's first class and
+// step, and the last octave. Used by size_classes_init and by `tailor tune`
+// (which sizes a program's classes waste).
+std::size_t class_series(std::uint32_t class_bits, std::size_t middle_max, std::uint32_t* out, std::size_t cap,
+                         std::uint16_t* octave_first = nullptr, std::uint8_t* octave_shift = nullptr,
+                         unsigned* last_octave = nullptr) noexcept;
+
 // Builds the table from g_config (spacing, thresholds, slice size, added
 // classes). Added classes that would make more than kMaxClasses are
 // reported on stderr and left out.

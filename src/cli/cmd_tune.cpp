@@ -93,7 +93,7 @@ int tune_cmd(TuneCmdOptions& o) {
     if (!s.dmm.empty()) {
       // The spec goes next to the config that names it.
       const std::string spec = fs::absolute(o.output).string() + ".dmm.json";
-      fs::copy_file(s.dmm, spec, fs::copy_options::overwrite_existing);
+      tn::write_file_atomically(spec, win->dmm_spec);
       s.dmm = spec;
     }
     tn::write_file_atomically(o.output, tn::config_text(s, header));
@@ -105,7 +105,7 @@ int tune_cmd(TuneCmdOptions& o) {
         const std::string name = fs::path(key).filename().string();
         const std::string spec = (fs::path(path).parent_path() / "dmm" / (name + ".json")).string();
         fs::create_directories(fs::path(spec).parent_path());
-        fs::copy_file(win->settings.dmm, spec, fs::copy_options::overwrite_existing);
+        tn::write_file_atomically(spec, win->dmm_spec);
         s.dmm = spec;
       }
       tn::install_section(path, key, tn::config_text(s, header, key));
@@ -117,6 +117,8 @@ int tune_cmd(TuneCmdOptions& o) {
     nlohmann::json j;
     j["command"] = o.tune.command;
     j["executable"] = r.executable;
+    j["process"] = r.process;
+    j["processes"] = r.processes;
     j["objective"] = o.objective;
     j["budget_seconds"] = o.tune.budget_seconds;
     j["seconds"] = r.seconds;
@@ -129,7 +131,7 @@ int tune_cmd(TuneCmdOptions& o) {
     j["finalists"] = nlohmann::json::array();
     for (const auto& f : r.finalists) {
       nlohmann::json fj = {{"label", f.label}, {"origin", f.origin}, {"settings", tn::describe(f.settings)},
-                           {"verified", f.verified}, {"why_not", f.why_not}};
+                           {"verified", f.verified}, {"why_not", f.why_not}, {"gives_up", f.gives_up}};
       if (f.replay) fj["replay"] = {{"time", f.replay->time}, {"memory", f.replay->memory}};
       if (f.real) fj["real"] = {{"time", f.real->time}, {"memory", f.real->memory}};
       j["finalists"].push_back(fj);
@@ -145,6 +147,7 @@ int tune_cmd(TuneCmdOptions& o) {
   fmt::print("\ntailor tune --objective {}: {}\n", o.objective, command_line);
   fmt::print("recorded   {} events, {} allocation calls, {} thread(s), in {:.2f} s\n", r.events, r.calls, r.threads,
              r.record_seconds);
+  if (r.processes > 1) fmt::print("tuned      {} (the process of {} that made the most allocation calls)\n", r.process, r.processes);
   fmt::print("searched   {} tunable configurations replayed; DMM search {} generations; {} replays in all; {:.0f} s\n",
              r.tunables_tried, r.generations, r.replays, r.seconds);
   for (const auto& n : r.notes) fmt::print("note       {}\n", n);
@@ -153,22 +156,24 @@ int tune_cmd(TuneCmdOptions& o) {
              r.replay_rounds);
   print_rows(r.replay_rows, "peak heap");
   if (!r.real_rows.empty()) {
-    fmt::print("\nThe program itself, output discarded, median of {} interleaved runs; ratios are medians of the "
-               "per-round ratios\n",
+    fmt::print("\nThe program itself (its output compared with default libtailor's), median of {} interleaved runs; "
+               "ratios are medians of the per-round ratios\n",
                r.real_rounds);
     print_rows(r.real_rows, "peak RSS");
   }
   fmt::print("\nFinalists\n");
   for (const auto& f : r.finalists)
-    fmt::print("  {:<10} {:<9} {}{}\n", f.label, f.origin, tn::describe(f.settings),
-               f.why_not.empty() ? "" : "\n             not kept: " + f.why_not);
+    fmt::print("  {:<14} {:<9} {}{}{}\n", f.label, f.origin, tn::describe(f.settings),
+               f.gives_up.empty() ? "" : "\n                 gives up: " + f.gives_up,
+               f.why_not.empty() ? "" : "\n                 not kept: " + f.why_not);
   if (r.finalists.empty()) fmt::print("  (none: no configuration beat default libtailor on the replay)\n");
   fmt::print("\n");
   if (win != nullptr) {
     const tn::Row& glibc = r.real_rows[1];
     fmt::print("verdict    {} kept: time {}, peak RSS {} against default libtailor on the real runs "
-               "(time {:.3f}x glibc's)\n",
+               "(time {:.3f}x glibc's), the program's output unchanged\n",
                win->label, change(win->real->time), change(win->real->memory), win->real_seconds / glibc.seconds);
+    if (!win->gives_up.empty()) fmt::print("gives up   {}\n", win->gives_up);
     fmt::print("written    {}\n           use: TAILOR_CONFIG={} LD_PRELOAD={} {}\n", written, written,
                layout::expected(layout::Item::kLibtailor).string(), command_line);
     if (!installed.empty())
@@ -189,6 +194,11 @@ void add_tune(CLI::App& app, Runner& run) {
               "winner's config");
   cmd->add_option("--objective", o->objective, "What to improve: time, memory (peak RSS) or balanced")
       ->check(CLI::IsMember({"time", "memory", "balanced"}))
+      ->capture_default_str();
+  cmd->add_option("--max-slowdown", o->tune.max_slowdown,
+                  "With --objective memory: the program's own time may be at most this many times default "
+                  "libtailor's (judged on its real runs, not on the replay)")
+      ->check(CLI::Range(1.0, 100.0))
       ->capture_default_str();
   cmd->add_option("--budget", o->tune.budget_seconds, "Seconds for the whole tuning, recording included")
       ->check(CLI::Range(1.0, 86400.0))

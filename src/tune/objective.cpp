@@ -22,7 +22,7 @@ const char* to_string(Objective o) {
   }
 }
 
-bool too_slow(const Ratios& r) { return r.time > kOtherLimit && r.fastest_time > kOtherLimit; }
+bool too_slow(const Ratios& r, double max_slowdown) { return r.time > max_slowdown && r.fastest_time > max_slowdown; }
 
 double measure(Objective o, const Ratios& r) {
   switch (o) {
@@ -32,11 +32,11 @@ double measure(Objective o, const Ratios& r) {
   }
 }
 
-double score(Objective o, const Ratios& r) {
+double score(Objective o, const Ratios& r, double max_slowdown) {
   constexpr double inf = std::numeric_limits<double>::infinity();
   switch (o) {
     case Objective::kTime: return r.memory > kOtherLimit ? inf : r.time;
-    case Objective::kMemory: return too_slow(r) ? inf : r.memory;
+    case Objective::kMemory: return too_slow(r, max_slowdown) ? inf : r.memory;
     default: return measure(o, r);
   }
 }

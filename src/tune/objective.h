@@ -41,8 +41,9 @@ constexpr double kOtherLimit = 1.10;
 /// user a config file to carry for nothing.
 constexpr double kMinGain = 0.02;
 
-/// Whether `r` breaks the time limit of the memory objective (above).
-bool too_slow(const Ratios& r);
+/// Whether `r` breaks the time limit of the memory objective (above, or
+/// `max_slowdown`: tailor tune --max-slowdown).
+bool too_slow(const Ratios& r, double max_slowdown = kOtherLimit);
 
 /// The objective's own measure: the time ratio, the memory ratio, or
 /// their geometric mean, with no limit on the other. One round's verdict in
@@ -52,6 +53,6 @@ double measure(Objective o, const Ratios& r);
 
 /// The figure of merit: the time ratio, the memory ratio, or their
 /// geometric mean; +infinity when the other objective breaks its limit.
-double score(Objective o, const Ratios& r);
+double score(Objective o, const Ratios& r, double max_slowdown = kOtherLimit);
 
 }  // namespace tailor::tune

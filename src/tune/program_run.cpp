@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "program_run.h"
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -29,13 +32,40 @@ bool has_name(std::string_view var, std::string_view name) {
 
 namespace {
 
-// stdin, stdout and stderr to /dev/null (in a child, before exec).
-void redirect_to_null() {
+// stdin, stdout and stderr to /dev/null (in a child, before exec); stdout
+// to `out` instead if it is open.
+void redirect_to_null(int out = -1) {
   const int null = ::open("/dev/null", O_RDWR);
   if (null < 0) return;
   dup2(null, STDIN_FILENO);
-  dup2(null, STDOUT_FILENO);
+  dup2(out >= 0 ? out : null, STDOUT_FILENO);
   dup2(null, STDERR_FILENO);
+}
+
+// A file for a run's stdout, unlinked at once (-1 if none could be made).
+int output_file() {
+  std::string pattern = (std::filesystem::temp_directory_path() / "tailor-run-XXXXXX").string();
+  const int fd = mkostemp(pattern.data(), O_CLOEXEC);
+  if (fd >= 0) ::unlink(pattern.c_str());
+  return fd;
+}
+
+// The hash of what the program wrote there, and its length.
+void hash_output(int fd, RunResult& r) {
+  XXH3_state_t* state = XXH3_createState();
+  XXH3_64bits_reset(state);
+  char buf[1 << 16];
+  ::lseek(fd, 0, SEEK_SET);
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) != 0;) {
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    XXH3_64bits_update(state, buf, static_cast<std::size_t>(n));
+    r.output_bytes += static_cast<std::uint64_t>(n);
+  }
+  r.output_hash = XXH3_64bits_digest(state);
+  XXH3_freeState(state);
 }
 
 // Through tailor-run: the variables are passed as its arguments and applied
@@ -53,14 +83,16 @@ RunResult run_measured(const RunSpec& spec) {
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  const int out = spec.quiet && spec.capture_stdout ? output_file() : -1;
   const pid_t child = fork();
   if (child < 0) {
     ::close(fds[0]);
     ::close(write_end);
+    if (out >= 0) ::close(out);
     throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
   }
   if (child == 0) {
-    if (spec.quiet) redirect_to_null();
+    if (spec.quiet) redirect_to_null(out);
     execv(argv[0], argv.data());
     _exit(125);
   }
@@ -85,6 +117,10 @@ RunResult run_measured(const RunSpec& spec) {
                              std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")");
   r.signaled = signaled != 0;
   r.peak_rss = static_cast<double>(rss_kib) * 1024.0;
+  if (out >= 0) {
+    hash_output(out, r);
+    ::close(out);
+  }
   return r;
 }
 

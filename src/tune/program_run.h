@@ -5,6 +5,7 @@
 // set or removed; the program's output can pass through or be discarded.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,8 @@ struct RunSpec {
   std::vector<std::string> set;    ///< NAME=VALUE, replacing inherited ones
   std::vector<std::string> unset;  ///< names removed from the environment
   bool quiet = false;              ///< stdout and stderr to /dev/null, stdin from /dev/null
+  /// With quiet: stdout to a temporary file, hashed after the run (RunResult::output_hash).
+  bool capture_stdout = false;
   bool stdout_to_stderr = false;   ///< the program's stdout goes to stderr (ours is JSON)
   /// If set, a variable of that name holds the started process's pid (the
   /// recorder's TAILOR_RECORD_ROOT_PID: which process writes the main trace).
@@ -30,6 +33,8 @@ struct RunResult {
   bool signaled = false;
   double seconds = 0;     ///< wall time
   double peak_rss = 0;    ///< bytes
+  std::uint64_t output_hash = 0;   ///< of the program's stdout (capture_stdout)
+  std::uint64_t output_bytes = 0;
 };
 
 /// Throws std::runtime_error if the process cannot be started at all

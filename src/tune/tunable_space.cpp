@@ -12,6 +12,10 @@ namespace tailor::tune {
 
 std::vector<Dimension> tunable_space(Objective o, const TraceTraits& t) {
   std::vector<Dimension> d;
+  // Classes where the program's sizes fall between the default's (above
+  // 128 bytes), first: their gain is the program's own waste.
+  if (!t.classes.empty())
+    d.push_back({"classes", {"", t.classes}, "classes of the program's sizes where the default series' steps are wide"});
   // Huge pages trade resident memory for fewer faults and TLB misses: a
   // time dimension only.
   if (o != Objective::kMemory)
@@ -36,7 +40,8 @@ std::vector<Dimension> tunable_space(Objective o, const TraceTraits& t) {
     d.push_back({"pools", {"0", "1", "2"}, "call-site pools: same-size requests of one site in a pool"});
   if (o == Objective::kMemory) {
     // For memory, purging leads page sizes: its wins are the cheapest.
-    std::swap(d[1], d[2]);
+    const std::size_t first = t.classes.empty() ? 0 : 1;
+    std::swap(d[first + 1], d[first + 2]);
   }
   return d;
 }

@@ -38,6 +38,7 @@ struct TraceTraits {
   bool cross_thread_frees = false;
   bool huge_blocks = false;   ///< blocks above 32 MiB
   bool large_blocks = false;  ///< blocks above 128 KiB
+  std::string classes;        ///< classes proposed from the trace (class_proposal.h), "" if none
 };
 
 /// The dimensions, in the order the coordinate search visits them (the ones

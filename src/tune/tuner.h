@@ -36,6 +36,9 @@ struct TuneOptions {
   std::string work_dir;                 ///< kept if set; else a temporary directory, removed
   std::uint64_t seed = 1;
   bool program_output_to_stderr = false;  ///< the recorded run's stdout to stderr (--json)
+  /// The memory objective's limit on the program's own time against
+  /// default libtailor (--max-slowdown).
+  double max_slowdown = kOtherLimit;
 };
 
 /// A failure that is the program's or the input's, not tailor's: printed as
@@ -62,6 +65,8 @@ struct Finalist {
   double real_seconds = 0, real_peak_rss = 0;  ///< medians
   bool verified = false;         ///< ran on the program
   std::string why_not;           ///< why it is not the winner (empty for the winner)
+  std::string gives_up;          ///< what it trades away besides time and memory (exact classes: alignment)
+  std::string dmm_spec;          ///< a DMM finalist's spec (JSON): the work directory may be gone when it is written
 };
 
 struct Row {  ///< a configuration's medians
@@ -71,7 +76,9 @@ struct Row {  ///< a configuration's medians
 };
 
 struct TuneResult {
-  std::string executable;  ///< the resolved argv[0]
+  std::string executable;  ///< the executable of the process tuned (the one that made the allocation calls)
+  unsigned processes = 1;  ///< processes the command ran that the recorder saw
+  std::string process;     ///< the process tuned: "pid N: its command line"
   double record_seconds = 0;
   std::uint64_t events = 0, calls = 0;
   unsigned threads = 0;
@@ -91,7 +98,8 @@ struct TuneResult {
 TuneResult tune(const TuneOptions& options, const std::function<void(const Progress&)>& progress);
 
 /// Whether a finalist measured on the real program beats default libtailor
-/// for the objective; if not, `why` says how it lost.
-bool wins_real(Objective o, const Ratios& real, std::string& why);
+/// for the objective (the memory objective's time limit: max_slowdown); if
+/// not, `why` says which rule it broke and by how much.
+bool wins_real(Objective o, const Ratios& real, std::string& why, double max_slowdown = kOtherLimit);
 
 }  // namespace tailor::tune

@@ -2,7 +2,9 @@
 # `tailor tune` end to end (issue 14). Usage:
 #   tune_test.sh TAILOR BIN_DIR CASE
 # CASE: memory (tune, install, the config changes what `tailor config --for`
-# shows, the budget is honoured), fails, no_alloc, bad_candidate.
+# shows, the budget is honoured), fails, no_alloc, bad_candidate,
+# needs_alignment (exact classes refused to a program that needs 16-byte
+# alignment), shim (a wrapper that execs the program: the program is tuned).
 set -uo pipefail
 tailor=$1 bin=$2 case=$3
 dir=$(mktemp -d)
@@ -26,7 +28,7 @@ memory)
   grep -q "fragmenting: checksum" "$dir/err" "$dir/out" || fail "the program's output did not pass through"
   grep -q "^verdict .* kept" "$dir/out" || fail "no winner on a program that wastes 14% in its size class"
   [ -s "$dir/out.conf" ] || fail "no config written"
-  grep -Eq "^(class_spacing|page_size|small_max|middle_max|dmm) = " "$dir/out.conf" || fail "empty config: $(cat "$dir/out.conf")"
+  grep -Eq "^(class_spacing|page_size|small_max|middle_max|classes|exact_classes|purge_delay|dmm) = " "$dir/out.conf" || fail "empty config: $(cat "$dir/out.conf")"
   conf="$HOME/.config/tailor/tailor.conf"
   grep -q "^\[program $(readlink -f "$dir/fragmenting")\]" "$conf" || fail "not installed: $(cat "$conf")"
   # What the program gets, with nothing set: the installed section.
@@ -76,6 +78,33 @@ bad_candidate)
   grep -q "not kept: slower than default libtailor on the real runs" "$dir/out" || fail "the bad candidate was not refused"
   grep -q "^verdict *default libtailor stays" "$dir/out" || fail "verdict"
   [ ! -e "$dir/x.conf" ] || fail "a config was written for a losing candidate"
+  ;;
+needs_alignment)
+  "$tailor" tune --objective memory --budget 40 -o "$dir/x.conf" --work-dir "$dir/work" \
+    -- "$bin/tune_needs_alignment" >"$dir/out" 2>"$dir/err"
+  rc=$?
+  cat "$dir/out"
+  [ $rc -eq 0 ] || fail "exit status $rc: $(cat "$dir/err")"
+  grep -q "exact_classes = 24" "$dir/work/exact.conf" || fail "exact classes were not proposed for 24-byte blocks"
+  grep -A2 "^  exact-classes" "$dir/out" | grep -q "not kept: the program was killed by signal 11" ||
+    fail "the exact classes were not refused for the fault they cause"
+  [ ! -e "$dir/x.conf" ] || ! grep -q "exact_classes" "$dir/x.conf" || fail "exact classes written: $(cat "$dir/x.conf")"
+  ;;
+shim)
+  printf '#!/bin/sh\n# a version manager'"'"'s shim: the real program is exec'"'"'d by a shell\nexec "%s" "$@"\n' \
+    "$bin/tune_fragmenting" >"$dir/shim"
+  chmod +x "$dir/shim"
+  "$tailor" tune --objective memory --budget 30 --json -o "$dir/x.conf" -- "$dir/shim" >"$dir/out.json" 2>"$dir/err"
+  rc=$?
+  [ $rc -eq 0 ] || fail "exit status $rc: $(cat "$dir/err")"
+  python3 - "$dir/out.json" "$(readlink -f "$bin/tune_fragmenting")" <<'PY' || exit 1
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["executable"] == sys.argv[2], (j["executable"], sys.argv[2])
+assert "tune_fragmenting" in j["process"], j["process"]
+assert j["record"]["calls"] > 1000, j["record"]  # the program's calls, not the shell's
+print("tuned", j["process"], "of", j["processes"], "process(es)")
+PY
   ;;
 *) fail "unknown case $case" ;;
 esac
