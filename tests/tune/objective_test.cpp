@@ -36,7 +36,18 @@ TEST(Objective, MemoryTimeLimitNeedsBothMedianAndFastestRun) {
   EXPECT_TRUE(std::isinf(tn::score(tn::Objective::kMemory, {1.11, 0.9, 1.11})));
   std::string why;
   EXPECT_FALSE(tn::wins_real(tn::Objective::kMemory, {1.2, 0.9, 1.15}, why));
-  EXPECT_NE(why.find("median 20.0%, fastest run 15.0%"), std::string::npos) << why;
+  EXPECT_NE(why.find("time above 1.100x default libtailor's on the real runs (--max-slowdown; median +20.0%, fastest "
+                     "run +15.0%)"),
+            std::string::npos)
+      << why;
+}
+
+TEST(Objective, MaxSlowdownSetsTheMemoryObjectivesTimeLimit) {
+  std::string why;
+  EXPECT_TRUE(tn::wins_real(tn::Objective::kMemory, {1.15, 0.8, 1.15}, why, 1.20)) << why;
+  EXPECT_FALSE(tn::wins_real(tn::Objective::kMemory, {1.15, 0.8, 1.15}, why, 1.05));
+  EXPECT_NE(why.find("time above 1.050x"), std::string::npos) << why;
+  EXPECT_TRUE(std::isfinite(tn::score(tn::Objective::kMemory, {1.15, 0.8, 1.15}, 1.20)));
 }
 
 TEST(Objective, TimeKeepsFasterWithinTheMemoryLimit) {
