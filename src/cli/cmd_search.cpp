@@ -26,6 +26,7 @@
 #include <thread>
 
 #include "commands.h"
+#include "validation.h"
 #include "evolution.h"
 #include "islands.h"
 #if TAILOR_MPI
@@ -66,6 +67,7 @@ struct SearchCmdOptions {
   unsigned share_among = 16;
   std::string checkpoint;
   unsigned checkpoint_every = 0;
+  std::string time_model;  // "": the default (deploy::default_time_model); "steps": none
   std::string resume;
 };
 
@@ -174,6 +176,15 @@ int search_run(const SearchCmdOptions& o, srch::Ring* ring) {
   const unsigned islands = o.islands ? o.islands : ranks;
 
   const bool tty = root && isatty(STDERR_FILENO) == 1;
+  // Time as the machine's time model predicts it, else steps (docs/search.md).
+  std::optional<sim::TimeModel> model;
+  if (o.time_model != "steps") {
+    std::string why;
+    model = o.time_model.empty() ? deploy::default_time_model(why) : sim::load_time_model(o.time_model, why);
+    if (!model && !o.time_model.empty()) throw std::runtime_error("--time-model " + why);
+    if (!why.empty() && root) fmt::print(stderr, "tailor: {}; time is ranked by steps\n", why);
+  }
+  const sim::TimeModel* time_model = model ? &*model : nullptr;
   std::deque<TraceSet> sets;
   for (const std::string& path : o.traces) {
     TraceSet& s = sets.emplace_back();
@@ -218,14 +229,14 @@ int search_run(const SearchCmdOptions& o, srch::Ring* ring) {
   const std::vector<std::uint64_t>* exact = multi ? &sizes : nullptr;
   bool any_sampled = false, any_validation = false;
   for (TraceSet& s : sets) {
-    s.ranked = std::make_unique<srch::Evaluator>(s.ranked_on(), weights, threads, exact);
+    s.ranked = std::make_unique<srch::Evaluator>(s.ranked_on(), weights, threads, exact, time_model);
     if (s.validation) {
-      s.validating = std::make_unique<srch::Evaluator>(*s.validation, weights, threads, exact);
-      s.validating_head = std::make_unique<srch::Evaluator>(*s.head, weights, threads, exact);
+      s.validating = std::make_unique<srch::Evaluator>(*s.validation, weights, threads, exact, time_model);
+      s.validating_head = std::make_unique<srch::Evaluator>(*s.head, weights, threads, exact, time_model);
       s.validating_worst = std::make_unique<srch::MultiEvaluator>(
           std::vector<srch::Fitness*>{s.validating.get(), s.validating_head.get()}, srch::Aggregate::kWorst);
     }
-    if (s.sampled) s.measured = std::make_unique<srch::Evaluator>(s.whole, weights, threads, exact);
+    if (s.sampled) s.measured = std::make_unique<srch::Evaluator>(s.whole, weights, threads, exact, time_model);
     any_sampled |= s.sampled.has_value();
     any_validation |= s.validation.has_value();
   }
@@ -275,7 +286,8 @@ int search_run(const SearchCmdOptions& o, srch::Ring* ring) {
                  {"validate_sample", o.validate_sample},
                  {"islands", islands},
                  {"migrate_every", o.migrate_every},
-                 {"migrants", o.migrants}};
+                 {"migrants", o.migrants},
+                 {"time", model ? sim::to_json_text(*model) : std::string("steps")}};
   nlohmann::json resumed;
   if (!o.resume.empty()) {
     resumed = srch::read_checkpoint(o.resume, read_file(o.resume, "checkpoint"), io.settings, o.generations);
@@ -535,6 +547,9 @@ void add_search(CLI::App& app, Runner& run) {
   cmd->add_option("--threads", o->threads, "Simulations at once (default: one per core)");
   cmd->add_option("--weights", o->weights, "Weights of the fitness's objectives, normalized to Kingsley")
       ->capture_default_str();
+  cmd->add_option("--time-model", o->time_model,
+                  "The time a DMM is ranked by: the time model's prediction of its real time (default: "
+                  "TAILOR_TIME_MODEL, else share/tailor/time-model.json, else steps), or 'steps'");
   cmd->add_option("--sample", o->sample,
                   "Rank candidates on one object in k, k chosen to leave at most this many operations; a candidate "
                   "for the best is measured on the validation sample (0: rank on the whole trace)")

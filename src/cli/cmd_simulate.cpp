@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "commands.h"
+#include "validation.h"
 #include "dmm_spec.h"
 #include "replay_stream.h"
 #include "simulator.h"
@@ -58,6 +59,14 @@ nlohmann::json to_json(const simulate::Metrics& m) {
           {"pages_gained_bytes", m.pages_gained},
           {"purges", m.purges},
           {"zeroed_bytes", m.zeroed_bytes},
+          {"line_misses", m.line_misses},
+          {"steps_by_mechanism",
+           [&] {
+             nlohmann::json k = nlohmann::json::object();
+             for (std::size_t i = 0; i < dmm::kMechanismKinds; ++i)
+               if (m.steps_by_kind[i]) k[dmm::kMechanismKindNames[i]] = m.steps_by_kind[i];
+             return k;
+           }()},
           {"front",
            {{"hits", m.front_hits}, {"misses", m.front_misses}, {"kept", m.front_kept}, {"passed", m.front_passed}}},
           {"peak_operation", m.peak_operation},
@@ -86,7 +95,7 @@ nlohmann::json to_json(const simulate::ReplaySummary& s) {
 }
 
 void print_text(const trace::Reader& r, const simulate::ReplayTrace& t, const std::vector<simulate::Metrics>& all,
-                bool checked) {
+                bool checked, const simulate::TimeModel* model) {
   const auto& s = t.summary;
   fmt::print("trace       {}\n", r.path());
   if (!r.complete()) fmt::print("warning     {}\n", r.cut());
@@ -106,6 +115,8 @@ void print_text(const trace::Reader& r, const simulate::ReplayTrace& t, const st
   };
   using M = simulate::Metrics;
   row("time complexity (steps)", [](const M& m) { return m.steps; });
+  if (model != nullptr)
+    row("predicted real time (s, time model)", [&](const M& m) { return fmt::format("{:.4f}", model->seconds(m)); });
   row("memory reads", [](const M& m) { return m.reads; });
   row("memory writes", [](const M& m) { return m.writes; });
   row("memory accesses", [](const M& m) { return m.reads + m.writes; });
@@ -135,6 +146,8 @@ void print_text(const trace::Reader& r, const simulate::ReplayTrace& t, const st
       return value ? fmt::format("{:.3f}", static_cast<double>(base) / static_cast<double>(value)) : std::string("-");
     };
     row("time complexity", [&](const M& m) { return ratio(kng->steps, m.steps); });
+    if (model != nullptr)
+      row("predicted real time", [&](const M& m) { return fmt::format("{:.3f}", model->seconds(*kng) / model->seconds(m)); });
     row("memory accesses", [&](const M& m) { return ratio(kng->reads + kng->writes, m.reads + m.writes); });
     row("memory usage", [&](const M& m) { return ratio(kng->memory_usage, m.memory_usage); });
     row("energy", [&](const M& m) {
@@ -280,12 +293,17 @@ int simulate_cmd(const SimulateCmdOptions& o) {
   simulate::ReplayStream stream(r, windowed ? kWindow : 0, windowed ? static_cast<unsigned>(jobs.size()) : 0);
   std::vector<simulate::Metrics> all = run_jobs(jobs, stream, o, tty);
   const simulate::ReplayTrace& t = stream.wait_complete();
+  // The real time the machine's time model predicts (docs/deploy.md).
+  std::string why;
+  const std::optional<simulate::TimeModel> model = deploy::default_time_model(why);
+  if (!why.empty()) fmt::print(stderr, "tailor: {}; no predicted time\n", why);
 
   if (o.json) {
     nlohmann::json dmms = nlohmann::json::array();
     auto kng = std::find_if(all.begin(), all.end(), [](const simulate::Metrics& m) { return m.dmm == "kng"; });
     for (const auto& m : all) {
       nlohmann::json j = to_json(m);
+      if (model) j["predicted_seconds"] = model->seconds(m);
       if (kng != all.end()) {
         auto ratio = [](std::uint64_t base, std::uint64_t value) {
           return value ? static_cast<double>(base) / static_cast<double>(value) : 0.0;
@@ -294,6 +312,7 @@ int simulate_cmd(const SimulateCmdOptions& o) {
                                   {"memory_accesses", ratio(kng->reads + kng->writes, m.reads + m.writes)},
                                   {"memory_usage", ratio(kng->memory_usage, m.memory_usage)},
                                   {"energy", m.energy_nj > 0 ? kng->energy_nj / m.energy_nj : 0.0}};
+        if (model) j["normalized_to_kng"]["predicted_time"] = model->seconds(*kng) / model->seconds(m);
       }
       dmms.push_back(j);
     }
@@ -303,7 +322,7 @@ int simulate_cmd(const SimulateCmdOptions& o) {
                         {"dmms", dmms}};
     fmt::print("{}\n", j.dump(2));
   } else {
-    print_text(r, t, all, o.check);
+    print_text(r, t, all, o.check, model ? &*model : nullptr);
   }
   if (!r.complete()) fmt::print(stderr, "tailor simulate: {}: {}\n", o.trace, r.cut());
   return 0;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <concepts>
+#include <cstddef>
 #include <cstdint>
 
 #include "memory.h"
@@ -20,6 +21,24 @@ struct Block {
   Address address = 0;
   std::uint64_t bytes = 0;
 };
+
+/// The mechanism families, for what depends on how a mechanism works
+/// rather than on a spec (the time model weighs a step of each apart: a
+/// step of a list search is a dependent load, a step of a split is not).
+enum class MechanismKind : std::uint8_t {
+  kKingsley,
+  kLea,
+  kBinaryBuddy,
+  kFibonacciBuddy,
+  kSegregatedLists,
+  kSegregatedFit,
+  kSimpleSegregatedStorage,
+  kOther,
+};
+inline constexpr std::size_t kMechanismKinds = 8;
+inline constexpr const char* kMechanismKindNames[kMechanismKinds] = {
+    "kingsley", "lea", "binary_buddy", "fibonacci_buddy", "segregated_lists", "segregated_fit",
+    "simple_segregated_storage", "other"};
 
 template <class A>
 concept Allocator = requires(A a, const A ca, std::uint64_t bytes, std::uint64_t alignment, Address address) {

@@ -165,6 +165,7 @@ inline std::uint64_t need(std::uint64_t bytes, std::uint64_t alignment) noexcept
 template <Memory M>
 class BinaryBuddy {
  public:
+  static constexpr MechanismKind kKind = MechanismKind::kBinaryBuddy;
   static constexpr std::uint64_t kHeader = buddy_detail::kHeader;
   static constexpr std::uint64_t kMinAlignment = 16;
   static constexpr unsigned kMinOrder = 5;

@@ -124,6 +124,7 @@ class Composite {
   }
 
   std::uint64_t steps(std::size_t i) const noexcept { return parts_[i].ops->steps(parts_[i].self); }
+  MechanismKind kind(std::size_t i) const noexcept { return parts_[i].ops->kind; }
   std::uint64_t splits(std::size_t i) const noexcept { return parts_[i].ops->splits(parts_[i].self); }
   std::uint64_t coalesces(std::size_t i) const noexcept { return parts_[i].ops->coalesces(parts_[i].self); }
   std::uint64_t min_alignment(std::size_t i) const noexcept { return parts_[i].ops->min_alignment(parts_[i].self); }
@@ -201,6 +202,7 @@ class Composite {
     std::uint64_t (*min_alignment)(const void*);
     std::size_t (*state_bytes)(const void*);
     void (*destroy)(void*);
+    MechanismKind kind;
   };
   struct Part {
     void* self = nullptr;
@@ -249,7 +251,12 @@ class Composite {
       static_cast<Holder*>(p)->~Holder();
       ArenaType::release(p, sizeof(Holder));
     }
-    static constexpr Ops kOps = {allocate, release, usable, steps, splits, coalesces, min_alignment, state_bytes, destroy};
+    static constexpr MechanismKind kind_of() noexcept {
+      if constexpr (requires { Mech::kKind; }) return Mech::kKind;
+      return MechanismKind::kOther;
+    }
+    static constexpr Ops kOps = {allocate, release,     usable,  steps,    splits,
+                                 coalesces, min_alignment, state_bytes, destroy, kind_of()};
   };
 
   static constexpr std::uint64_t round8(std::uint64_t n) noexcept { return (n + 7) & ~std::uint64_t{7}; }

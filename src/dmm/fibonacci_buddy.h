@@ -57,6 +57,7 @@ namespace tailor::dmm {
 template <Memory M>
 class FibonacciBuddy {
  public:
+  static constexpr MechanismKind kKind = MechanismKind::kFibonacciBuddy;
   static constexpr std::uint64_t kHeader = buddy_detail::kHeader;
   static constexpr std::uint64_t kMinAlignment = 16;
   static constexpr std::uint64_t kUnit = 16;

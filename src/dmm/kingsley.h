@@ -50,6 +50,7 @@ namespace tailor::dmm {
 template <Memory M>
 class Kingsley {
  public:
+  static constexpr MechanismKind kKind = MechanismKind::kKingsley;
   static constexpr unsigned kBuckets = 30;
   static constexpr std::uint64_t kHeader = 8;
   static constexpr std::uint64_t kMinAlignment = 16;

@@ -84,6 +84,7 @@ namespace tailor::dmm {
 template <Memory M>
 class Lea {
  public:
+  static constexpr MechanismKind kKind = MechanismKind::kLea;
   static constexpr std::uint64_t kMinAlignment = 16;
   static constexpr std::uint64_t kOverhead = 8;         // CHUNK_OVERHEAD
   static constexpr std::uint64_t kMinChunk = 32;        // MIN_CHUNK_SIZE

@@ -80,6 +80,7 @@ struct SegregatedFitConfig {
 template <Memory M>
 class SegregatedFit {
  public:
+  static constexpr MechanismKind kKind = MechanismKind::kSegregatedFit;
   static constexpr std::uint64_t kUsed = 1, kPrevFree = 2, kBackPointer = 4;
   /// What the simulator's checker may assume when no alignment is asked: 8.
   static constexpr std::uint64_t kMinAlignment = 8;

@@ -102,6 +102,7 @@ struct SegregatedConfig {
 template <Memory M>
 class SegregatedLists {
  public:
+  static constexpr MechanismKind kKind = MechanismKind::kSegregatedLists;
   static constexpr std::uint64_t kHeader = 8;
   static constexpr std::uint64_t kMinAlignment = 16;
   using Classes = SizeClasses<typename M::Arena>;

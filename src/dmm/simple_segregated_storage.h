@@ -52,6 +52,7 @@ struct SimpleSegregatedConfig {
 template <Memory M>
 class SimpleSegregatedStorage {
  public:
+  static constexpr MechanismKind kKind = MechanismKind::kSimpleSegregatedStorage;
   static constexpr std::uint64_t kMinAlignment = 8;
   using Classes = SizeClasses<typename M::Arena>;
 

@@ -44,10 +44,11 @@ Weights parse_weights(const std::string& text) {
 }
 
 Evaluator::Evaluator(const simulate::ReplayTrace& trace, Weights weights, unsigned threads,
-                     const std::vector<std::uint64_t>* exact_sizes)
+                     const std::vector<std::uint64_t>* exact_sizes, const simulate::TimeModel* model)
     : trace_(trace),
       weights_(weights),
       threads_(std::max(1u, threads)),
+      model_(model),
       kng_(simulate::simulate(trace, "kng")),
       sizes_(simulate::sizes_of(trace)),
       exact_(exact_sizes ? *exact_sizes : sizes_) {
@@ -95,7 +96,8 @@ Evaluation Evaluator::normalize(const simulate::Metrics& m) const {
   e.valid = true;
   e.metrics = m;
   auto ratio = [](double x, double base) { return base > 0 ? x / base : (x > 0 ? 1e9 : 1.0); };
-  e.time = ratio(static_cast<double>(m.steps), static_cast<double>(kng_.steps));
+  e.time = model_ != nullptr ? ratio(model_->seconds(m), model_->seconds(kng_))
+                            : ratio(static_cast<double>(m.steps), static_cast<double>(kng_.steps));
   e.memory = ratio(static_cast<double>(m.memory_usage), static_cast<double>(kng_.memory_usage));
   e.energy = ratio(m.energy_nj, kng_.energy_nj);
   e.fitness = (weights_.time * e.time + weights_.memory * e.memory + weights_.energy * e.energy) /
@@ -192,7 +194,7 @@ std::vector<simulate::AllocatorSpec> Evaluator::missing_runs(const std::vector<c
 
 namespace {
 
-// A run as bytes: a byte (1: made, 0: none), then fourteen counters and the
+// A run as bytes: a byte (1: made, 0: none), then fifteen counters, the mechanism and the
 // held and resident bytes' changes as native 64-bit words (the processes of one job share
 // a byte order).
 void put(std::string& out, std::uint64_t v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); }
@@ -202,7 +204,7 @@ std::string encode(const std::optional<simulate::PartResult>& r) {
   if (!r) return out;
   for (std::uint64_t v : {r->steps, r->reads, r->writes, r->splits, r->coalesces, r->system_requests, r->pages_gained,
                           r->purges, r->zeroed_bytes, r->base_resident, r->front_hits, r->front_misses, r->front_kept,
-                          r->front_passed})
+                          r->front_passed, r->line_misses, std::uint64_t{r->kind}})
     put(out, v);
   put(out, r->changes.size());
   for (const auto& c : r->changes) {
@@ -227,8 +229,11 @@ std::optional<simulate::PartResult> decode(const std::string& in) {
   simulate::PartResult r;
   for (std::uint64_t* v : {&r.steps, &r.reads, &r.writes, &r.splits, &r.coalesces, &r.system_requests, &r.pages_gained,
                            &r.purges, &r.zeroed_bytes, &r.base_resident, &r.front_hits, &r.front_misses,
-                           &r.front_kept, &r.front_passed})
+                           &r.front_kept, &r.front_passed, &r.line_misses})
     *v = get();
+  const std::uint64_t kind = get();
+  if (kind >= dmm::kMechanismKinds) throw std::invalid_argument("a shared allocator run names no mechanism");
+  r.kind = static_cast<std::uint8_t>(kind);
   const std::uint64_t n = get();
   if (n > (in.size() - at) / 24) throw std::invalid_argument("a shared allocator run is cut");
   r.changes.resize(n);

@@ -22,6 +22,8 @@
 #include "dmm_spec.h"
 #include "metrics.h"
 #include "part_simulation.h"
+#include "time_model.h"
+#include "time_model.h"
 #include "replay_trace.h"
 
 namespace tailor::search {
@@ -70,9 +72,11 @@ class Evaluator : public Fitness {
  public:
   /// `exact_sizes`: the sizes exact classes are made of (default: the
   /// trace's own; a search over several traces gives every trace the union,
-  /// the classes the written spec carries).
+  /// the classes the written spec carries). `model`: the time a DMM is
+  /// ranked by, the time model's prediction of its real time
+  /// (time_model.h; kept by the caller); nullptr: its steps.
   Evaluator(const simulate::ReplayTrace& trace, Weights weights, unsigned threads,
-            const std::vector<std::uint64_t>* exact_sizes = nullptr);
+            const std::vector<std::uint64_t>* exact_sizes = nullptr, const simulate::TimeModel* model = nullptr);
 
   const simulate::Metrics& kingsley() const noexcept { return kng_; }
   /// The sizes the trace requests (sizes_of), which <TRACE_SIZE> and exact classes draw on.
@@ -107,6 +111,7 @@ class Evaluator : public Fitness {
   const simulate::ReplayTrace& trace_;
   Weights weights_;
   unsigned threads_;
+  const simulate::TimeModel* model_;
   simulate::Metrics kng_;
 
   /// An allocator taking more steps than a DMM can take and still beat

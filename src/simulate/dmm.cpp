@@ -73,6 +73,9 @@ std::uint64_t Dmm::steps() const noexcept {
   for (std::size_t i = 0; i < dmm_.parts(); ++i) n += dmm_.steps(i);
   return n;
 }
+void Dmm::steps_by_kind(std::array<std::uint64_t, dmm::kMechanismKinds>& out) const noexcept {
+  for (std::size_t i = 0; i < dmm_.parts(); ++i) out[static_cast<std::size_t>(dmm_.kind(i))] += dmm_.steps(i);
+}
 std::uint64_t Dmm::splits() const noexcept {
   std::uint64_t n = 0;
   for (std::size_t i = 0; i < dmm_.parts(); ++i) n += dmm_.splits(i);
@@ -127,6 +130,11 @@ std::uint64_t DmmMemory::purges() const noexcept {
 std::uint64_t DmmMemory::zeroed_bytes() const noexcept {
   std::uint64_t n = 0;
   for (const auto& m : parts_) n += m->zeroed_bytes();
+  return n;
+}
+std::uint64_t DmmMemory::line_misses() const noexcept {
+  std::uint64_t n = 0;
+  for (const auto& m : parts_) n += m->line_misses();
   return n;
 }
 bool DmmMemory::holds(Address address, std::uint64_t bytes) const noexcept {

@@ -49,6 +49,7 @@ class DmmMemory final : public MemoryAccount {
   std::uint64_t pages_gained() const noexcept;
   std::uint64_t purges() const noexcept;
   std::uint64_t zeroed_bytes() const noexcept;
+  std::uint64_t line_misses() const noexcept;
   bool holds(Address address, std::uint64_t bytes) const noexcept override;
   std::vector<Region> held_regions() const override;
 
@@ -102,8 +103,12 @@ class Dmm {
   /// A word of a block, through its allocator's memory (a front's links).
   std::uint64_t load(Address address) { return memory_.parts_[part_of(address)]->load(address); }
   void store(Address address, std::uint64_t value) { memory_.parts_[part_of(address)]->store(address, value); }
+  /// The program's first write to a block (simulated_memory.h, touch).
+  void touch(Address address) { memory_.parts_[part_of(address)]->touch(address); }
 
   std::uint64_t steps() const noexcept;
+  /// Adds each allocator's steps to its mechanism's kind.
+  void steps_by_kind(std::array<std::uint64_t, dmm::kMechanismKinds>& out) const noexcept;
   std::uint64_t splits() const noexcept;
   std::uint64_t coalesces() const noexcept;
   std::uint64_t min_alignment() const noexcept;

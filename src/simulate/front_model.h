@@ -19,6 +19,7 @@
 // its usable bytes (a bin's blocks have no one header size).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <utility>
 
@@ -75,6 +76,7 @@ class Fronted {
   }
 
   std::uint64_t steps() const noexcept { return d_.steps(); }
+  void steps_by_kind(std::array<std::uint64_t, dmm::kMechanismKinds>& out) const noexcept { d_.steps_by_kind(out); }
   std::uint64_t splits() const noexcept {
     if constexpr (requires { d_.splits(); }) return d_.splits();
     return 0;
@@ -88,6 +90,7 @@ class Fronted {
     return kMinAlignment;
   }
   std::uint64_t resident_bytes() const noexcept { return d_.resident_bytes(); }
+  void touch(dmm::Address a) { d_.touch(a); }
   const dmm::FrontCounters& counters() const noexcept { return counters_; }
 
  private:

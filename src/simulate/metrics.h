@@ -4,10 +4,12 @@
 // (simulator.h) fills them.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "dmm/allocator.h"
 #include "heap_snapshot.h"
 
 namespace tailor::simulate {
@@ -42,6 +44,9 @@ struct Metrics {
   std::uint64_t pages_gained = 0;      ///< bytes of pages that became held (faulted in when first touched)
   std::uint64_t purges = 0;            ///< releases that gave whole pages back
   std::uint64_t zeroed_bytes = 0;      ///< bytes of released ranges zeroed by hand
+  std::uint64_t line_misses = 0;       ///< accesses to lines the cache model did not hold (simulated_memory.h)
+  /// `steps` by the mechanism that took them (dmm::MechanismKind).
+  std::array<std::uint64_t, dmm::kMechanismKinds> steps_by_kind{};
   /// The front's counts (dmm/front.h; all 0 without a front): requests
   /// served from a bin and passed on, releases kept and passed on.
   std::uint64_t front_hits = 0, front_misses = 0, front_kept = 0, front_passed = 0;

@@ -29,6 +29,7 @@ struct OnePart {
   std::uint64_t usable_uncounted(Address) { return 0; }  // a block's bytes: not needed here
   std::uint64_t load(Address address) { return memory.load(address); }
   void store(Address address, std::uint64_t value) { memory.store(address, value); }
+  void touch(Address address) { memory.touch(address); }
   std::size_t part_of(Address) const noexcept { return 0; }
   std::uint64_t steps() const { return d.steps(0); }
   std::uint64_t splits() const { return d.splits(0); }
@@ -85,6 +86,7 @@ std::optional<PartResult> simulate_part(const ReplayTrace& trace, const Allocato
         if (live[op.block] == 0) [[unlikely]]
           throw std::length_error("allocator " + std::string(to_string(a.mechanism)) + " cannot serve a request of " +
                                   std::to_string(bytes) + " bytes");
+        part.touch(live[op.block]);
       } else
         part.release(live[op.block]);
       if (memory.held() != held) [[unlikely]] {
@@ -98,6 +100,7 @@ std::optional<PartResult> simulate_part(const ReplayTrace& trace, const Allocato
     }
     if (part.steps() > max_steps) return std::nullopt;
     r.steps = part.steps();
+    r.kind = static_cast<std::uint8_t>(dmm.kind(0));
     r.splits = part.splits();
     r.coalesces = part.coalesces();
     if constexpr (requires { part.counters(); }) {
@@ -112,6 +115,7 @@ std::optional<PartResult> simulate_part(const ReplayTrace& trace, const Allocato
     r.pages_gained = memory.pages_gained();
     r.purges = memory.purges();
     r.zeroed_bytes = memory.zeroed_bytes();
+    r.line_misses = memory.line_misses();
     return r;
   };
   return front > 0 ? loop(fronted) : loop(one_part);
@@ -123,6 +127,7 @@ Metrics combine_parts(const std::vector<const PartResult*>& parts, const ReplayT
   m.max_in_use = trace.summary.max_in_use_bytes;
   for (const PartResult* p : parts) {
     m.steps += p->steps;
+    m.steps_by_kind[p->kind < dmm::kMechanismKinds ? p->kind : dmm::kMechanismKinds - 1] += p->steps;
     m.reads += p->reads;
     m.writes += p->writes;
     m.splits += p->splits;
@@ -131,6 +136,7 @@ Metrics combine_parts(const std::vector<const PartResult*>& parts, const ReplayT
     m.pages_gained += p->pages_gained;
     m.purges += p->purges;
     m.zeroed_bytes += p->zeroed_bytes;
+    m.line_misses += p->line_misses;
     m.front_hits += p->front_hits;
     m.front_misses += p->front_misses;
     m.front_kept += p->front_kept;

@@ -26,8 +26,9 @@ namespace tailor::simulate {
 
 struct PartResult {
   std::uint64_t steps = 0, reads = 0, writes = 0, splits = 0, coalesces = 0, system_requests = 0;
-  std::uint64_t pages_gained = 0, purges = 0, zeroed_bytes = 0;
+  std::uint64_t pages_gained = 0, purges = 0, zeroed_bytes = 0, line_misses = 0;
   std::uint64_t front_hits = 0, front_misses = 0, front_kept = 0, front_passed = 0;
+  std::uint8_t kind = 0;  ///< its mechanism (dmm::MechanismKind)
   /// Resident bytes before the first operation: the allocator's own state.
   std::uint64_t base_resident = 0;
   struct Change {

@@ -49,6 +49,7 @@ class SimulatedMemory final : public MemoryAccount {
   std::uint64_t load(Address address) {
     ++reads_;
     const std::uint64_t word = word_index(address);
+    cache(word);
     const std::uint64_t* page = pages_[word >> kPageBits];
     return page ? page[word & kPageMask] : 0;
   }
@@ -56,6 +57,7 @@ class SimulatedMemory final : public MemoryAccount {
   void store(Address address, std::uint64_t value) {
     ++writes_;
     const std::uint64_t word = word_index(address);
+    cache(word);
     std::uint64_t*& page = pages_[word >> kPageBits];
     if (!page) page = new_page(word >> kPageBits);
     page[word & kPageMask] = value;
@@ -84,6 +86,17 @@ class SimulatedMemory final : public MemoryAccount {
   std::uint64_t zeroed_bytes() const noexcept { return zeroed_; }
   /// Takes back reads counted for bookkeeping that a real run does not do.
   void discount_reads(std::uint64_t n) noexcept { reads_ -= n; }
+  /// The program's first write to a block it got (a replay writes the first
+  /// byte of every block): a line the cache model sees, not a metadata access.
+  void touch(Address address) {
+    if (address >= base_ && address - base_ < (limit_words_ << 3)) cache((address - base_) >> 3);
+  }
+  /// Accesses (metadata words and touched blocks) to a 64-byte line the
+  /// cache model did not hold: a direct-mapped cache of kCacheLines lines,
+  /// the size of this machine's L2, tagged per memory. A proxy of the cache
+  /// misses a real run pays, for the time model (time_model.h).
+  std::uint64_t line_misses() const noexcept { return line_misses_; }
+  static constexpr std::size_t kCacheLines = 32768;  // 2 MiB
   Address base() const noexcept { return base_; }
   /// Regions currently held, in increasing address order.
   const std::vector<Region>& regions() const noexcept { return regions_; }
@@ -102,6 +115,15 @@ class SimulatedMemory final : public MemoryAccount {
     return word;
   }
   [[noreturn]] void bad_access(Address address) const;
+  void cache(std::uint64_t word) noexcept {
+    const std::uint64_t line = word >> 3;
+    std::uint32_t& tag = cache_tags_[line & (kCacheLines - 1)];
+    const auto want = static_cast<std::uint32_t>(line / kCacheLines) + 1;  // 0: empty
+    if (tag != want) [[unlikely]] {
+      tag = want;
+      ++line_misses_;
+    }
+  }
   std::uint64_t* new_page(std::uint64_t index);
 
   void zero(Address start, Address end);
@@ -113,7 +135,8 @@ class SimulatedMemory final : public MemoryAccount {
   Address base_, limit_;
   dmm::AddressSpace<HeapArena> space_;
   std::uint64_t reads_ = 0, writes_ = 0, requests_ = 0, held_ = 0, high_water_ = 0, page_high_water_ = 0;
-  std::uint64_t pages_gained_ = 0, purges_ = 0, zeroed_ = 0;
+  std::uint64_t pages_gained_ = 0, purges_ = 0, zeroed_ = 0, line_misses_ = 0;
+  std::unique_ptr<std::uint32_t[]> cache_tags_ = std::make_unique<std::uint32_t[]>(kCacheLines);
 };
 
 static_assert(Memory<SimulatedMemory>);

@@ -58,8 +58,14 @@ struct Alone {
   }
   std::uint64_t load(Address a) { return memory.load(a); }
   void store(Address a, std::uint64_t v) { memory.store(a, v); }
+  void touch(Address a) { memory.touch(a); }
   std::size_t part_of(Address) const noexcept { return 0; }
   std::uint64_t steps() const noexcept { return mech.steps(); }
+  void steps_by_kind(std::array<std::uint64_t, dmm::kMechanismKinds>& out) const noexcept {
+    dmm::MechanismKind k = dmm::MechanismKind::kOther;
+    if constexpr (requires { Mech::kKind; }) k = Mech::kKind;
+    out[static_cast<std::size_t>(k)] += mech.steps();
+  }
   std::uint64_t splits() const noexcept {
     if constexpr (requires { mech.splits(); }) return mech.splits();
     return 0;
@@ -69,6 +75,10 @@ struct Alone {
     return 0;
   }
   std::uint64_t resident_bytes() const noexcept { return detail::resident_bytes(mech, memory); }
+  std::uint64_t min_alignment() const noexcept {
+    if constexpr (requires { mech.min_alignment(); }) return mech.min_alignment();
+    return Mech::kMinAlignment;
+  }
 };
 
 // One run of mechanism A on a fresh SimulatedMemory; make(memory) builds it.
@@ -82,15 +92,15 @@ Metrics run_on_fresh_memory(std::string_view name, Source& trace, const Simulate
     if (!allocator.ok()) throw std::bad_alloc();
   }
   Metrics m;
+  Alone<decltype(allocator)> alone{allocator, memory};
   if (options.front > 0) {
-    Alone<decltype(allocator)> alone{allocator, memory};
     FrontSettings settings;
     settings.limit = options.front;
     dmm::Front::owners(settings.owner, [](std::uint64_t) { return std::size_t{0}; });
     Fronted<Alone<decltype(allocator)>> fronted(alone, settings);
     m = run(fronted, memory, trace, options);
   } else {
-    m = run(allocator, memory, trace, options);
+    m = run(alone, memory, trace, options);
   }
   m.dmm = std::string(name);
   return m;

@@ -165,6 +165,7 @@ Metrics run(A& allocator, const Mem& memory, Feed& feed, const SimulateOptions& 
         const Block got = allocator.allocate(bytes, op.alignment());
         if (got.address == 0) [[unlikely]]
           unservable(bytes, op.alignment());
+        if constexpr (requires { allocator.touch(got.address); }) allocator.touch(got.address);
         b = {got.address, got.bytes, bytes};
         requested += bytes;
         block_bytes += got.bytes;
@@ -204,6 +205,7 @@ Metrics run(A& allocator, const Mem& memory, Feed& feed, const SimulateOptions& 
   observer.finish();
 
   m.steps = allocator.steps();
+  if constexpr (requires { allocator.steps_by_kind(m.steps_by_kind); }) allocator.steps_by_kind(m.steps_by_kind);
   m.reads = memory.reads();
   m.writes = memory.writes();
   m.system_requests = memory.system_requests();
@@ -215,6 +217,7 @@ Metrics run(A& allocator, const Mem& memory, Feed& feed, const SimulateOptions& 
     m.pages_gained = memory.pages_gained();
     m.purges = memory.purges();
     m.zeroed_bytes = memory.zeroed_bytes();
+    m.line_misses = memory.line_misses();
   }
   if constexpr (requires { allocator.counters(); }) {
     m.front_hits = allocator.counters().hits;

@@ -33,6 +33,28 @@ PY
 "$tailor" validate "$dir/t.trace" --dmm lea --runs 1 --tolerance 0 > "$dir/strict.txt"
 rc=$?; [[ $rc -eq 0 ]] || fail "tolerance 0 gave exit status $rc, not 0"
 grep -q "memory within 0.00%       yes" "$dir/strict.txt" || fail "the table does not say the tolerance was met"
+# The time: a deliberately wrong model (every step of a Fibonacci buddy a
+# microsecond) fails a time tolerance; a missing model file is one line
+# naming it, and the simulated time falls back to steps.
+python3 - "$dir/wrong.json" <<'PY'
+import json, sys
+names = ["hits", "kept", "calls", "reads", "writes", "pages", "purges", "zeroed_kib", "misses", "steps_kingsley",
+         "steps_lea", "steps_binary_buddy", "steps_fibonacci_buddy", "steps_segregated_lists", "steps_segregated_fit",
+         "steps_simple_segregated_storage", "steps_other"]
+ns = {n: 0.0 for n in names}
+ns["calls"] = 1.0
+ns["steps_fibonacci_buddy"] = 1000.0
+json.dump({"format": "tailor-time-model", "version": 1, "ns_per_unit": ns}, open(sys.argv[1], "w"))
+PY
+"$tailor" validate "$dir/t.trace" --dmm fib --runs 1 --time-model "$dir/wrong.json" --time-tolerance 10 > "$dir/wrong.txt"
+rc=$?; [[ $rc -eq 3 ]] || fail "a wrong time model within a 10% time tolerance (exit status $rc): $(cat "$dir/wrong.txt")"
+grep -q "time within 10.00%         no" "$dir/wrong.txt" || fail "the table does not say the time tolerance was missed"
+TAILOR_TIME_MODEL=/nonexistent/model.json "$tailor" validate "$dir/t.trace" --dmm lea --runs 1 > "$dir/steps.txt" 2> "$dir/err"
+rc=$?; [[ $rc -eq 0 ]] || fail "a missing model file ended validate ($rc): $(cat "$dir/err")"
+[[ $(wc -l < "$dir/err") -eq 1 ]] && grep -q "^tailor: /nonexistent/model.json: cannot be read; simulated time is steps$" "$dir/err" ||
+  fail "a missing model file: $(cat "$dir/err")"
+grep -q "^sim time    steps" "$dir/steps.txt" || fail "no fall back to steps: $(cat "$dir/steps.txt")"
+echo "ok: a wrong time model fails the time tolerance; a missing one falls back to steps"
 "$tailor" validate "$dir/t.trace" --dmm glibc --runs 1 2> "$dir/err"; rc=$?
 [[ $rc -ne 0 ]] && grep -q "glibc is not a DMM" "$dir/err" || fail "glibc accepted as a DMM"
 echo "ok: tolerance 0 met; glibc refused"

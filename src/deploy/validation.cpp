@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: MIT
+// The simulation against reality (validation.h).
+#include "validation.h"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <stdexcept>
+#include <thread>
+
+#include "dmm_spec.h"
+#include "layout.h"
+#include "plan_file.h"
+#include "replay_plan.h"
+#include "replay_runner.h"
+#include "simulator.h"
+#include "tailor/trace/reader.h"
+#include "trace_sizes.h"
+
+namespace tailor::deploy {
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? std::nan("") : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+// Ranks (1 = least), ties averaged.
+std::vector<double> ranks(const std::vector<double>& v) {
+  std::vector<std::size_t> order(v.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return v[a] < v[b]; });
+  std::vector<double> r(v.size());
+  for (std::size_t i = 0; i < order.size();) {
+    std::size_t j = i;
+    while (j + 1 < order.size() && v[order[j + 1]] == v[order[i]]) ++j;
+    for (std::size_t k = i; k <= j; ++k) r[order[k]] = (static_cast<double>(i + j) / 2.0) + 1.0;
+    i = j + 1;
+  }
+  return r;
+}
+
+double pct(double real, double sim) { return sim != 0 ? (real - sim) / sim * 100.0 : std::nan(""); }
+
+// The trace's sizes in a temporary file, for the exact classes of EXA and
+// of specs without sizes of their own (TAILOR_DMM_SIZES), removed with it.
+struct SizesFile {
+  std::string path;
+  explicit SizesFile(const std::vector<std::uint64_t>& sizes) {
+    std::string pattern = (std::filesystem::temp_directory_path() / "tailor-validate-sizes-XXXXXX").string();
+    const int fd = mkstemp(pattern.data());
+    if (fd < 0) throw std::runtime_error("cannot create a temporary file like " + pattern);
+    path = pattern;
+    std::string text;
+    for (auto s : sizes) text += std::to_string(s) + "\n";
+    const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    ::close(fd);
+    if (!ok) throw std::runtime_error(path + ": cannot write");
+  }
+  ~SizesFile() { ::unlink(path.c_str()); }
+  SizesFile(const SizesFile&) = delete;
+  SizesFile& operator=(const SizesFile&) = delete;
+};
+
+std::string machine_name() {
+  std::string model;
+  std::ifstream cpu("/proc/cpuinfo");
+  for (std::string line; std::getline(cpu, line);)
+    if (line.rfind("model name", 0) == 0) {
+      model = line.substr(line.find(':') + 2);
+      break;
+    }
+  utsname u{};
+  uname(&u);
+  return (model.empty() ? std::string(u.machine) : model) + ", " + std::to_string(std::thread::hardware_concurrency()) +
+         " cores, Linux " + u.release;
+}
+
+}  // namespace
+
+double spearman(const std::vector<double>& a, const std::vector<double>& b) {
+  const auto ra = ranks(a), rb = ranks(b);
+  const double n = static_cast<double>(ra.size());
+  const double ma = std::accumulate(ra.begin(), ra.end(), 0.0) / n, mb = std::accumulate(rb.begin(), rb.end(), 0.0) / n;
+  double sab = 0, saa = 0, sbb = 0;
+  for (std::size_t i = 0; i < ra.size(); ++i) {
+    sab += (ra[i] - ma) * (rb[i] - mb);
+    saa += (ra[i] - ma) * (ra[i] - ma);
+    sbb += (rb[i] - mb) * (rb[i] - mb);
+  }
+  return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : std::nan("");
+}
+
+ValidationReport validate(const ValidationRequest& q) {
+  std::vector<std::string> names = q.dmms;
+  if (std::find(names.begin(), names.end(), "kng") == names.end()) names.insert(names.begin(), "kng");
+  const replay::Tools tools = replay::find_tools();
+  std::vector<replay::Allocator> allocators;
+  std::vector<std::optional<simulate::DmmSpec>> specs;
+  for (const auto& n : names) {
+    const auto& known = simulate::known_dmms();
+    const bool builtin = std::find(known.begin(), known.end(), n) != known.end();
+    const auto& real = replay::allocator_names();  // allocators that are not DMMs
+    if (std::find(real.begin(), real.end(), n) != real.end())
+      throw std::invalid_argument("--dmm: " + n + " is not a DMM the simulator models (tailor replay measures it)");
+    allocators.push_back(replay::resolve_allocator(n, tools, known));
+    allocators.back().env.push_back("TAILOR_DMM_FRONT=" + std::to_string(q.front));
+    specs.push_back(builtin ? std::nullopt : std::optional(simulate::load_dmm_spec(allocators.back().dmm)));
+  }
+  auto say = [&](const std::string& s) {
+    if (q.progress) q.progress(s);
+  };
+
+  trace::Reader reader(q.trace);
+  say("reading " + q.trace);
+  const simulate::ReplayTrace replay_trace = simulate::load_replay(reader);
+  // EXA and specs with exact classes but no sizes of their own get the
+  // trace's sizes for real too, as the simulator gives them.
+  const SizesFile sizes(simulate::sizes_of(replay_trace));
+  for (auto& a : allocators) a.env.push_back("TAILOR_DMM_SIZES=" + sizes.path);
+  replay::PlanFile plan_file("");
+  {
+    replay::Plan plan = replay::build_plan(reader);
+    replay::write_plan(plan, plan_file.path());
+  }
+
+  ValidationReport r;
+  r.trace = q.trace;
+  r.operations = replay_trace.operations.size();
+  r.runs = q.runs;
+  r.model = q.model != nullptr;
+  r.rows.resize(names.size());
+  simulate::SimulateOptions so;
+  so.front = q.front;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    say("simulating " + names[i]);
+    ValidationRow& row = r.rows[i];
+    row.dmm = names[i];
+    row.shown = names[i].find('/') == std::string::npos ? names[i] : names[i].substr(names[i].rfind('/') + 1);
+    row.sim = specs[i] ? simulate::simulate(replay_trace, *specs[i], so, allocators[i].dmm)
+                       : simulate::simulate(replay_trace, names[i], so);
+    row.sim_time = q.model ? q.model->seconds(row.sim) : static_cast<double>(row.sim.steps);
+  }
+  const auto results = replay::run_rounds(tools, allocators, plan_file.path(), q.runs, [&](unsigned round, std::size_t i) {
+    say("real: round " + std::to_string(round + 1) + "/" + std::to_string(q.runs) + ", " + names[i]);
+  });
+  for (std::size_t i = 0; i < r.rows.size(); ++i) {
+    std::vector<double> held, os;
+    for (const auto& run : results[i].runs) {
+      const auto dmm = run["allocator_stats"].value("dmm", nlohmann::json::object());
+      if (!dmm.value("active", 0))
+        throw std::runtime_error(names[i] + ": libtailor did not run the DMM (TAILOR_DMM was not taken)");
+      held.push_back(dmm.value("held_high_water", 0.0));
+      os.push_back(dmm.value("os_high_water", 0.0));
+      r.rows[i].runs_on = dmm.value("name", std::string("?"));
+    }
+    r.rows[i].real_seconds = results[i].median.seconds;
+    r.rows[i].real_held = median(held);
+    r.rows[i].real_os = median(os);
+  }
+
+  const ValidationRow& k = *std::find_if(r.rows.begin(), r.rows.end(), [](const ValidationRow& x) { return x.dmm == "kng"; });
+  std::vector<double> sim_time, real_time;
+  for (ValidationRow& row : r.rows) {
+    row.sim_time_norm = row.sim_time / k.sim_time;
+    row.real_time_norm = row.real_seconds / k.real_seconds;
+    row.time_norm_diff_pct = pct(row.real_time_norm, row.sim_time_norm);
+    row.sim_memory_norm = static_cast<double>(row.sim.memory_usage) / static_cast<double>(k.sim.memory_usage);
+    row.real_memory_norm = row.real_os / k.real_os;
+    row.memory_diff_pct = pct(row.real_os, static_cast<double>(row.sim.memory_usage));
+    row.held_diff_pct = pct(row.real_held, static_cast<double>(row.sim.held_usage));
+    sim_time.push_back(row.sim_time_norm);
+    real_time.push_back(row.real_time_norm);
+    r.worst_memory_diff_pct = std::max(r.worst_memory_diff_pct, std::fabs(row.memory_diff_pct));
+    r.worst_time_norm_diff_pct = std::max(r.worst_time_norm_diff_pct, std::fabs(row.time_norm_diff_pct));
+  }
+  r.spearman = spearman(sim_time, real_time);
+  return r;
+}
+
+simulate::TimeModel fit(const std::vector<ValidationReport>& reports) {
+  std::vector<simulate::FitRow> rows;
+  std::string traces;
+  for (const ValidationReport& r : reports) {
+    traces += (traces.empty() ? "" : ", ") + std::filesystem::path(r.trace).filename().string();
+    for (const ValidationRow& v : r.rows)
+      rows.push_back({r.trace, v.dmm, simulate::TimeModel::features(v.sim), v.real_seconds});
+  }
+  simulate::TimeModel m = simulate::fit_time_model(rows);
+  m.machine = machine_name();
+  m.fitted_on = std::to_string(rows.size()) + " runs (DMMs x traces) of " + traces + ", medians of " +
+                std::to_string(reports.empty() ? 0 : reports.front().runs) + " real runs each";
+  return m;
+}
+
+std::optional<simulate::TimeModel> default_time_model(std::string& error) {
+  error.clear();
+  std::filesystem::path path;
+  if (const char* v = std::getenv("TAILOR_TIME_MODEL"); v != nullptr && *v != '\0') {
+    path = v;
+  } else {
+    path = layout::expected(layout::Item::kDataDir) / "time-model.json";
+    if (!std::filesystem::exists(path)) return std::nullopt;  // none fitted for this install: steps
+  }
+  return simulate::load_time_model(path.string(), error);
+}
+
+}  // namespace tailor::deploy
