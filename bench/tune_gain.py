@@ -77,6 +77,7 @@ def main():
     args = ap.parse_args()
     tailor = os.path.join(args.build, "bin", "tailor")
     results = {}
+    load_start = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         for objective in args.objectives.split(","):
             for name in args.workloads.split(","):
@@ -95,7 +96,9 @@ def main():
                 s = summarize(j)
                 results.setdefault(objective, {})[name] = {"summary": s, "tune": j}
                 print(f"  {time.time() - t0:.0f} s: {s['winner']} ({s['settings']})", file=sys.stderr, flush=True)
-    print(f"machine load (uptime): {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
+    load_end = os.getloadavg()
+    print(f"machine load (1-minute average) at the start {load_start[0]:.2f}, at the end {load_end[0]:.2f} "
+          f"(5-minute {load_end[1]:.2f}, 15-minute {load_end[2]:.2f})")
     for objective, per in results.items():
         print(f"\n--objective {objective}\n")
         print("| workload | kept | replay vs glibc | replay vs default | real time vs default | real peak RSS vs default "

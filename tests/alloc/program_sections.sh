@@ -40,6 +40,19 @@ grep -q "section: *\[program show_config\]" <<<"$cfg" || fail "tailor config --f
 grep -Eq "TAILOR_CLASS_SPACING +8 +count +program" <<<"$cfg" || fail "tailor config --for: value and source"
 cfg=$(TAILOR_CONFIG="$dir/tailor.conf" "$tailor" config)
 grep -Eq "TAILOR_CLASS_SPACING +2 +count +file" <<<"$cfg" || fail "tailor config without --for: global lines"
+# Classes learned for a program (docs/allocator.md, "Added classes") go
+# through the section: tailor config --for shows them, the JSON lists them,
+# and another program keeps the default series.
+cat >> "$dir/tailor.conf" <<CONF
+classes = 144,208
+exact_classes = 24
+CONF
+cfg=$(TAILOR_CONFIG="$dir/tailor.conf" "$tailor" config --for "$dir/show_config")
+grep -q "^classes: *144,208 (program)" <<<"$cfg" || fail "tailor config --for: learned classes: $cfg"
+grep -q "^exact: *24 (program)" <<<"$cfg" || fail "tailor config --for: exact classes: $cfg"
+TAILOR_CONFIG="$dir/tailor.conf" "$tailor" config --for "$dir/show_config" --json |
+  python3 -c 'import json,sys; j=json.load(sys.stdin); assert j["classes"]["value"] == [144, 208] and j["exact_classes"]["value"] == [24], j'
+TAILOR_CONFIG="$dir/tailor.conf" "$tailor" config | grep -q "^classes: *(the default series)" || fail "classes outside the section"
 if "$tailor" config --for "$dir/no-such-program" 2>"$dir/err"; then fail "a missing program must be an error"; fi
 grep -q "no-such-program: no such executable file" "$dir/err" || fail "unclear error: $(cat "$dir/err")"
 echo "PASS"
