@@ -114,6 +114,7 @@ struct ThreadFront {
 };
 unsigned g_front_limit = 0;  // blocks per bin; 0: no front
 std::uint8_t g_owner[dmm::Front::kBins + 1];
+std::uint16_t g_limits[dmm::Front::kBins + 1];  // blocks each bin keeps (dmm::Front::limits)
 ThreadFront* g_fronts = nullptr;   // every front made (under the lock)
 ThreadFront* g_spares = nullptr;   // fronts of threads that ended (under the lock)
 pthread_key_t g_front_key;
@@ -362,6 +363,7 @@ void dmm_init() noexcept {
   g_front_limit = static_cast<unsigned>(g_config.value[static_cast<int>(Param::kDmmFront)]);
   if (g_front_limit > 0) {
     dmm::Front::owners(g_owner, [](std::uint64_t bytes) { return g_dmm->part_for(bytes); });
+    dmm::Front::limits(g_limits, g_owner, g_front_limit, [](std::size_t i) { return g_dmm->merges(i); });
     if (pthread_key_create(&g_front_key, &front_done) != 0) g_front_limit = 0;
   }
   pthread_atfork(fork_prepare, fork_parent, fork_child);
@@ -410,7 +412,7 @@ void dmm_free(void* p) noexcept {
     const unsigned b = dmm::Front::bin_of_block(a, g_dmm->usable(part, a));
     if (b != 0 && g_owner[b] == part) {
       if (ThreadFront* f = front_locked(); f != nullptr) {
-        if (f->front.push(b, a, g_front_limit, store_word)) {
+        if (f->front.push(b, a, g_limits[b], store_word)) {
           ++f->counters.kept;
           return;
         }

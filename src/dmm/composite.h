@@ -125,6 +125,9 @@ class Composite {
 
   std::uint64_t steps(std::size_t i) const noexcept { return parts_[i].ops->steps(parts_[i].self); }
   MechanismKind kind(std::size_t i) const noexcept { return parts_[i].ops->kind; }
+  /// Whether allocator i may split, coalesce or give back its free blocks
+  /// (Kingsley, segregated lists and simple segregated storage never do).
+  bool merges(std::size_t i) const noexcept { return parts_[i].ops->merges(parts_[i].self); }
   std::uint64_t splits(std::size_t i) const noexcept { return parts_[i].ops->splits(parts_[i].self); }
   std::uint64_t coalesces(std::size_t i) const noexcept { return parts_[i].ops->coalesces(parts_[i].self); }
   std::uint64_t min_alignment(std::size_t i) const noexcept { return parts_[i].ops->min_alignment(parts_[i].self); }
@@ -203,6 +206,7 @@ class Composite {
     std::size_t (*state_bytes)(const void*);
     void (*destroy)(void*);
     MechanismKind kind;
+    bool (*merges)(const void*);
   };
   struct Part {
     void* self = nullptr;
@@ -255,8 +259,14 @@ class Composite {
       if constexpr (requires { Mech::kKind; }) return Mech::kKind;
       return MechanismKind::kOther;
     }
-    static constexpr Ops kOps = {allocate, release,     usable,  steps,    splits,
-                                 coalesces, min_alignment, state_bytes, destroy, kind_of()};
+    static bool merges(const void* p) {
+      const Mech& m = static_cast<const Holder*>(p)->mech;
+      if constexpr (requires { m.merges(); }) return m.merges();
+      return false;
+    }
+    static constexpr Ops kOps = {allocate,  release,       usable,      steps,   splits,
+                                 coalesces, min_alignment, state_bytes, destroy, kind_of(),
+                                 merges};
   };
 
   static constexpr std::uint64_t round8(std::uint64_t n) noexcept { return (n + 7) & ~std::uint64_t{7}; }

@@ -191,6 +191,8 @@ class FibonacciBuddy {
   /// Turns merging off (seed 002's buddy systems with coalesce = false):
   /// a released block stays on its own order's list.
   void set_coalesce(bool on) noexcept { coalesce_ = on; }
+  /// A buddy splits blocks and gives whole chunks back.
+  bool merges() const noexcept { return true; }
 
   std::uint64_t steps() const noexcept { return steps_; }
   std::uint64_t splits() const noexcept { return splits_; }

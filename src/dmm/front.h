@@ -5,7 +5,12 @@
 // steps) instead of going back to its allocator; the next request of that
 // bin's sizes takes it back in a few instructions, without the mechanism
 // (a list pop, no header to write, no class to find). A bin keeps at most
-// `limit` blocks; beyond, the block goes back to its allocator as before.
+// `limit` blocks before an allocator that may split, coalesce or give back
+// its free blocks (a block the front keeps is one it cannot), and
+// kUnmergedLimit before one that never does (Kingsley, segregated lists,
+// simple segregated storage: a block kept in the front is one its own free
+// list would hold, at no cost in memory); beyond, the block goes back to its
+// allocator as before.
 //
 // Why: a DMM found by the search is a composition of generic mechanisms
 // reached through one indirect call per operation; run for real they cost
@@ -57,6 +62,7 @@ class Front {
   static constexpr std::uint64_t kMaxUsable = std::uint64_t{kBins} * 8;
   static constexpr unsigned kDefaultLimit = 16;
   static constexpr unsigned kMaxLimit = 1024;
+  static constexpr unsigned kUnmergedLimit = 1024;
   static constexpr std::uint8_t kNoOwner = 0xff;
 
   /// Which allocator owns each bin: part_for(bytes) gives the allocator a
@@ -67,6 +73,18 @@ class Front {
     for (unsigned b = 1; b <= kBins; ++b) {
       const std::size_t lo = part_for(std::uint64_t{8} * b - 7), hi = part_for(std::uint64_t{8} * b);
       owner[b] = lo == hi && lo < kNoOwner ? static_cast<std::uint8_t>(lo) : kNoOwner;
+    }
+  }
+
+  /// The blocks each bin keeps at most: `limit` (0: the front is off)
+  /// where its owner merges blocks (merges(part)), else kUnmergedLimit.
+  template <class Merges>
+  static void limits(std::uint16_t (&out)[kBins + 1], const std::uint8_t (&owner)[kBins + 1], unsigned limit,
+                     Merges merges) noexcept {
+    for (unsigned b = 0; b <= kBins; ++b) {
+      unsigned n = 0;
+      if (owner[b] != kNoOwner && limit != 0) n = merges(owner[b]) || limit > kUnmergedLimit ? limit : kUnmergedLimit;
+      out[b] = static_cast<std::uint16_t>(n);
     }
   }
 

@@ -167,6 +167,8 @@ class Lea {
   std::uint64_t splits() const noexcept { return splits_; }
   /// Merges of a freed chunk with a free neighbour (top and dv included).
   std::uint64_t coalesces() const noexcept { return coalesces_; }
+  /// Lea splits, coalesces and trims.
+  bool merges() const noexcept { return true; }
   M& memory() noexcept { return memory_; }
   const M& memory() const noexcept { return memory_; }
 

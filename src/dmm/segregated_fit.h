@@ -228,6 +228,9 @@ class SegregatedFit {
   std::uint64_t steps() const noexcept { return steps_; }
   std::uint64_t splits() const noexcept { return splits_; }
   std::uint64_t coalesces() const noexcept { return coalesces_; }
+  /// Whether a free block may be split, merged or given back (a block the
+  /// front of free blocks keeps cannot be).
+  bool merges() const noexcept { return config_.split || config_.coalesce || config_.returns; }
   const Classes& classes() const noexcept { return classes_; }
   const SegregatedFitConfig& config() const noexcept { return config_; }
 

@@ -92,51 +92,23 @@ std::uint64_t Dmm::min_alignment() const noexcept {
   return n;
 }
 
-std::uint64_t DmmMemory::reads() const noexcept {
-  std::uint64_t n = 0;
-  for (const auto& m : parts_) n += m->reads();
+// The sum of a counter over the allocators' memories.
+template <class R>
+R DmmMemory::sum(R (SimulatedMemory::*counter)() const noexcept) const noexcept {
+  R n = 0;
+  for (const auto& m : parts_) n += ((*m).*counter)();
   return n;
 }
-std::uint64_t DmmMemory::writes() const noexcept {
-  std::uint64_t n = 0;
-  for (const auto& m : parts_) n += m->writes();
-  return n;
-}
-std::uint64_t DmmMemory::system_requests() const noexcept {
-  std::uint64_t n = 0;
-  for (const auto& m : parts_) n += m->system_requests();
-  return n;
-}
-std::uint64_t DmmMemory::page_bytes() const noexcept {
-  std::uint64_t n = 0;
-  for (const auto& m : parts_) n += m->page_bytes();
-  return n;
-}
-std::size_t DmmMemory::state_bytes() const noexcept {
-  std::size_t n = 0;
-  for (const auto& m : parts_) n += m->state_bytes();
-  return n;
-}
-std::uint64_t DmmMemory::pages_gained() const noexcept {
-  std::uint64_t n = 0;
-  for (const auto& m : parts_) n += m->pages_gained();
-  return n;
-}
-std::uint64_t DmmMemory::purges() const noexcept {
-  std::uint64_t n = 0;
-  for (const auto& m : parts_) n += m->purges();
-  return n;
-}
-std::uint64_t DmmMemory::zeroed_bytes() const noexcept {
-  std::uint64_t n = 0;
-  for (const auto& m : parts_) n += m->zeroed_bytes();
-  return n;
-}
-std::uint64_t DmmMemory::line_misses() const noexcept {
-  std::uint64_t n = 0;
-  for (const auto& m : parts_) n += m->line_misses();
-  return n;
-}
+
+std::uint64_t DmmMemory::reads() const noexcept { return sum(&SimulatedMemory::reads); }
+std::uint64_t DmmMemory::writes() const noexcept { return sum(&SimulatedMemory::writes); }
+std::uint64_t DmmMemory::system_requests() const noexcept { return sum(&SimulatedMemory::system_requests); }
+std::uint64_t DmmMemory::page_bytes() const noexcept { return sum(&SimulatedMemory::page_bytes); }
+std::size_t DmmMemory::state_bytes() const noexcept { return sum(&SimulatedMemory::state_bytes); }
+std::uint64_t DmmMemory::pages_gained() const noexcept { return sum(&SimulatedMemory::pages_gained); }
+std::uint64_t DmmMemory::purges() const noexcept { return sum(&SimulatedMemory::purges); }
+std::uint64_t DmmMemory::zeroed_bytes() const noexcept { return sum(&SimulatedMemory::zeroed_bytes); }
+std::uint64_t DmmMemory::line_misses() const noexcept { return sum(&SimulatedMemory::line_misses); }
 bool DmmMemory::holds(Address address, std::uint64_t bytes) const noexcept {
   const std::size_t i = (address >> 40) - 1;
   return address >> 40 != 0 && i < parts_.size() && parts_[i]->holds(address, bytes);

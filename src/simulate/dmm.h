@@ -55,6 +55,8 @@ class DmmMemory final : public MemoryAccount {
 
  private:
   friend class Dmm;
+  template <class R>
+  R sum(R (SimulatedMemory::*counter)() const noexcept) const noexcept;
   std::vector<std::unique_ptr<SimulatedMemory>> parts_;
   std::uint64_t held_ = 0, high_water_ = 0;
 };
@@ -90,6 +92,8 @@ class Dmm {
   /// The allocator of an address, and of a request of `bytes` (no alignment).
   std::size_t part_of(Address address) const noexcept { return (address >> 40) - 1; }
   std::size_t part_for(std::uint64_t bytes) const noexcept { return dmm_.part_for(bytes); }
+  /// Whether allocator i may split, coalesce or give back free blocks.
+  bool merges(std::size_t i) const noexcept { return dmm_.merges(i); }
   /// malloc_usable_size of a block (reads counted), and the same uncounted
   /// (the simulator's bookkeeping, which a real run does not do).
   std::uint64_t usable(Address address) { return dmm_.usable(part_of(address), address); }

@@ -31,6 +31,7 @@ namespace tailor::simulate {
 struct FrontSettings {
   unsigned limit = dmm::Front::kDefaultLimit;  ///< blocks per bin; 0: no front
   std::uint8_t owner[dmm::Front::kBins + 1] = {};  ///< allocator owning each bin (dmm::Front::owners)
+  std::uint16_t limits[dmm::Front::kBins + 1] = {};  ///< blocks each bin keeps (dmm::Front::limits)
 };
 
 template <class D>
@@ -66,7 +67,7 @@ class Fronted {
     const std::uint64_t usable = d_.usable(a);
     const unsigned b = dmm::Front::bin_of_block(a, usable);
     if (b != 0 && settings_.owner[b] == d_.part_of(a) &&
-        front_.push(b, a, settings_.limit, [&](dmm::Address x, std::uint64_t v) { d_.store(x, v); })) {
+        front_.push(b, a, settings_.limits[b], [&](dmm::Address x, std::uint64_t v) { d_.store(x, v); })) {
       ++counters_.kept;
       return usable;
     }

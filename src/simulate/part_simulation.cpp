@@ -57,6 +57,7 @@ std::optional<PartResult> simulate_part(const ReplayTrace& trace, const Allocato
   FrontSettings settings;
   settings.limit = front;
   dmm::Front::owners(settings.owner, [&](std::uint64_t bytes) { return std::size_t{bytes > lo && bytes <= hi ? 0u : 1u}; });
+  dmm::Front::limits(settings.limits, settings.owner, front, [&](std::size_t) { return dmm.merges(0); });
   Fronted<OnePart> fronted(one_part, settings);
 
   std::vector<Address> live(trace.summary.max_live_blocks);

@@ -97,6 +97,11 @@ Metrics run_on_fresh_memory(std::string_view name, Source& trace, const Simulate
     FrontSettings settings;
     settings.limit = options.front;
     dmm::Front::owners(settings.owner, [](std::uint64_t) { return std::size_t{0}; });
+    const bool merges = [&] {
+      if constexpr (requires { allocator.merges(); }) return allocator.merges();
+      return false;
+    }();
+    dmm::Front::limits(settings.limits, settings.owner, settings.limit, [&](std::size_t) { return merges; });
     Fronted<Alone<decltype(allocator)>> fronted(alone, settings);
     m = run(fronted, memory, trace, options);
   } else {
@@ -164,6 +169,7 @@ Metrics simulate(const ReplayTrace& trace, const DmmSpec& spec, const SimulateOp
     FrontSettings settings;
     settings.limit = options.front;
     dmm::Front::owners(settings.owner, [&](std::uint64_t bytes) { return dmm.part_for(bytes); });
+    dmm::Front::limits(settings.limits, settings.owner, settings.limit, [&](std::size_t i) { return dmm.merges(i); });
     Fronted<Dmm> fronted(dmm, settings);
     m = run(fronted, dmm.memory(), trace, options);
   } else {

@@ -58,6 +58,19 @@ TEST(Front, ABinBelongsToTheAllocatorAllItsSizesGoTo) {
   EXPECT_EQ(owner[65], 2);
 }
 
+TEST(Front, ABinBeforeAnAllocatorThatNeverMergesKeepsMore) {
+  std::uint8_t owner[Front::kBins + 1];
+  Front::owners(owner, [](std::uint64_t bytes) -> std::size_t { return bytes <= 64 ? 0 : 1; });
+  std::uint16_t limits[Front::kBins + 1];
+  // Allocator 0 splits or coalesces (a block kept is one it cannot merge), allocator 1 never does.
+  Front::limits(limits, owner, 16, [](std::size_t part) { return part == 0; });
+  EXPECT_EQ(limits[0], 0);
+  EXPECT_EQ(limits[8], 16);
+  EXPECT_EQ(limits[9], Front::kUnmergedLimit);
+  Front::limits(limits, owner, 0, [](std::size_t) { return false; });
+  EXPECT_EQ(limits[9], 0);  // 0: no front at all
+}
+
 TEST(Front, ABinKeepsAtMostItsLimitLastInFirstOut) {
   Front f;
   Words m;
