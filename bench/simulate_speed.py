@@ -23,6 +23,8 @@ def main():
     ap.add_argument("--traces", default=None, help="directory for the workload traces (default: BUILD/traces)")
     ap.add_argument("--dmm", default="kng", help="comma-separated DMMs (default: kng)")
     ap.add_argument("--runs", type=int, default=3, help="simulations per trace (median is reported)")
+    ap.add_argument("--front", type=int, default=0,
+                    help="tailor simulate --front (default 0: the mechanisms alone, as seed 002 measured them)")
     ap.add_argument("--workloads", default=",".join(WORKLOADS), help="comma-separated subset")
     args = ap.parse_args()
 
@@ -40,11 +42,12 @@ def main():
         runs = {d: [] for d in dmms}
         for i in range(args.runs):
             print(f"[{name}] simulate {i + 1}/{args.runs}", file=sys.stderr, flush=True)
-            out = subprocess.run([tailor, "simulate", trace, "--dmm", args.dmm, "--json", "--threads", "1"], check=True,
+            out = subprocess.run([tailor, "simulate", trace, "--dmm", args.dmm, "--json", "--threads", "1",
+                                  "--front", str(args.front)], check=True,
                                  stdout=subprocess.PIPE, text=True).stdout
             for m in json.loads(out)["dmms"]:
                 runs[m["dmm"]].append(m["operations"] / m["seconds"] if m["seconds"] > 0 else 0)
-                usage[(name, m["dmm"])] = m["memory_usage_bytes"]
+                usage[(name, m["dmm"])] = m["held_usage_bytes"] if args.front == 0 else m["memory_usage_bytes"]
         for d in dmms:
             speed[(name, d)] = statistics.median(runs[d])
 
