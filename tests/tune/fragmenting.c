@@ -13,7 +13,7 @@ enum { kBlocks = 40000, kSize = 1100 };
 int main(void) {
   static char* blocks[kBlocks];
   unsigned long sum = 0;
-  for (int round = 0; round < 40; ++round) {
+  for (int round = 0; round < 10; ++round) {
     for (int i = 0; i < kBlocks; ++i) {
       blocks[i] = malloc(kSize);
       if (blocks[i] == NULL) return 1;

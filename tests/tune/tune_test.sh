@@ -18,9 +18,10 @@ case $case in
 memory)
   cp "$bin/tune_fragmenting" "$dir/fragmenting"
   start=$(date +%s)
-  # A run of the program lasts 0.08 s: a neighbour's noise moves its time by
-  # 10-20%, so the time limit is the user's looser one.
-  "$tailor" tune --objective memory --budget 40 --max-slowdown 1.25 --install -o "$dir/out.conf" --work-dir "$dir/work" \
+  # What this checks is the memory found, installed and shown, not time: a
+  # run of the program lasts 0.08 s and, beside the other tests, a
+  # neighbour moves its time by 10-60%, so the time limit is a loose one.
+  "$tailor" tune --objective memory --budget 40 --max-slowdown 2 --install -o "$dir/out.conf" --work-dir "$dir/work" \
     -- "$dir/fragmenting" >"$dir/out" 2>"$dir/err"
   rc=$?
   elapsed=$(( $(date +%s) - start ))
@@ -44,7 +45,8 @@ memory)
   # (A candidate of known effect, not the winner: a DMM winner's time on
   # this 0.2 s program is within the noise of the 1.1x limit.)
   printf 'class_spacing = 8\n' >"$dir/spacing8.conf"
-  "$tailor" tune --objective memory --no-search --candidate "$dir/spacing8.conf" --runs 7 --budget 40 --install -o "$dir/out2.conf" \
+  "$tailor" tune --objective memory --no-search --candidate "$dir/spacing8.conf" --runs 7 --budget 40 --max-slowdown 2 \
+    --install -o "$dir/out2.conf" \
     -- "$dir/fragmenting" >"$dir/out2" 2>&1 || fail "reinstall: $(cat "$dir/out2")"
   [ -s "$dir/out2.conf" ] || fail "the winner, verified again, was not kept: $(cat "$dir/out2")"
   [ "$(grep -c "^\[program " "$conf")" -eq 1 ] || fail "a second install added a section: $(cat "$conf")"
