@@ -337,7 +337,7 @@ class Composite {
     if (!classes_for(a, spec.exact_sizes, spec.exact_size_count, classes))
       return "cannot make its size classes (out of memory, or no class in its range)";
     if (a.mechanism == Mechanism::kSimpleSegregatedStorage) {
-      const SimpleSegregatedConfig c{a.structure, a.fit, a.policy, a.alignment, a.chunk};
+      const SimpleSegregatedConfig c{a.structure, a.fit, a.policy, a.alignment, a.chunk, a.area_lists};
       if (const char* why = SimpleSegregatedStorage<M>::check(classes, c)) return why;
       return emplace<SimpleSegregatedStorage<M>>(out, m, std::move(classes), c);
     }

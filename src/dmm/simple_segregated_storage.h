@@ -21,11 +21,28 @@
 // bytes of slack in its size; its data is the first A-aligned address in the
 // block, and the release finds the block by arithmetic from the area start.
 //
+// Area lists ("lists": "area"; config.area_lists): instead of one list per
+// class, each area keeps its own free list, count of blocks in use and
+// count of blocks carved, in a 32-byte header after which its blocks start
+// (mimalloc's pages are laid out so). A class allocates from its current
+// area (its list, else its next uncarved block) and, when that is full,
+// from an area of the class's stack of areas that have free blocks, else
+// from a new area; a release pushes the block on its own area's list, puts
+// the area on the stack if it was full, and an area whose blocks are all
+// free starts carving again from its first block. So consecutive requests
+// get neighbouring blocks, and a structure freed whole and built again is
+// laid out as it was the first time, not in the order its blocks were
+// freed: what a global list gives a program that walks what it allocated.
+// An area's list is singly linked, taken from its head, LIFO.
+//
 // Counting: the list operations (free_blocks.h; a list's head always fits,
 // its blocks having one size); 1 step per carve and 1 per system request
 // (plus the area's class word, 1 write); a release reads the area's class
 // word (1 read) and, for a tree or the farthest fit, which compare sizes,
-// writes the block's size word (1 write).
+// writes the block's size word (1 write). With area lists: 1 step per
+// allocation and per release, 1 more per area taken from the stack or
+// pushed on it, and every header word read or written is counted as the
+// memory counts accesses.
 #pragma once
 
 #include <algorithm>
@@ -47,6 +64,7 @@ struct SimpleSegregatedConfig {
   Policy policy = Policy::kLifo;
   std::uint64_t alignment = 16;  ///< of the blocks (power of two, >= 8)
   std::uint64_t chunk = 4096;    ///< bytes of an area (power of two)
+  bool area_lists = false;       ///< a free list per area, not per class
 };
 
 template <Memory M>
@@ -67,7 +85,7 @@ class SimpleSegregatedStorage {
       if (classes.upper(c) == Classes::kOpen) return "SimpleSegregatedStorage: its last class has no upper bound";
       const std::uint64_t bytes = round(std::max(classes.upper(c), min), config.alignment);
       const std::uint64_t align = bytes % 16 == 0 ? std::max<std::uint64_t>(16, config.alignment) : config.alignment;
-      if (std::max<std::uint64_t>(8, align) + bytes > config.chunk)
+      if (first_offset(config.area_lists, align) + bytes > config.chunk)
         return "SimpleSegregatedStorage: an area (chunk) cannot hold a block of its largest class";
     }
     return nullptr;
@@ -82,7 +100,8 @@ class SimpleSegregatedStorage {
       ClassState& k = classes_state_[c];
       k.bytes = round(std::max(classes_.upper(c), min), config.alignment);
       k.align = k.bytes % 16 == 0 ? std::max<std::uint64_t>(16, config.alignment) : config.alignment;
-      k.first = std::max<std::uint64_t>(8, k.align);
+      k.first = first_offset(config.area_lists, k.align);
+      k.capacity = (config.chunk - k.first) / k.bytes;
       k.magic = UINT64_MAX / k.bytes + 1;
       k.list = FreeBlocks(config.structure, config.fit, config.policy);
       k.list.set_uniform(uniform());
@@ -106,6 +125,7 @@ class SimpleSegregatedStorage {
     if (c == Classes::kNone) [[unlikely]]
       return {};  // no class holds the request
     ClassState& k = classes_state_[c];
+    if (config_.area_lists) return aligned(area_allocate(k, c), k, alignment);
     std::uint64_t got;
     Address block = k.list.take(memory_, steps_, k.bytes, hot_, got);
     if (block == 0) {
@@ -122,10 +142,7 @@ class SimpleSegregatedStorage {
       block = k.bump;
       k.bump += k.bytes;
     }
-    hot_ = block;
-    Address data = block;
-    if (alignment > k.align) data = (data + alignment - 1) & ~(alignment - 1);
-    return {data, k.bytes};
+    return aligned(block, k, alignment);
   }
 
   /// Bytes the program may use from `address` (as allocate returned it) to
@@ -142,6 +159,10 @@ class SimpleSegregatedStorage {
     const auto c = static_cast<std::uint32_t>(memory_.load(area));
     ClassState& k = classes_state_[c];
     const Address block = block_of(area, k, address);
+    if (config_.area_lists) {
+      area_release(k, area, block);
+      return k.bytes;
+    }
     if (!uniform()) memory_.store(block, k.bytes);  // the size word the structure's search reads
     k.list.put(memory_, steps_, block, k.bytes);
     hot_ = block;
@@ -154,7 +175,10 @@ class SimpleSegregatedStorage {
 
  private:
   struct ClassState {
-    FreeBlocks list;
+    FreeBlocks list;          ///< class lists
+    Address current = 0;      ///< area lists: the area requests take from
+    Address stack = 0;        ///< area lists: areas with free blocks, linked by their kNext words
+    std::uint64_t capacity = 0;  ///< blocks in an area
     std::uint64_t bytes = 0;
     std::uint64_t align = 16;  ///< of its blocks: 16 when their size is a multiple of 16, else the config's
     std::uint64_t first = 16;  ///< offset of an area's first block (after its class word)
@@ -163,6 +187,84 @@ class SimpleSegregatedStorage {
   };
 
   __extension__ typedef unsigned __int128 U128;
+
+  // An area's header with area lists: its class word, then these.
+  static constexpr std::uint64_t kHead = 8;    ///< its free list
+  static constexpr std::uint64_t kCounts = 16; ///< blocks in use (low 32 bits), blocks carved (high 32 bits)
+  static constexpr std::uint64_t kNext = 24;   ///< the next area on its class's stack, | kOnStack while on it
+  static constexpr std::uint64_t kOnStack = 1;
+  static constexpr std::uint64_t kAreaHeader = 32;
+
+  static std::uint64_t first_offset(bool area_lists, std::uint64_t align) noexcept {
+    return std::max<std::uint64_t>(area_lists ? kAreaHeader : 8, align);
+  }
+
+  Block aligned(Address block, const ClassState& k, std::uint64_t alignment) noexcept {
+    if (block == 0) return {};
+    hot_ = block;
+    Address data = block;
+    if (alignment > k.align) data = (data + alignment - 1) & ~(alignment - 1);
+    return {data, k.bytes};
+  }
+
+  // A block from the class's current area, else from an area of its stack,
+  // else from a new area; 0 if the system refused one.
+  Address area_allocate(ClassState& k, std::uint32_t c) {
+    ++steps_;
+    for (Address area = k.current;;) {
+      if (area != 0) {
+        const Address head = memory_.load(area + kHead);
+        const std::uint64_t counts = memory_.load(area + kCounts);
+        if (head != 0) {
+          memory_.store(area + kHead, memory_.load(head + 8));
+          memory_.store(area + kCounts, counts + 1);
+          return head;
+        }
+        const std::uint64_t carved = counts >> 32;
+        if (carved < k.capacity) {
+          memory_.store(area + kCounts, counts + 1 + (std::uint64_t{1} << 32));
+          return area + k.first + carved * k.bytes;
+        }
+      }
+      ++steps_;
+      if (k.stack != 0) {  // the current area is full: the next with free blocks
+        area = k.stack;
+        k.stack = memory_.load(area + kNext) & ~kOnStack;
+        memory_.store(area + kNext, 0);
+      } else {
+        area = memory_.obtain(config_.chunk, config_.chunk);
+        if (area == 0) [[unlikely]]
+          return 0;  // the system refused memory
+        memory_.store(area, c);
+        memory_.store(area + kHead, 0);
+        memory_.store(area + kCounts, 0);
+        memory_.store(area + kNext, 0);
+      }
+      k.current = area;
+    }
+  }
+
+  void area_release(ClassState& k, Address area, Address block) {
+    ++steps_;
+    const std::uint64_t counts = memory_.load(area + kCounts) - 1;
+    if (static_cast<std::uint32_t>(counts) == 0) {  // every block free: carve from the first again
+      memory_.store(area + kHead, 0);
+      memory_.store(area + kCounts, 0);
+    } else {
+      memory_.store(block + 8, memory_.load(area + kHead));
+      memory_.store(area + kHead, block);
+      memory_.store(area + kCounts, counts);
+    }
+    if (area != k.current) {
+      const std::uint64_t next = memory_.load(area + kNext);
+      if ((next & kOnStack) == 0) {  // it was full: its class may take from it again
+        ++steps_;
+        memory_.store(area + kNext, k.stack | kOnStack);
+        k.stack = area;
+      }
+    }
+    hot_ = block;
+  }
 
   // The start of the block holding `address` in an area: the offset divided
   // by the block size, by a multiplication (exact for offsets below 2^32,

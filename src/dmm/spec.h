@@ -67,6 +67,7 @@ struct AllocatorView {
   std::uint64_t granularity = 4096;  ///< system requests are multiples of it
   std::uint64_t chunk = 4096;        ///< least bytes per system request (a buddy's largest block)
   bool returns = false;              ///< whole free regions go back to the system
+  bool area_lists = false;           ///< simple_segregated_storage: a free list per area ("lists": "area")
 };
 
 /// A DMM: its allocators in order of their ranges, and for `exact` classes

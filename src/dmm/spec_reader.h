@@ -63,6 +63,8 @@ inline constexpr Name<Policy> kPolicies[] = {{Policy::kFifo, "fifo"}, {Policy::k
 inline constexpr Name<ClassKind> kClassKinds[] = {
     {ClassKind::kSingle, "single"}, {ClassKind::kPowersOfTwo, "powers_of_two"}, {ClassKind::kExact, "exact"}};
 
+inline constexpr Name<bool> kLists[] = {{false, "class"}, {true, "area"}};
+
 inline bool is_buddy(Mechanism m) noexcept { return m == Mechanism::kBinaryBuddy || m == Mechanism::kFibonacciBuddy; }
 
 // Reads one allocator; every failure fills `problem` and returns false.
@@ -73,14 +75,14 @@ class AllocatorReader {
 
   bool read(const JsonValue& j, AllocatorView& a) {
     if (!j.is_object()) return fail("", "must be an object");
-    static const char* const kKeys[] = {"sizes", "mechanism", "structure", "fit",       "policy", "split",
-                                        "coalesce", "classes", "header",   "alignment", "system"};
+    static const char* const kKeys[] = {"sizes",   "mechanism", "structure", "fit",       "policy", "split",
+                                        "coalesce", "classes",   "header",    "alignment", "system", "lists"};
     for (const JsonValue& m : j.items()) {
       bool known = false;
       for (const char* k : kKeys) known = known || key_is(m, k);
       if (!known)
         return fail_key(m, "unknown field (known: sizes, mechanism, structure, fit, policy, split, coalesce, classes, "
-                           "header, alignment, system)");
+                           "header, alignment, system, lists)");
     }
     const JsonValue* mech = j.find("mechanism");
     if (mech == nullptr) return fail("mechanism", "missing");
@@ -112,6 +114,7 @@ class AllocatorReader {
     if (const JsonValue* v = j.find("split"); v && !boolean(*v, "split", a.split)) return false;
     if (const JsonValue* v = j.find("coalesce"); v && !boolean(*v, "coalesce", a.coalesce)) return false;
     if (const JsonValue* v = j.find("classes"); v && !classes(*v, a)) return false;
+    if (const JsonValue* v = j.find("lists"); v && !word(*v, "lists", kLists, a.area_lists)) return false;
     if (j.find("header") && !number(j, "header", "header", false, a.header)) return false;
     if (j.find("alignment") && !number(j, "alignment", "alignment", false, a.alignment)) return false;
     if (const JsonValue* s = j.find("system")) {
@@ -149,6 +152,12 @@ class AllocatorReader {
         }
       }
     }
+    if (a.area_lists && a.mechanism != Mechanism::kSimpleSegregatedStorage)
+      return fail2("lists", mech, " has no areas: \"area\" lists are simple_segregated_storage's");
+    if (a.area_lists && (a.structure != Structure::kSll || a.fit != Fit::kFirst || a.policy != Policy::kLifo))
+      return fail(a.structure != Structure::kSll ? "structure" : a.fit != Fit::kFirst ? "fit" : "policy",
+                  "an area's free list is singly linked, taken from its head, last in first out: "
+                  "\"area\" lists need structure sll, fit first, policy lifo");
     switch (a.mechanism) {
       case Mechanism::kSegregatedFreeLists:
       case Mechanism::kSegregatedFit:

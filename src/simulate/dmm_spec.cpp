@@ -57,6 +57,7 @@ SpecViewHolder::SpecViewHolder(const DmmSpec& spec, const std::vector<std::uint6
     v.granularity = a.granularity;
     v.chunk = a.chunk;
     v.returns = a.returns;
+    v.area_lists = a.area_lists;
     allocators_.push_back(v);
   }
   view_.name = spec.name.c_str();
@@ -94,6 +95,7 @@ DmmSpec from_view(const dmm::SpecView& v) {
     out.granularity = a.granularity;
     out.chunk = a.chunk;
     out.returns = a.returns;
+    out.area_lists = a.area_lists;
     spec.allocators.push_back(std::move(out));
   }
   spec.exact_sizes.assign(v.exact_sizes, v.exact_sizes + v.exact_size_count);
@@ -159,6 +161,7 @@ json to_json(const DmmSpec& spec) {
                     {"alignment", a.alignment},
                     {"system", {{"granularity", a.granularity}, {"chunk", a.chunk}, {"returns", a.returns}}}};
     if (is_buddy(a.mechanism)) one.erase("classes");
+    if (a.mechanism == dmm::Mechanism::kSimpleSegregatedStorage) one["lists"] = a.area_lists ? "area" : "class";
     list.push_back(std::move(one));
   }
   json j = {{"allocators", list}};
@@ -189,7 +192,8 @@ bool operator==(const AllocatorSpec& a, const AllocatorSpec& b) noexcept {
   return a.min == b.min && a.max == b.max && a.mechanism == b.mechanism && a.structure == b.structure &&
          a.fit == b.fit && a.policy == b.policy && a.split == b.split && a.coalesce == b.coalesce &&
          a.classes == b.classes && a.header == b.header && a.alignment == b.alignment &&
-         a.granularity == b.granularity && a.chunk == b.chunk && a.returns == b.returns;
+         a.granularity == b.granularity && a.chunk == b.chunk && a.returns == b.returns &&
+         a.area_lists == b.area_lists;
 }
 bool operator==(const DmmSpec& a, const DmmSpec& b) noexcept {
   return a.name == b.name && a.allocators == b.allocators && a.exact_sizes == b.exact_sizes;

@@ -35,7 +35,15 @@ inline nlohmann::json random_allocator(std::mt19937_64& rng, std::uint64_t min, 
       a["system"]["returns"] = a["coalesce"] && rng() % 2 == 0;
       a["header"] = 8 * (1 + rng() % 2);
     }
-    if (m == "simple_segregated_storage") a["system"]["chunk"] = 1 << (16 + rng() % 2);
+    if (m == "simple_segregated_storage") {
+      a["system"]["chunk"] = 1 << (16 + rng() % 2);
+      if (rng() % 3 == 0) {  // a free list per area: singly linked, first, LIFO
+        a["lists"] = "area";
+        a["structure"] = "sll";
+        a["fit"] = "first";
+        a["policy"] = "lifo";
+      }
+    }
     a["alignment"] = 8 << (rng() % 2);
   } else {
     a["split"] = rng() % 4 != 0;

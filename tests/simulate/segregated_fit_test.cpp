@@ -12,10 +12,13 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "dmm/segregated_fit.h"
 #include "dmm/simple_segregated_storage.h"
 #include "simulate/random_trace.h"
 #include "dmm.h"
+#include "dmm_spec.h"
 #include "simulated_memory.h"
 #include "simulator.h"
 
@@ -213,6 +216,74 @@ TEST(SimpleSegregatedStorage, AreasByHand) {
   EXPECT_EQ(s.release(a.address), 64u);
   EXPECT_EQ(s.allocate(20).address, a.address);  // LIFO: the last released
   EXPECT_EQ(s.allocate(20).address, area1 + 144);  // then c's block, found from its aligned address
+}
+
+TEST(SimpleSegregatedStorage, AreaListsKeepBlocksInTheirAreasAndCarveAgainWhenAllAreFree) {
+  sim::SimulatedMemory mem;
+  sim::SimpleSegregatedConfig config;
+  config.area_lists = true;
+  Sss s(mem, sim::make_classes({64}, false), config);
+  // An area of 4096 bytes: a 32-byte header, then (4096 - 32) / 64 = 63 blocks.
+  std::vector<sim::Address> first;
+  for (int i = 0; i < 63; ++i) first.push_back(s.allocate(64).address);
+  const sim::Address area1 = first[0] & ~sim::Address{4095};
+  for (int i = 0; i < 63; ++i) ASSERT_EQ(first[i], area1 + 32 + 64 * static_cast<sim::Address>(i));
+  const sim::Address in_area2 = s.allocate(64).address;  // area 1 is full: a new area
+  const sim::Address area2 = in_area2 & ~sim::Address{4095};
+  EXPECT_NE(area2, area1);
+  EXPECT_EQ(in_area2, area2 + 32);
+  EXPECT_EQ(mem.held(), 8192u);
+  // A block of the full area 1 is freed: area 1 goes on the class's stack,
+  // but requests take from the current area (2) until it is full.
+  EXPECT_EQ(s.release(first[10]), 64u);
+  EXPECT_EQ(s.allocate(64).address, area2 + 96);
+  for (int i = 2; i < 63; ++i) s.allocate(64);
+  EXPECT_EQ(s.allocate(64).address, first[10]);  // area 2 full: area 1's free block
+  // Area 1 freed whole, in a scattered order: it carves from its first block
+  // again, in address order, not in the order its blocks were freed.
+  for (int i = 62; i >= 0; i -= 2) s.release(first[i]);
+  for (int i = 1; i < 63; i += 2) s.release(first[i]);
+  EXPECT_EQ(s.allocate(64).address, area1 + 32);  // area 2 is full: area 1 from the stack
+  EXPECT_EQ(s.allocate(64).address, area1 + 96);
+  EXPECT_EQ(s.allocate(64).address, area1 + 160);
+  // LIFO within an area while some of its blocks are in use.
+  EXPECT_EQ(s.release(area1 + 96), 64u);
+  EXPECT_EQ(s.allocate(40).address, area1 + 96);
+  EXPECT_EQ(mem.held(), 8192u);  // no new area
+}
+
+TEST(SimpleSegregatedStorage, AreaListsFromASpecAndTheirRules) {
+  auto spec_of = [](const std::string& extra) {
+    return sim::parse_dmm_spec(nlohmann::json::parse(R"({"allocators": [{"mechanism": "simple_segregated_storage",
+        "sizes": {"min": 0, "max": 64}, "classes": "single", "system": {"chunk": 65536})" + extra +
+                                                     R"(}, {"mechanism": "segregated_free_lists", "sizes": {"min": 64}}]})"),
+                               "t.json");
+  };
+  const sim::DmmSpec spec = spec_of(R"(, "lists": "area")");
+  EXPECT_TRUE(spec.allocators[0].area_lists);
+  EXPECT_EQ(sim::to_json(spec)["allocators"][0]["lists"], "area");
+  EXPECT_EQ(sim::to_json(spec_of(""))["allocators"][0]["lists"], "class");
+  EXPECT_TRUE(sim::parse_dmm_spec(sim::to_json(spec), "again") == spec);  // round trip
+  auto why = [&](const std::string& extra) {
+    try {
+      spec_of(extra);
+    } catch (const sim::SpecError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(why(R"(, "lists": "area", "structure": "dll")"),
+            "t.json: allocators[0].structure: an area's free list is singly linked, taken from its head, last in first "
+            "out: \"area\" lists need structure sll, fit first, policy lifo");
+  EXPECT_NE(why(R"(, "lists": "pages")").find("allocators[0].lists: unknown lists 'pages' (known: class, area)"),
+            std::string::npos);
+  const std::string other = R"({"allocators": [{"mechanism": "segregated_free_lists", "sizes": {"min": 0}, "lists": "area"}]})";
+  try {
+    sim::parse_dmm_spec(nlohmann::json::parse(other), "u.json");
+    ADD_FAILURE() << "lists=area accepted on segregated_free_lists";
+  } catch (const sim::SpecError& e) {
+    EXPECT_NE(std::string(e.what()).find("allocators[0].lists: segregated_free_lists has no areas"), std::string::npos) << e.what();
+  }
 }
 
 TEST(SimpleSegregatedStorage, AlignmentEightPacksOddWordSizes) {
