@@ -24,7 +24,8 @@
 // Area lists ("lists": "area"; config.area_lists): instead of one list per
 // class, each area keeps its own free list, count of blocks in use and
 // count of blocks carved, in a 32-byte header after which its blocks start
-// (mimalloc's pages are laid out so). A class allocates from its current
+// (mimalloc's pages are laid out so; as mimalloc's heap holds its current
+// page's list, the class's state holds its current area's). A class allocates from its current
 // area (its list, else its next uncarved block) and, when that is full,
 // from an area of the class's stack of areas that have free blocks, else
 // from a new area; a release pushes the block on its own area's list, puts
@@ -177,6 +178,8 @@ class SimpleSegregatedStorage {
   struct ClassState {
     FreeBlocks list;          ///< class lists
     Address current = 0;      ///< area lists: the area requests take from
+    Address head = 0;         ///< area lists: the current area's free list (its header's is stale meanwhile)
+    std::uint64_t counts = 0; ///< area lists: the current area's counts (kCounts' layout)
     Address stack = 0;        ///< area lists: areas with free blocks, linked by their kNext words
     std::uint64_t capacity = 0;  ///< blocks in an area
     std::uint64_t bytes = 0;
@@ -208,37 +211,45 @@ class SimpleSegregatedStorage {
   }
 
   // A block from the class's current area, else from an area of its stack,
-  // else from a new area; 0 if the system refused one.
+  // else from a new area; 0 if the system refused one. The current area's
+  // list and counts live in the class's state while it is current (written
+  // back to its header when it is left, full): the requests and releases a
+  // program makes in one area read no header.
   Address area_allocate(ClassState& k, std::uint32_t c) {
     ++steps_;
-    for (Address area = k.current;;) {
-      if (area != 0) {
-        const Address head = memory_.load(area + kHead);
-        const std::uint64_t counts = memory_.load(area + kCounts);
-        if (head != 0) {
-          memory_.store(area + kHead, memory_.load(head + 8));
-          memory_.store(area + kCounts, counts + 1);
-          return head;
-        }
-        const std::uint64_t carved = counts >> 32;
-        if (carved < k.capacity) {
-          memory_.store(area + kCounts, counts + 1 + (std::uint64_t{1} << 32));
-          return area + k.first + carved * k.bytes;
-        }
+    for (;;) {
+      if (k.head != 0) {
+        const Address block = k.head;
+        k.head = memory_.load(block + 8);
+        ++k.counts;
+        return block;
+      }
+      const std::uint64_t carved = k.counts >> 32;
+      if (k.current != 0 && carved < k.capacity) {
+        k.counts += 1 + (std::uint64_t{1} << 32);
+        return k.current + k.first + carved * k.bytes;
       }
       ++steps_;
-      if (k.stack != 0) {  // the current area is full: the next with free blocks
+      if (k.current != 0) {  // full: its header gets its counts back, and its list is empty
+        memory_.store(k.current + kHead, 0);
+        memory_.store(k.current + kCounts, k.counts);
+      }
+      Address area;
+      if (k.stack != 0) {  // the next area with free blocks
         area = k.stack;
         k.stack = memory_.load(area + kNext) & ~kOnStack;
         memory_.store(area + kNext, 0);
+        k.head = memory_.load(area + kHead);
+        k.counts = memory_.load(area + kCounts);
       } else {
         area = memory_.obtain(config_.chunk, config_.chunk);
         if (area == 0) [[unlikely]]
           return 0;  // the system refused memory
         memory_.store(area, c);
         memory_.store(area + kHead, 0);
-        memory_.store(area + kCounts, 0);
         memory_.store(area + kNext, 0);
+        k.head = 0;
+        k.counts = 0;
       }
       k.current = area;
     }
@@ -246,8 +257,19 @@ class SimpleSegregatedStorage {
 
   void area_release(ClassState& k, Address area, Address block) {
     ++steps_;
+    if (area == k.current) {
+      if (static_cast<std::uint32_t>(--k.counts) == 0) {  // every block free: carve from the first again
+        k.head = 0;
+        k.counts = 0;
+      } else {
+        memory_.store(block + 8, k.head);
+        k.head = block;
+      }
+      hot_ = block;
+      return;
+    }
     const std::uint64_t counts = memory_.load(area + kCounts) - 1;
-    if (static_cast<std::uint32_t>(counts) == 0) {  // every block free: carve from the first again
+    if (static_cast<std::uint32_t>(counts) == 0) {
       memory_.store(area + kHead, 0);
       memory_.store(area + kCounts, 0);
     } else {
@@ -255,13 +277,11 @@ class SimpleSegregatedStorage {
       memory_.store(area + kHead, block);
       memory_.store(area + kCounts, counts);
     }
-    if (area != k.current) {
-      const std::uint64_t next = memory_.load(area + kNext);
-      if ((next & kOnStack) == 0) {  // it was full: its class may take from it again
-        ++steps_;
-        memory_.store(area + kNext, k.stack | kOnStack);
-        k.stack = area;
-      }
+    const std::uint64_t next = memory_.load(area + kNext);
+    if ((next & kOnStack) == 0) {  // it was full: its class may take from it again
+      ++steps_;
+      memory_.store(area + kNext, k.stack | kOnStack);
+      k.stack = area;
     }
     hot_ = block;
   }

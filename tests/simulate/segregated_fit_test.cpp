@@ -252,6 +252,34 @@ TEST(SimpleSegregatedStorage, AreaListsKeepBlocksInTheirAreasAndCarveAgainWhenAl
   EXPECT_EQ(mem.held(), 8192u);  // no new area
 }
 
+TEST(SimpleSegregatedStorage, AreaListsAnAreaLeftFullHasAnEmptyListInItsHeader) {
+  sim::SimulatedMemory mem;
+  sim::SimpleSegregatedConfig config;
+  config.area_lists = true;
+  Sss s(mem, sim::make_classes({64}, false), config);
+  std::vector<sim::Address> a1;
+  for (int i = 0; i < 63; ++i) a1.push_back(s.allocate(64).address);
+  const sim::Address area1 = a1[0] & ~sim::Address{4095};
+  std::vector<sim::Address> a2{s.allocate(64).address};  // area 2 is current
+  s.release(a1[5]);
+  s.release(a1[7]);  // area 1 on the stack, its list a1[7] -> a1[5]
+  for (int i = 1; i < 63; ++i) a2.push_back(s.allocate(64).address);
+  EXPECT_EQ(s.allocate(64).address, a1[7]);  // area 2 full: area 1's list, while area 1 is current
+  EXPECT_EQ(s.allocate(64).address, a1[5]);
+  const sim::Address a3 = s.allocate(64).address;  // area 1 full again: left for a new area
+  EXPECT_NE(a3 & ~sim::Address{4095}, area1);
+  // A release into area 1 finds an empty list in its header, not the list
+  // it had when it became current.
+  s.release(a1[20]);
+  EXPECT_EQ(mem.load(area1 + 8), a1[20]);
+  EXPECT_EQ(mem.load(a1[20] + 8), 0u);
+  s.release(a2[3]);
+  for (int i = 1; i < 63; ++i) s.allocate(64);  // area 3 full
+  EXPECT_EQ(s.allocate(64).address, a2[3]);      // the stack: area 2, then area 1
+  EXPECT_EQ(s.allocate(64).address, a1[20]);
+  EXPECT_EQ(mem.held(), 3 * 4096u);
+}
+
 TEST(SimpleSegregatedStorage, AreaListsFromASpecAndTheirRules) {
   auto spec_of = [](const std::string& extra) {
     return sim::parse_dmm_spec(nlohmann::json::parse(R"({"allocators": [{"mechanism": "simple_segregated_storage",
