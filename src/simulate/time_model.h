@@ -18,9 +18,11 @@
 //     pages    4 KiB pages that became held (each faulted in when touched)
 //     purges   releases that gave whole pages back (madvise)
 //     zeroed   KiB of released ranges zeroed by hand
-//     misses   accesses to 64-byte lines a 2 MiB direct-mapped cache model
-//              did not hold (metadata, and each block's first byte, which
-//              a replay writes)
+//     misses   loads of metadata in 64-byte lines a 2 MiB direct-mapped
+//              cache model did not hold, but for a line just past the
+//              previous miss (a prefetcher's stream); stores fill the
+//              model's cache (a replay writes each block's first byte)
+//              without counting (simulated_memory.h)
 //     steps_*  the abstract steps (seed 002's time complexity) of each
 //              mechanism family apart: a step of a list search is a
 //              dependent load, one of a split or a push is not
