@@ -23,6 +23,7 @@
 #include "simulator.h"
 #include "tailor/trace/reader.h"
 #include "trace_stats.h"
+#include "validation.h"
 
 namespace tailor::cli {
 
@@ -130,6 +131,10 @@ int report_cmd(ReportCmdOptions o) {
       status(fmt::format("searching ({} generations of {})...", o.search_settings.generations,
                          o.search_settings.population));
       o.search_settings.threads = threads;
+      std::string why;  // time ranked as `tailor search` ranks it: by the machine's time model
+      const std::optional<sim::TimeModel> model = deploy::default_time_model(why);
+      if (!why.empty()) fmt::print(stderr, "tailor: {}; time is ranked by steps\n", why);
+      o.search_settings.time_model = model ? &*model : nullptr;
       found = report::run_search(t, o.search_settings);
       if (std::none_of(jobs.begin(), jobs.end(), [](const Job& j) { return j.name == "kng"; }))
         jobs.insert(jobs.begin(), Job{"kng", std::nullopt, {}});  // what the comparison is normalized to

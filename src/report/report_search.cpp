@@ -21,9 +21,9 @@ SearchOutcome run_search(const simulate::ReplayTrace& t, const SearchSettings& s
   const std::uint32_t one_in = s.sample ? simulate::sampling_rate(t, s.sample) : 1;
   std::optional<simulate::ReplayTrace> sampled;
   if (one_in > 1) sampled = simulate::sample_objects(t, one_in);
-  search::Evaluator evaluator(sampled ? *sampled : t, weights, s.threads);
+  search::Evaluator evaluator(sampled ? *sampled : t, weights, s.threads, nullptr, s.time_model);
   std::optional<search::Evaluator> whole_trace;
-  if (sampled) whole_trace.emplace(t, weights, s.threads);
+  if (sampled) whole_trace.emplace(t, weights, s.threads, nullptr, s.time_model);
   search::Evaluator& whole = sampled ? *whole_trace : evaluator;
 
   SearchOutcome out;

@@ -25,6 +25,9 @@ struct SearchSettings {
   unsigned population = 60;
   std::uint64_t sample = 500000;  ///< as `tailor search --sample`
   unsigned threads = 1;
+  /// What time is ranked by, as `tailor search` ranks it: the time model's
+  /// prediction (time_model.h; kept by the caller), or steps (nullptr).
+  const simulate::TimeModel* time_model = nullptr;
 };
 
 struct SearchOutcome {

@@ -23,7 +23,6 @@
 #include "metrics.h"
 #include "part_simulation.h"
 #include "time_model.h"
-#include "time_model.h"
 #include "replay_trace.h"
 
 namespace tailor::search {
