@@ -29,6 +29,8 @@ struct ValidateCmdOptions {
   std::vector<std::string> dmms = {"kng", "lea", "fib", "s10", "exa"};
   unsigned runs = 3;
   unsigned front = 16;
+  unsigned repeat = 1;
+  std::uint64_t repeat_to = 0;
   double tolerance = 2.0;
   double time_tolerance = -1;  // off
   std::string time_model;      // empty: the default (deploy::default_time_model)
@@ -62,13 +64,18 @@ nlohmann::json to_json(const deploy::ValidationReport& r) {
                      {"held", row.held_diff_pct}}}});
   return {{"trace", r.trace},
           {"runs", r.runs},
+          {"passes", r.passes},
+          {"operations", r.operations},
           {"simulated_time", r.model ? "time model (seconds)" : "steps"},
           {"spearman_time", std::isnan(r.spearman) ? nlohmann::json(nullptr) : nlohmann::json(r.spearman)},
           {"dmms", out}};
 }
 
 void print_text(const deploy::ValidationReport& r, double tolerance) {
-  fmt::print("trace       {} ({} operations)\n", r.trace, r.operations);
+  if (r.passes > 1)
+    fmt::print("trace       {} played {} times in a row ({} operations in all)\n", r.trace, r.passes, r.operations);
+  else
+    fmt::print("trace       {} ({} operations)\n", r.trace, r.operations);
   fmt::print("real        libtailor with TAILOR_DMM, replaying the trace (tailor replay), median of {} run(s)\n", r.runs);
   fmt::print("sim time    {}\n\n", r.model ? "the time model's prediction (seconds)" : "steps (no time model)");
   fmt::print("{:<14} {:>9} {:>9} {:>8} {:>12} {:>12} {:>8} {:>12} {:>12} {:>8}\n", "DMM", "sim time", "real", "diff %",
@@ -115,6 +122,8 @@ int validate_cmd(const ValidateCmdOptions& o) {
     q.dmms = o.dmms;
     q.runs = o.runs;
     q.front = o.front;
+    q.repeat = o.repeat_to > 0 ? 0 : o.repeat;
+    q.repeat_to = o.repeat_to;
     q.model = model ? &*model : nullptr;
     q.progress = [&](const std::string& s) {
       if (tty) fmt::print(stderr, "\r\033[K{}", s.substr(0, 120));
@@ -208,6 +217,14 @@ void add_validate(CLI::App& app, Runner& run) {
   cmd->add_option("--front", o->front, "Blocks per bin of the front before the DMM, simulated and real (TAILOR_DMM_FRONT)")
       ->check(CLI::Range(0u, 1024u))
       ->capture_default_str();
+  cmd->add_option("--repeat", o->repeat,
+                  "Play the trace N times in a row in each run, simulated and for real (blocks live at the end of "
+                  "a pass are freed before the next): for replays too short to time; one-thread traces")
+      ->check(CLI::Range(1u, 1000u))
+      ->capture_default_str();
+  cmd->add_option("--repeat-to", o->repeat_to,
+                  "As --repeat, with as many passes as make at least OPS operations (events) in each run")
+      ->excludes("--repeat");
   cmd->add_option("--tolerance", o->tolerance,
                   "Largest difference, in percent, between a DMM's real and simulated resident memory; beyond it "
                   "the exit status is 3")

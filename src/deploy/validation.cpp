@@ -27,6 +27,42 @@ namespace tailor::deploy {
 
 namespace {
 
+// The trace of one thread `passes` times in a row, as the simulator's
+// replay and as the driver's plan, built from the same events: after each
+// pass but the last, a free of every block still live, in address order,
+// so that the next pass starts with an empty heap (what the DMM holds
+// stays held). Times go on increasing from pass to pass.
+std::pair<simulate::ReplayTrace, replay::Plan> repeated(trace::Reader& reader, unsigned passes) {
+  simulate::ReplayBuilder sim(reader.header().page_size, reader.event_count() * passes);
+  replay::PlanBuilder plan(reader.event_count() * passes);
+  trace::Event e;
+  std::uint64_t shift = 0, last = 0;
+  std::uint32_t thread = 0;
+  for (unsigned pass = 0; pass < passes; ++pass) {
+    reader.rewind();
+    while (reader.next(e)) {
+      e.time_ns += shift;
+      last = std::max(last, e.time_ns);
+      thread = e.thread;
+      sim.add(e);
+      plan.add(e);
+    }
+    if (pass + 1 == passes) break;
+    for (const std::uint64_t address : sim.live_addresses()) {
+      trace::Event f;
+      f.op = trace::Op::Free;
+      f.address = address;
+      f.thread = thread;
+      f.time_ns = last;
+      sim.add(f);
+      plan.add(f);
+    }
+    shift = last + 1;
+  }
+  reader.rewind();
+  return {sim.finish(), plan.finish()};
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? std::nan("") : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
@@ -120,19 +156,32 @@ ValidationReport validate(const ValidationRequest& q) {
 
   trace::Reader reader(q.trace);
   say("reading " + q.trace);
-  const simulate::ReplayTrace replay_trace = simulate::load_replay(reader);
+  unsigned passes = q.repeat == 0 ? 1 : q.repeat;
+  if (q.repeat == 0 && q.repeat_to > 0 && reader.event_count() > 0)
+    passes = static_cast<unsigned>(std::min<std::uint64_t>(1000, (q.repeat_to + reader.event_count() - 1) / reader.event_count()));
+  if (passes > 1 && reader.thread_count() > 1)
+    throw std::invalid_argument(q.trace + ": a trace of " + std::to_string(reader.thread_count()) +
+                                " threads cannot be repeated (its threads would have to meet again)");
+  replay::PlanFile plan_file("");
+  simulate::ReplayTrace replay_trace;
+  if (passes == 1) {
+    replay_trace = simulate::load_replay(reader);
+    replay::Plan plan = replay::build_plan(reader);
+    replay::write_plan(plan, plan_file.path());
+  } else {
+    say("repeating " + q.trace + " " + std::to_string(passes) + " times");
+    auto both = repeated(reader, passes);
+    replay_trace = std::move(both.first);
+    replay::write_plan(both.second, plan_file.path());
+  }
   // EXA and specs with exact classes but no sizes of their own get the
   // trace's sizes for real too, as the simulator gives them.
   const SizesFile sizes(simulate::sizes_of(replay_trace));
   for (auto& a : allocators) a.env.push_back("TAILOR_DMM_SIZES=" + sizes.path);
-  replay::PlanFile plan_file("");
-  {
-    replay::Plan plan = replay::build_plan(reader);
-    replay::write_plan(plan, plan_file.path());
-  }
 
   ValidationReport r;
   r.trace = q.trace;
+  r.passes = passes;
   r.operations = replay_trace.operations.size();
   r.runs = q.runs;
   r.model = q.model != nullptr;

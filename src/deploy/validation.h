@@ -23,6 +23,12 @@ struct ValidationRequest {
   std::vector<std::string> dmms = {"kng", "lea", "fib", "s10", "exa"};  ///< kng is added if missing
   unsigned runs = 3;             ///< interleaved rounds of the real runs (medians)
   unsigned front = 16;           ///< blocks per bin of the front, simulated and real (TAILOR_DMM_FRONT)
+  /// Replays too short to time: the trace is played this many times in a
+  /// row, simulated and for real, the blocks live at the end of a pass
+  /// freed (in address order) before the next; 0: as many passes as make
+  /// at least `repeat_to` operations. A trace of one thread only.
+  unsigned repeat = 1;
+  std::uint64_t repeat_to = 0;
   const simulate::TimeModel* model = nullptr;  ///< the simulated time; nullptr: steps
   /// Called before each simulation and each real run ("simulating lea",
   /// "real: round 2/3, fib").
@@ -45,7 +51,8 @@ struct ValidationRow {
 
 struct ValidationReport {
   std::string trace;
-  std::uint64_t operations = 0;
+  std::uint64_t operations = 0;  ///< simulated and replayed, every pass
+  unsigned passes = 1;            ///< the trace's, one after another in each run
   unsigned runs = 0;
   bool model = false;  ///< the simulated time is the model's (else steps)
   std::vector<ValidationRow> rows;  ///< kng first if it was added

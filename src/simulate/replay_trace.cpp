@@ -231,6 +231,14 @@ void ReplayBuilder::add_run(const Event* events, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) add_one(events[i]);
 }
 
+std::vector<std::uint64_t> ReplayBuilder::live_addresses() const {
+  std::vector<std::uint64_t> out;
+  out.reserve(live_.size());
+  live_.for_each([&](std::uint64_t address, std::uint32_t) { out.push_back(address); });
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 ReplayTrace ReplayBuilder::finish() {
   if (publisher_ != nullptr) publish(false);
   r_.summary.max_live_blocks = live_word_.size();

@@ -132,6 +132,8 @@ class ReplayBuilder {
   explicit ReplayBuilder(std::uint32_t page_size = 4096, std::uint64_t expected_events = 0);
   void add(const trace::Event& event);
   void add_run(const trace::Event* events, std::size_t n);
+  /// The addresses of the blocks live now, in increasing order.
+  std::vector<std::uint64_t> live_addresses() const;
   /// Publishes progress to `publisher` from now on (nullptr: to nobody).
   /// Call before the first add.
   void publish_to(Publisher* publisher);

@@ -58,3 +58,25 @@ echo "ok: a wrong time model fails the time tolerance; a missing one falls back 
 "$tailor" validate "$dir/t.trace" --dmm glibc --runs 1 2> "$dir/err"; rc=$?
 [[ $rc -ne 0 ]] && grep -q "glibc is not a DMM" "$dir/err" || fail "glibc accepted as a DMM"
 echo "ok: tolerance 0 met; glibc refused"
+# --repeat: the trace three times in a row, simulated and for real, the
+# blocks left at the end of a pass freed before the next: memory still
+# equal to the byte, and the passes said.
+"$tailor" validate "$dir/t.trace" --dmm lea --runs 1 --json > "$dir/once.json" || fail "validate once"
+"$tailor" validate "$dir/t.trace" --dmm lea --runs 1 --repeat 3 --tolerance 0 --json > "$dir/thrice.json"
+rc=$?; [[ $rc -eq 0 ]] || fail "--repeat 3 at tolerance 0 gave exit status $rc"
+python3 - "$dir/once.json" "$dir/thrice.json" <<'PY' || exit 1
+import json, sys
+once, thrice = (json.load(open(p)) for p in sys.argv[1:3])
+assert once["passes"] == 1 and thrice["passes"] == 3, (once["passes"], thrice["passes"])
+assert thrice["operations"] >= 3 * once["operations"], (once["operations"], thrice["operations"])
+for x in thrice["dmms"]:
+    assert x["real"]["os_high_water_bytes"] == x["simulated"]["memory_usage_bytes"], x
+    assert x["real"]["held_high_water_bytes"] == x["simulated"]["held_usage_bytes"], x
+print("ok: --repeat 3, memory equal")
+PY
+"$tailor" validate "$dir/t.trace" --dmm lea --runs 1 --repeat-to 1 | grep -q "^trace .*operations)$" ||
+  fail "--repeat-to below the trace's length is one pass"
+"$tailor" validate "$dir/t.trace" --dmm lea --runs 1 --repeat 2 | grep -q "played 2 times in a row" ||
+  fail "the table does not say the passes"
+"$tailor" validate "$dir/t.trace" --repeat 2 --repeat-to 10 > /dev/null 2>&1 && fail "--repeat with --repeat-to accepted"
+echo "ok: --repeat"
