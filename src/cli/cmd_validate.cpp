@@ -122,7 +122,7 @@ int validate_cmd(const ValidateCmdOptions& o) {
     q.dmms = o.dmms;
     q.runs = o.runs;
     q.front = o.front;
-    q.repeat = o.repeat_to > 0 ? 0 : o.repeat;
+    q.repeat = o.repeat;
     q.repeat_to = o.repeat_to;
     q.model = model ? &*model : nullptr;
     q.progress = [&](const std::string& s) {
@@ -134,22 +134,7 @@ int validate_cmd(const ValidateCmdOptions& o) {
   if (o.fit) {
     // The fitted model's predictions replace the simulated times.
     model = deploy::fit(reports);
-    for (auto& r : reports) {
-      r.model = true;
-      const auto& k = *std::find_if(r.rows.begin(), r.rows.end(), [](const auto& x) { return x.dmm == "kng"; });
-      const double k_time = model->seconds(k.sim);
-      std::vector<double> sim, real;
-      r.worst_time_norm_diff_pct = 0;
-      for (auto& row : r.rows) {
-        row.sim_time = model->seconds(row.sim);
-        row.sim_time_norm = row.sim_time / k_time;
-        row.time_norm_diff_pct = (row.real_time_norm - row.sim_time_norm) / row.sim_time_norm * 100;
-        r.worst_time_norm_diff_pct = std::max(r.worst_time_norm_diff_pct, std::fabs(row.time_norm_diff_pct));
-        sim.push_back(row.sim_time_norm);
-        real.push_back(row.real_time_norm);
-      }
-      r.spearman = deploy::spearman(sim, real);
-    }
+    for (auto& r : reports) deploy::score_times(r, &*model);
     std::ofstream out(o.output);
     out << simulate::to_json_text(*model);
     if (!out) throw std::runtime_error(o.output + ": cannot write");

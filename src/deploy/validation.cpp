@@ -83,6 +83,11 @@ std::vector<double> ranks(const std::vector<double>& v) {
   return r;
 }
 
+// The Kingsley row every value is normalized to (validate always has one).
+const ValidationRow& kingsley(const ValidationReport& r) {
+  return *std::find_if(r.rows.begin(), r.rows.end(), [](const ValidationRow& x) { return x.dmm == "kng"; });
+}
+
 double pct(double real, double sim) { return sim != 0 ? (real - sim) / sim * 100.0 : std::nan(""); }
 
 // The trace's sizes in a temporary file, for the exact classes of EXA and
@@ -156,9 +161,9 @@ ValidationReport validate(const ValidationRequest& q) {
 
   trace::Reader reader(q.trace);
   say("reading " + q.trace);
-  unsigned passes = q.repeat == 0 ? 1 : q.repeat;
-  if (q.repeat == 0 && q.repeat_to > 0 && reader.event_count() > 0)
-    passes = static_cast<unsigned>(std::min<std::uint64_t>(1000, (q.repeat_to + reader.event_count() - 1) / reader.event_count()));
+  unsigned passes = std::max(1u, q.repeat);
+  if (const std::uint64_t events = reader.event_count(); events > 0)
+    passes = static_cast<unsigned>(std::max<std::uint64_t>(passes, std::min<std::uint64_t>(1000, (q.repeat_to + events - 1) / events)));
   if (passes > 1 && reader.thread_count() > 1)
     throw std::invalid_argument(q.trace + ": a trace of " + std::to_string(reader.thread_count()) +
                                 " threads cannot be repeated (its threads would have to meet again)");
@@ -195,7 +200,6 @@ ValidationReport validate(const ValidationRequest& q) {
     row.shown = names[i].find('/') == std::string::npos ? names[i] : names[i].substr(names[i].rfind('/') + 1);
     row.sim = specs[i] ? simulate::simulate(replay_trace, *specs[i], so, allocators[i].dmm)
                        : simulate::simulate(replay_trace, names[i], so);
-    row.sim_time = q.model ? q.model->seconds(row.sim) : static_cast<double>(row.sim.steps);
   }
   const auto results = replay::run_rounds(tools, allocators, plan_file.path(), q.runs, [&](unsigned round, std::size_t i) {
     say("real: round " + std::to_string(round + 1) + "/" + std::to_string(q.runs) + ", " + names[i]);
@@ -215,23 +219,33 @@ ValidationReport validate(const ValidationRequest& q) {
     r.rows[i].real_os = median(os);
   }
 
-  const ValidationRow& k = *std::find_if(r.rows.begin(), r.rows.end(), [](const ValidationRow& x) { return x.dmm == "kng"; });
-  std::vector<double> sim_time, real_time;
+  const ValidationRow& k = kingsley(r);
   for (ValidationRow& row : r.rows) {
-    row.sim_time_norm = row.sim_time / k.sim_time;
-    row.real_time_norm = row.real_seconds / k.real_seconds;
-    row.time_norm_diff_pct = pct(row.real_time_norm, row.sim_time_norm);
     row.sim_memory_norm = static_cast<double>(row.sim.memory_usage) / static_cast<double>(k.sim.memory_usage);
     row.real_memory_norm = row.real_os / k.real_os;
     row.memory_diff_pct = pct(row.real_os, static_cast<double>(row.sim.memory_usage));
     row.held_diff_pct = pct(row.real_held, static_cast<double>(row.sim.held_usage));
+    r.worst_memory_diff_pct = std::max(r.worst_memory_diff_pct, std::fabs(row.memory_diff_pct));
+  }
+  score_times(r, q.model);
+  return r;
+}
+
+void score_times(ValidationReport& r, const simulate::TimeModel* model) {
+  r.model = model != nullptr;
+  for (ValidationRow& row : r.rows) row.sim_time = model ? model->seconds(row.sim) : static_cast<double>(row.sim.steps);
+  const ValidationRow& k = kingsley(r);
+  std::vector<double> sim_time, real_time;
+  r.worst_time_norm_diff_pct = 0;
+  for (ValidationRow& row : r.rows) {
+    row.sim_time_norm = row.sim_time / k.sim_time;
+    row.real_time_norm = row.real_seconds / k.real_seconds;
+    row.time_norm_diff_pct = pct(row.real_time_norm, row.sim_time_norm);
     sim_time.push_back(row.sim_time_norm);
     real_time.push_back(row.real_time_norm);
-    r.worst_memory_diff_pct = std::max(r.worst_memory_diff_pct, std::fabs(row.memory_diff_pct));
     r.worst_time_norm_diff_pct = std::max(r.worst_time_norm_diff_pct, std::fabs(row.time_norm_diff_pct));
   }
   r.spearman = spearman(sim_time, real_time);
-  return r;
 }
 
 simulate::TimeModel fit(const std::vector<ValidationReport>& reports) {

@@ -23,10 +23,10 @@ struct ValidationRequest {
   std::vector<std::string> dmms = {"kng", "lea", "fib", "s10", "exa"};  ///< kng is added if missing
   unsigned runs = 3;             ///< interleaved rounds of the real runs (medians)
   unsigned front = 16;           ///< blocks per bin of the front, simulated and real (TAILOR_DMM_FRONT)
-  /// Replays too short to time: the trace is played this many times in a
-  /// row, simulated and for real, the blocks live at the end of a pass
-  /// freed (in address order) before the next; 0: as many passes as make
-  /// at least `repeat_to` operations. A trace of one thread only.
+  /// Replays too short to time: the trace is played `repeat` times in a
+  /// row, or as many times as make at least `repeat_to` events if that is
+  /// more, simulated and for real, the blocks live at the end of a pass
+  /// freed (in address order) before the next. A trace of one thread only.
   unsigned repeat = 1;
   std::uint64_t repeat_to = 0;
   const simulate::TimeModel* model = nullptr;  ///< the simulated time; nullptr: steps
@@ -63,6 +63,12 @@ struct ValidationReport {
 /// Simulates and runs every DMM of the request. Throws std::invalid_argument
 /// for a name that is not a DMM, std::runtime_error for a failed run.
 ValidationReport validate(const ValidationRequest& request);
+
+/// Sets every row's simulated time from `model` (its steps without one),
+/// the times normalized to Kingsley's and their differences, and the
+/// report's worst time difference and Spearman correlation: what validate
+/// does with the request's model, and what a fit's new model redoes.
+void score_times(ValidationReport& report, const simulate::TimeModel* model);
 
 /// The time model fitted on the DMMs of every report (their features and
 /// real times), with `fitted_on` and `machine` filled.
