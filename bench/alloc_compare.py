@@ -14,6 +14,10 @@ libtailor (an older commit's) in the same rounds.
 --allocators tailor-secure,scudo,tailor compares the hardened allocators:
 libtailor with TAILOR_SECURE=1 and LLVM's Scudo (from libclang-rt-14-dev).
 
+--args NAME=ARGS runs workload NAME with ARGS (split on spaces) instead of
+its defaults; NAME may carry a label after '@' (mt_larson@sized=--sized 1),
+so that one program runs as several rows.
+
 --scaling measures 1 and 2 threads on the scalable workloads (same work per
 thread) and prints throughput(2) / throughput(1) per allocator.
 """
@@ -77,11 +81,26 @@ def geo(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
+def workload_args(specs):
+    """--args NAME=ARGS entries as {NAME: [ARGS...]}."""
+    out = {}
+    for spec in specs or []:
+        name, sep, rest = spec.partition("=")
+        if not sep or not name:
+            sys.exit(f"alloc_compare: --args {spec!r}: expected NAME=ARGS")
+        out[name] = rest.split()
+    return out
+
+
 def compare(args, allocators):
     names = [w for w in args.workloads.split(",") if w]
+    extra = workload_args(args.args)
+    for n in extra:
+        if n not in names:
+            names.append(n)
     results = {}  # (workload, allocator) -> ([times], [rss])
     for name in names:
-        cmd = [exe_for(args.build, name)]
+        cmd = [exe_for(args.build, name.split("@")[0])] + extra.get(name, [])
         reference = None
         for i in range(args.runs):
             for alloc, lib in allocators.items():
@@ -107,7 +126,8 @@ def compare(args, allocators):
     vs_fastest, vs_glibc_rss = [], []
     for name in names:
         tt, tr = med[(name, "tailor")]
-        cells = [name, f"{tt:.2f}"]
+        label = f"{name} `{' '.join(extra[name])}`" if name in extra else name
+        cells = [label, f"{tt:.3f}" if tt < 1 else f"{tt:.2f}"]
         for p in peers:
             pt, _ = med[(name, p)]
             time_ratios[p].append(pt / tt)
@@ -165,6 +185,8 @@ def main():
                          "and with --base-lib: tailor-base, tailor-secure-base")
     ap.add_argument("--base-lib", help="another libtailor.so (e.g. built from an older commit in a git worktree), "
                                        "run as tailor-base and tailor-secure-base in the same rounds")
+    ap.add_argument("--args", action="append", metavar="NAME=ARGS",
+                    help="run workload NAME (NAME@label for another row of one program) with ARGS; repeatable")
     ap.add_argument("--scaling", action="store_true", help="also measure 1 vs 2 threads")
     ap.add_argument("--scaling-only", action="store_true", help="only measure 1 vs 2 threads")
     args = ap.parse_args()
@@ -185,7 +207,9 @@ def main():
         allocators[a] = table[a]
     if "tailor" not in allocators:
         sys.exit("alloc_compare: the ratios are to libtailor; keep it in --allocators")
-    print(f"Machine: {os.cpu_count()} CPUs, {os.uname().release}; commands: {' '.join(sys.argv)}\n")
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"Machine: {os.cpu_count()} CPUs, {os.uname().release}, load average at the start {load}; "
+          f"commands: {' '.join(sys.argv)}\n")
     if not args.scaling_only:
         compare(args, allocators)
     if args.scaling or args.scaling_only:

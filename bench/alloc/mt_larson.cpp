@@ -10,10 +10,10 @@
 // thread's block, and every thread is new. Measures cross-thread frees and
 // the cost of threads that come and go.
 #include <pthread.h>
-#include <sched.h>
 
-#include <atomic>
 #include <cstdlib>
+#include <new>
+#include <semaphore>
 #include <vector>
 
 #include "mt_common.h"
@@ -30,22 +30,30 @@ struct alignas(64) Slot {
   pthread_t previous{};                // the thread to join (it has started this one)
   bool has_previous = false;
   pthread_t last{};                    // the slot's final thread, for main to join
-  std::atomic<bool> done{false};
+  std::binary_semaphore done{0};       // released by the slot's final thread
 };
 
 struct Shape {
   std::uint64_t ops, generations, min, max;
+  bool sized;  // operator new / sized operator delete instead of malloc / free
 };
 Shape g_shape;
 
 unsigned char* make(Slot& s, std::size_t k) {
   const std::size_t n = g_shape.min + s.rng.below(g_shape.max - g_shape.min + 1);
-  auto* p = static_cast<unsigned char*>(std::malloc(n));
+  auto* p = static_cast<unsigned char*>(g_shape.sized ? ::operator new(n) : std::malloc(n));
   if (p == nullptr) ab::oom("mt_larson");
   p[0] = static_cast<unsigned char>(n);
   p[n - 1] = static_cast<unsigned char>(k);
   s.sizes[k] = static_cast<std::uint32_t>(n);
   return p;
+}
+
+void release(unsigned char* p, std::size_t n) {
+  if (g_shape.sized)
+    ::operator delete(p, n);
+  else
+    std::free(p);
 }
 
 void* generation(void* arg) {
@@ -59,7 +67,7 @@ void* generation(void* arg) {
     if (old[0] != static_cast<unsigned char>(n) || old[n - 1] != static_cast<unsigned char>(k))
       wl::fail("mt_larson", "slot %llu: block %zu was overwritten", static_cast<unsigned long long>(s.id), k);
     s.sum += n;
-    std::free(old);
+    release(old, n);
     s.blocks[k] = make(s, k);
   }
   if (++s.generation < g_shape.generations) {
@@ -70,25 +78,27 @@ void* generation(void* arg) {
     return nullptr;
   }
   s.last = pthread_self();
-  s.done.store(true, std::memory_order_release);
+  s.done.release();
   return nullptr;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::uint64_t blocks = 5000, generations = 100, min = 8, max = 1024;
+  std::uint64_t blocks = 5000, generations = 100, min = 8, max = 1024, sized = 0;
   ab::Args a = ab::parse(argc, argv, 4000, 4,
                          "larson-style server threads handing their arrays on; --size: replacements per thread",
                          {{"blocks", &blocks, "live blocks per slot"},
                           {"generations", &generations, "threads per slot, one after another"},
                           {"min", &min, "smallest block (bytes)"},
-                          {"max", &max, "largest block (bytes)"}});
+                          {"max", &max, "largest block (bytes)"},
+                          {"sized", &sized, "1: operator new and sized operator delete instead of malloc and free"}});
   ab::require_range(argv[0], "blocks", blocks, 1, 100000000);
   ab::require_range(argv[0], "generations", generations, 1, 1000000);
   ab::require_range(argv[0], "min", min, 2, 1 << 30);
   ab::require_range(argv[0], "max", max, min, 1 << 30);
-  g_shape = {a.size, generations, min, max};
+  ab::require_range(argv[0], "sized", sized, 0, 1);
+  g_shape = {a.size, generations, min, max, sized == 1};
   std::vector<Slot> slots(a.threads);
   for (std::uint64_t t = 0; t < a.threads; ++t) {
     Slot& s = slots[t];
@@ -105,9 +115,9 @@ int main(int argc, char** argv) {
   }
   std::uint64_t total = 0;
   for (auto& s : slots) {
-    while (!s.done.load(std::memory_order_acquire)) sched_yield();
+    s.done.acquire();
     pthread_join(s.last, nullptr);
-    for (auto* p : s.blocks) std::free(p);
+    for (std::size_t k = 0; k < s.blocks.size(); ++k) release(s.blocks[k], s.sizes[k]);
     total += s.sum;
   }
   std::printf("threads: %llu\nresult: %llu\n", static_cast<unsigned long long>(a.threads),
