@@ -38,7 +38,13 @@ void register_fork_handler() { pthread_atfork(nullptr, nullptr, &fork_child_rese
 
 constexpr std::uint64_t kPtrMask = (std::uint64_t{1} << 48) - 1;
 
-void idle_push(Heap* h) {
+// The idle stack. A heap on it is either free for anyone to pop (state
+// kHeapOnStack) or claimed where it lies by a thread that freed one of its
+// blocks first (kHeapOnStack | kHeapOwned, idle_claim): a Treiber stack
+// cannot unlink an entry from its middle, so the entry stays and whoever
+// pops it clears kHeapOnStack and leaves the heap to its owner, who pushes
+// it again when it gives it up (idle_push).
+void stack_push(Heap* h) {
   std::uint64_t old = g_idle.load(std::memory_order_relaxed);
   std::uint64_t next;
   do {
@@ -48,7 +54,17 @@ void idle_push(Heap* h) {
   g_idle_count.fetch_add(1, std::memory_order_relaxed);
 }
 
-Heap* idle_pop() {
+// Gives up an owned heap: back on the stack, unless its entry is still
+// there (it was claimed in place and nobody popped it since).
+void idle_push(Heap* h) {
+  std::uint32_t s = h->state.load(std::memory_order_relaxed);
+  while (!h->state.compare_exchange_weak(s, kHeapOnStack, std::memory_order_release, std::memory_order_relaxed)) {
+  }
+  if ((s & kHeapOnStack) == 0) stack_push(h);
+  else g_idle_count.fetch_add(1, std::memory_order_relaxed);
+}
+
+Heap* stack_pop() {
   std::uint64_t old = g_idle.load(std::memory_order_acquire);
   for (;;) {
     auto* h = reinterpret_cast<Heap*>(old & kPtrMask);
@@ -56,10 +72,37 @@ Heap* idle_pop() {
     Heap* after = h->next_idle.load(std::memory_order_relaxed);  // heaps are never unmapped
     std::uint64_t next = ((old >> 48) + 1) << 48 | reinterpret_cast<std::uint64_t>(after);
     if (g_idle.compare_exchange_weak(old, next, std::memory_order_acquire, std::memory_order_acquire)) {
+      return h;
+    }
+  }
+}
+
+// An idle heap for the caller alone (adoption, upkeep, collection), or
+// nullptr. Entries of heaps claimed in place are dropped on the way.
+Heap* idle_pop() {
+  for (;;) {
+    Heap* h = stack_pop();
+    if (h == nullptr) return nullptr;
+    std::uint32_t s = h->state.load(std::memory_order_relaxed);
+    std::uint32_t want;
+    do {
+      want = (s & kHeapOwned) != 0 ? s & ~kHeapOnStack : kHeapOwned;
+    } while (!h->state.compare_exchange_weak(s, want, std::memory_order_acquire, std::memory_order_relaxed));
+    if ((s & kHeapOwned) == 0) {
       g_idle_count.fetch_sub(1, std::memory_order_relaxed);
       return h;
     }
   }
+}
+
+// Takes an idle heap where it lies on the stack; false if someone has it.
+bool idle_claim(Heap* h) {
+  std::uint32_t s = kHeapOnStack;
+  if (!h->state.compare_exchange_strong(s, kHeapOnStack | kHeapOwned, std::memory_order_acquire,
+                                        std::memory_order_relaxed))
+    return false;
+  g_idle_count.fetch_sub(1, std::memory_order_relaxed);
+  return true;
 }
 
 // ------------------------------------------------------------ page queues
@@ -238,12 +281,18 @@ bool is_stash(const Heap* h, const Page* pg) { return pg >= h->stash && pg < h->
 
 // Keeps another heap's block `b` (of a page of class c) for this heap's next
 // malloc of class c; false if the class does not qualify or its stash is full.
-bool stash_push(Heap* h, std::uint32_t c, Block* b) {
+bool stash_push(Heap* h, std::uint32_t c, Block* b, bool owner_live) {
   if (!stashable(c)) return false;
   Page& s = h->stash[c];
   const std::uint32_t size = g_classes.cls[c].size;
   const std::uint32_t cap = kStashBytes / size < kStashMax ? kStashBytes / size : kStashMax;
   if (0u - s.used >= cap) return false;
+  // Every kStashReturnEvery-th block goes back to its owner all the same: a
+  // stashed block handed out and freed again is stashed again, so without
+  // this the blocks of a heap that does not drain its list (a thread waiting
+  // for its workers, as larson's main thread does) stayed foreign for good,
+  // every free of theirs a remote one and every malloc a cold stashed block.
+  if (owner_live && (++h->stash_pushes & (kStashReturnEvery - 1)) == 0) return false;
   b->next = s.free;
   s.free = b;
   s.used--;
@@ -328,7 +377,7 @@ void thread_done(void* value) {
   auto* h = static_cast<Heap*>(value);
   if (h == nullptr || h == &g_empty_heap) return;
   stash_flush(h);
-  h->stash_misses = h->stash_pause = 0;  // the adopter is a thread of its own
+  h->stash_misses = h->stash_pause = h->stash_pushes = 0;  // the adopter is a thread of its own
   free_empty_pages(h);
   if (h->site_pools != nullptr) pools_heap_exit(h);
   pool_purge(h->pool, h->pool.dirty_bytes > kAbandonedResident);
@@ -380,6 +429,15 @@ Heap* heap_new() {
   return h;
 }
 
+// Makes h (owned by the caller: new, popped or claimed) the thread's heap.
+void heap_set_thread(Heap* h) {
+  tl_heap = h;
+  pthread_setspecific(g_thread_key, h);
+  // After the heap is set: pthread_atfork may allocate. A child forked while
+  // another thread held segments_lock (segment.h) must not wait for it.
+  pthread_once(&g_fork_once, &register_fork_handler);
+}
+
 Heap* heap_init_thread() {
   process_init();
   Heap* h = idle_pop();
@@ -389,11 +447,7 @@ Heap* heap_init_thread() {
     h = heap_new();
     if (h == nullptr) return nullptr;
   }
-  tl_heap = h;
-  pthread_setspecific(g_thread_key, h);
-  // After the heap is set: pthread_atfork may allocate. A child forked while
-  // another thread held segments_lock (segment.h) must not wait for it.
-  pthread_once(&g_fork_once, &register_fork_handler);
+  heap_set_thread(h);
   return h;
 }
 
@@ -557,13 +611,34 @@ void page_free_slow(Heap* h, Page* pg) noexcept {
   }
   PageQueue& q = h->queues[c];
   if (pg->in_full) {
-    // Back to the front of its queue: the holes of older pages are filled
-    // before the allocation front moves on, which keeps live blocks dense
-    // (olden_health, walking long lists, ran 2x faster than with the page
-    // at the back).
+    // Back into its queue, with the freed block on its free list (a full
+    // page has none) for the fast path: second, behind a front page that
+    // still serves, else at the front. Either way the holes of older pages
+    // are filled before the allocation front moves on to fresh memory,
+    // which keeps live blocks dense (olden_health, walking long lists, ran
+    // 2x slower with such pages at the back). Always at the front, random
+    // replacement in many full pages made the page with one hole and the
+    // one behind it take turns at the front: two slow-path mallocs and two
+    // direct-pointer rewrites per block (docs/allocator.md).
+    // With call-site pools on, as before (front, the block on local_free):
+    // their routing takes the slow paths of the heap's pages as its signal
+    // that a quiet size is asked for again (site_pool.cpp).
     pg->in_full = 0;
-    list_push_front(q, pg);
-    update_direct(h, c);
+    Page* front = q.first;
+    const bool second = !pools_active() && front != nullptr && front->free != nullptr;
+    if (!pools_active()) {
+      pg->free = pg->local_free;
+      pg->local_free = nullptr;
+    }
+    if (second) {
+      pg->prev = front;
+      pg->next = front->next;
+      if (front->next) front->next->prev = pg;
+      front->next = pg;
+    } else {
+      list_push_front(q, pg);
+      update_direct(h, c);
+    }
   }
   if (pg->used == 0) {
     // Keep the only page of a small class, so that a program allocating and
@@ -611,6 +686,18 @@ void free_remote(Segment* seg, void* p) noexcept {
   Heap* owner = seg->heap.load(std::memory_order_relaxed);
   auto* b = static_cast<Block*>(p);
   Heap* me = tl_heap;
+  // A thread with no heap yet whose first free is of an idle heap's block
+  // adopts that heap, where it lies on the idle stack: a thread that takes
+  // over the work of one that ended (a server handing its blocks to a new
+  // thread) then owns the blocks it inherited, and frees them on the fast
+  // path. (Secure mode and a DMM serving malloc never get here with
+  // blocks of thread heaps; call-site pools go with their heap.)
+  if (me == &g_empty_heap && owner->state.load(std::memory_order_relaxed) == kHeapOnStack && idle_claim(owner)) {
+    g_adopted.fetch_add(1, std::memory_order_relaxed);
+    heap_set_thread(owner);
+    free_local(owner, p);
+    return;
+  }
   if (me != &g_empty_heap) {
     if (me->stash_pause != 0) {
       --me->stash_pause;
@@ -621,7 +708,7 @@ void free_remote(Segment* seg, void* p) noexcept {
         const Page* pg = page_of(seg, p);
         if (pg->kind == PageKind::kClass) c = pg->size_class;  // (a pool page's is no class: not stashable)
       }
-      if (stash_push(me, c, b)) {
+      if (stash_push(me, c, b, owner->state.load(std::memory_order_relaxed) == kHeapOwned)) {
         me->stash_misses = 0;
         return;
       }

@@ -7,7 +7,8 @@
 // through one lock-free list per heap (batched, see REMOTE_BATCH), drained by
 // the owner on its slow path. Pages come from the heap's SegmentPool (the
 // back end). A thread that exits frees what it can and leaves its heap on a
-// lock-free list, from which the next new thread adopts it whole.
+// lock-free list, from which the next new thread adopts it whole: the heap
+// whose block it frees first, if that heap is idle, else the last one left.
 #pragma once
 
 #include <atomic>
@@ -37,12 +38,24 @@ constexpr std::uint32_t kStashMax = 32;
 constexpr std::uint32_t kStashBytes = 64 * 1024;
 constexpr std::uint32_t kStashMisses = 64;
 constexpr std::uint32_t kStashPause = 4096;
+constexpr std::uint32_t kStashReturnEvery = 8;  // a power of two
+
+// Heap::state bits. Owned: a thread uses the heap, or works on it alone
+// (upkeep of idle heaps). OnStack: the heap is on the idle stack. A heap
+// can be claimed where it lies on the stack (owned and on it at once, see
+// heap.cpp's idle_claim); whoever pops it then leaves it to its claimer.
+constexpr std::uint32_t kHeapOwned = 1;
+constexpr std::uint32_t kHeapOnStack = 2;
 
 struct alignas(64) Heap {
   // This heap's byte in the segment registry (misuse.h), which free compares
   // with the byte of the block's segment; kTagNone (equal to no byte) for
   // heaps beyond the tags and the empty heap.
   std::uint32_t tag = kTagNone;
+  // kHeapOwned | kHeapOnStack. Read by the frees of a thread that has no
+  // heap yet (free_remote), on a line the owner writes only when a class's
+  // current page changes.
+  std::atomic<std::uint32_t> state{kHeapOwned};
   Page* direct[kDirectSlots];  // sizes 0..1024 -> current page of their class (or its stash)
   PageQueue queues[kMaxClasses] = {};
   SegmentPool pool = {};
@@ -70,6 +83,7 @@ struct alignas(64) Heap {
   // kStashPause foreign frees go straight back to their owners.
   std::uint32_t stash_misses = 0;
   std::uint32_t stash_pause = 0;
+  std::uint32_t stash_pushes = 0;
   alignas(64) std::atomic<Block*> remote{nullptr};  // blocks freed by other threads
   // With call-site pools on (site_pool.h), direct[] stays empty so that
   // every malloc reaches the routing, and these are the direct pointers:

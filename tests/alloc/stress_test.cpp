@@ -118,6 +118,55 @@ TEST(Stress, CrossThreadFrees) {
   EXPECT_GE(s.heaps_adopted, 1u);
 }
 
+// Larson-style hand-overs with threads ending mid-exchange: each of
+// kSlots arrays of blocks goes from thread to thread; a new thread frees
+// blocks of the one that just ended before it allocates anything (so it
+// adopts that heap where it lies on the idle stack, heap.cpp), replaces
+// random blocks, and hands the array on, while the other slots' threads
+// start and end around it. Under TSan (make test-tsan) this checks the
+// idle stack's claims against its pops.
+TEST(Stress, NewThreadsFreeTheBlocksOfThreadsThatJustEnded) {
+  constexpr int kSlots = 3, kGenerations = 40, kBlocks = 400, kReplace = 1500;
+  std::atomic<long> errors{0};
+  std::vector<std::vector<void*>> arrays(kSlots);
+  for (auto& a : arrays)
+    for (int k = 0; k < kBlocks; ++k) {
+      a.push_back(tailor_malloc(16 + static_cast<std::size_t>(k) % 700));
+      stamp(a.back(), 16 + static_cast<std::size_t>(k) % 700);
+    }
+  auto generation = [&](std::vector<void*>& a, std::uint64_t seed) {
+    std::uint64_t rng = seed * 0x9e3779b97f4a7c15ull + 1;
+    for (int i = 0; i < kReplace; ++i) {
+      const std::size_t k = next_rand(rng) % a.size();
+      if (!verify(a[k])) errors++;
+      tailor_free(a[k]);
+      const std::size_t n = 16 + next_rand(rng) % 1000;
+      a[k] = tailor_malloc(n);
+      if (a[k] == nullptr) {
+        errors++;
+        a[k] = tailor_malloc(16);
+        stamp(a[k], 16);
+        continue;
+      }
+      stamp(a[k], n);
+    }
+  };
+  std::vector<std::thread> running(kSlots);
+  for (int g = 0; g < kGenerations; ++g)
+    for (int s = 0; s < kSlots; ++s) {
+      if (running[static_cast<std::size_t>(s)].joinable()) running[static_cast<std::size_t>(s)].join();
+      running[static_cast<std::size_t>(s)] =
+          std::thread(generation, std::ref(arrays[static_cast<std::size_t>(s)]), static_cast<std::uint64_t>(g * kSlots + s));
+    }
+  for (auto& t : running) t.join();
+  for (auto& a : arrays)
+    for (void* q : a) {
+      if (!verify(q)) errors++;
+      tailor_free(q);
+    }
+  EXPECT_EQ(errors.load(), 0);
+}
+
 TEST(Stress, ProducerConsumer) {
   // One thread allocates, another frees: every free is remote.
   constexpr int kBlocks = 200000;

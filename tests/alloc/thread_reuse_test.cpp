@@ -3,8 +3,10 @@
 // "Other threads' frees" and "Threads, fork, start-up"): a thread that frees
 // another thread's block of a line-sized class reuses it for its own next
 // malloc of that class (the stash), never a block of a class that could
-// share a cache line; the owner gets stashed blocks back when the stashing
-// thread exits; and a thread that adopts an ended thread's heap finds its
+// share a cache line, and hands one in eight back to a live owner all the
+// same; the owner gets stashed blocks back when the stashing thread exits;
+// a new thread whose first free is of an ended thread's block adopts that
+// thread's heap; and a thread that adopts an ended thread's heap finds its
 // free pages still resident, without faulting them in again.
 #include <gtest/gtest.h>
 
@@ -52,15 +54,74 @@ void while_owner_lives(std::size_t n, std::size_t size, F with_blocks) {
 }
 
 TEST(ThreadReuse, FreeingThreadReusesLineSizedForeignBlocksMostRecentFirst) {
-  while_owner_lives(8, 256, [](const std::vector<void*>& owned) {  // 256: a multiple of the line
+  // 7: the eighth foreign block a thread stashes goes back to its owner
+  while_owner_lives(7, 256, [](const std::vector<void*>& owned) {  // 256: a multiple of the line
     tailor_free(tailor_malloc(256));  // this thread's heap exists before the foreign frees
     for (void* p : owned) tailor_free(p);
-    for (int i = 7; i >= 0; --i) {
+    for (int i = 6; i >= 0; --i) {
       void* q = tailor_malloc(256);
       EXPECT_EQ(q, owned[static_cast<std::size_t>(i)]) << "the block freed last comes back first";
     }
     for (void* p : owned) tailor_free(p);  // still the owner's blocks: into this thread's stash again
   });
+}
+
+TEST(ThreadReuse, ALiveOwnersBlocksDoNotStayInTheStashesForGood) {
+  // A thread that keeps replacing another (live) thread's blocks: every
+  // stashed block comes back to it at its next malloc, so without the
+  // hand-back of one stashed block in eight the array would hold the
+  // owner's blocks for ever, each free of them a remote one.
+  while_owner_lives(64, 256, [](const std::vector<void*>& owned) {
+    std::vector<void*> a = owned;
+    for (int pass = 0; pass < 200; ++pass)
+      for (void*& p : a) {
+        tailor_free(p);
+        p = tailor_malloc(256);
+      }
+    long still = 0;
+    for (void* p : a) still += contains(owned, p) ? 1 : 0;
+    EXPECT_EQ(still, 0) << "blocks of the owner still circulate through this thread's stash";
+    for (void* p : a) tailor_free(p);
+  });
+}
+
+TEST(ThreadReuse, ANewThreadAdoptsTheHeapWhoseBlockItFreesFirst) {
+  // Two threads end, each leaving blocks behind; the one that ended last
+  // is on top of the idle stack. A new thread whose first call frees a
+  // block of the first one's gets that heap, not the top one.
+  auto used = [] {
+    tailor_stats s;
+    tailor_get_stats(&s);
+    return s.thread_used_bytes;
+  };
+  std::vector<void*> left1, left2;
+  std::uint64_t used1 = 0, used2 = 0;
+  std::atomic<int> stage{0};
+  // Alive at once, so that they have heaps of their own; the first ends first.
+  std::thread first([&] {
+    left1 = allocate(10, 4096);
+    used1 = used();
+    stage = 1;
+    while (stage.load() != 2) std::this_thread::yield();
+  });
+  std::thread second([&] {
+    while (stage.load() != 1) std::this_thread::yield();
+    left2 = allocate(30, 4096);
+    used2 = used();
+    stage = 2;
+    first.join();
+  });
+  second.join();
+  ASSERT_NE(used1, used2);
+  std::uint64_t adopted = 0;
+  std::thread([&] {
+    tailor_free(left1.back());  // before anything else: the thread has no heap yet
+    adopted = used();
+  }).join();
+  left1.pop_back();
+  EXPECT_EQ(adopted, used1 - 4096) << "the thread did not adopt the heap of the block it freed first";
+  for (void* p : left1) tailor_free(p);
+  for (void* p : left2) tailor_free(p);
 }
 
 TEST(ThreadReuse, ClassesThatMayShareALineGoBackToTheirOwner) {
