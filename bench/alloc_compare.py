@@ -114,6 +114,9 @@ def compare(args, allocators):
                 ts.append(t)
                 rs.append(rss)
     peers = [a for a in allocators if a != "tailor"]
+    # The fastest peer is another allocator: other builds and modes of
+    # libtailor (tailor-base, tailor-secure) are columns, not rivals.
+    rivals = [p for p in peers if not p.startswith("tailor")] or peers
     med = {k: (statistics.median(v[0]), statistics.median(v[1])) for k, v in results.items()}
     print(f"Median of {args.runs} runs. Time and peak RSS of libtailor; peers as ratio peer / libtailor "
           "(above 1: libtailor faster or leaner). Last columns: libtailor / fastest peer, libtailor / glibc RSS.\n")
@@ -137,7 +140,7 @@ def compare(args, allocators):
             _, pr = med[(name, p)]
             rss_ratios[p].append(pr / tr)
             cells.append(f"{pr / tr:.2f}")
-        fastest = min(med[(name, p)][0] for p in peers)
+        fastest = min(med[(name, p)][0] for p in rivals)
         vs_fastest.append(tt / fastest)
         cells.append(f"{tt / fastest:.2f}")
         if "glibc" in peers:
