@@ -281,18 +281,35 @@ bool is_stash(const Heap* h, const Page* pg) { return pg >= h->stash && pg < h->
 
 // Keeps another heap's block `b` (of a page of class c) for this heap's next
 // malloc of class c; false if the class does not qualify or its stash is full.
-bool stash_push(Heap* h, std::uint32_t c, Block* b, bool owner_live) {
+bool stash_push(Heap* h, std::uint32_t c, Block* b, Heap* owner) {
   if (!stashable(c)) return false;
   Page& s = h->stash[c];
   const std::uint32_t size = g_classes.cls[c].size;
   const std::uint32_t cap = kStashBytes / size < kStashMax ? kStashBytes / size : kStashMax;
   if (0u - s.used >= cap) return false;
-  // Every kStashReturnEvery-th block goes back to its owner all the same: a
-  // stashed block handed out and freed again is stashed again, so without
-  // this the blocks of a heap that does not drain its list (a thread waiting
+  // A stashed block handed out and freed again is stashed again, so the
+  // blocks of a live heap whose thread does not allocate (a thread waiting
   // for its workers, as larson's main thread does) stayed foreign for good,
-  // every free of theirs a remote one and every malloc a cold stashed block.
-  if (owner_live && (++h->stash_pushes & (kStashReturnEvery - 1)) == 0) return false;
+  // every free of theirs a remote one and every malloc a cold stashed
+  // block. So every kStashReturnEvery-th block of such a dormant owner goes
+  // back to it all the same. Dormant: it took no slow path while this heap
+  // stashed kDormantPushes of its blocks. (An owner that allocates drains
+  // its list and gets its blocks back, but then the thread that stashes
+  // them allocates afresh instead: more memory for the two of them.)
+  if (owner->state.load(std::memory_order_relaxed) == kHeapOwned) {
+    if (h->watched != owner) {
+      h->watched = owner;
+      h->watched_slow = owner->slow_paths.load(std::memory_order_relaxed);
+      h->watched_pushes = 0;
+      h->watched_dormant = false;
+    } else if (++h->watched_pushes >= kDormantPushes) {
+      const std::uint32_t now = owner->slow_paths.load(std::memory_order_relaxed);
+      h->watched_dormant = now == h->watched_slow;
+      h->watched_slow = now;
+      h->watched_pushes = 0;
+    }
+    if (h->watched_dormant && (++h->stash_pushes & (kStashReturnEvery - 1)) == 0) return false;
+  }
   b->next = s.free;
   s.free = b;
   s.used--;
@@ -335,6 +352,7 @@ void drain_remote(Heap* h) {
 }
 
 void prepare_slow_path(Heap* h) {
+  h->slow_paths.store(h->slow_paths.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   if (h->remote.load(std::memory_order_relaxed) != nullptr) drain_remote(h);
   flush_batch(h);
 }
@@ -378,6 +396,7 @@ void thread_done(void* value) {
   if (h == nullptr || h == &g_empty_heap) return;
   stash_flush(h);
   h->stash_misses = h->stash_pause = h->stash_pushes = 0;  // the adopter is a thread of its own
+  h->watched = nullptr;
   free_empty_pages(h);
   if (h->site_pools != nullptr) pools_heap_exit(h);
   pool_purge(h->pool, h->pool.dirty_bytes > kAbandonedResident);
@@ -718,7 +737,7 @@ void free_remote(Segment* seg, void* p) noexcept {
         const Page* pg = page_of(seg, p);
         if (pg->kind == PageKind::kClass) c = pg->size_class;  // (a pool page's is no class: not stashable)
       }
-      if (stash_push(me, c, b, owner->state.load(std::memory_order_relaxed) == kHeapOwned)) {
+      if (stash_push(me, c, b, owner)) {
         me->stash_misses = 0;
         return;
       }

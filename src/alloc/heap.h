@@ -39,6 +39,7 @@ constexpr std::uint32_t kStashBytes = 64 * 1024;
 constexpr std::uint32_t kStashMisses = 64;
 constexpr std::uint32_t kStashPause = 4096;
 constexpr std::uint32_t kStashReturnEvery = 8;  // a power of two
+constexpr std::uint32_t kDormantPushes = 1024;
 
 // Heap::state bits. Owned: a thread uses the heap, or works on it alone
 // (upkeep of idle heaps). OnStack: the heap is on the idle stack. A heap
@@ -84,7 +85,17 @@ struct alignas(64) Heap {
   std::uint32_t stash_misses = 0;
   std::uint32_t stash_pause = 0;
   std::uint32_t stash_pushes = 0;
+  // The owner whose blocks this heap stashes lately, its slow-path count
+  // when last looked at, blocks stashed since, and whether it took no slow
+  // path meanwhile (dormant: stash_push hands some of its blocks back).
+  Heap* watched = nullptr;
+  std::uint32_t watched_slow = 0;
+  std::uint32_t watched_pushes = 0;
+  bool watched_dormant = false;
   alignas(64) std::atomic<Block*> remote{nullptr};  // blocks freed by other threads
+  // Slow paths the owner took (written by the owner only; read by threads
+  // that stash its blocks, to tell a dormant owner, stash_push).
+  std::atomic<std::uint32_t> slow_paths{0};
   // With call-site pools on (site_pool.h), direct[] stays empty so that
   // every malloc reaches the routing, and these are the direct pointers:
   // a request no pool serves pops them right after the routing. Last, so

@@ -3,8 +3,8 @@
 // "Other threads' frees" and "Threads, fork, start-up"): a thread that frees
 // another thread's block of a line-sized class reuses it for its own next
 // malloc of that class (the stash), never a block of a class that could
-// share a cache line, and hands one in eight back to a live owner all the
-// same; the owner gets stashed blocks back when the stashing thread exits;
+// share a cache line, and hands one in eight back to an owner that does
+// not allocate all the same; the owner gets stashed blocks back when the stashing thread exits;
 // a new thread whose first free is of an ended thread's block adopts that
 // thread's heap; and a thread that adopts an ended thread's heap finds its
 // free pages still resident, without faulting them in again.
@@ -54,7 +54,7 @@ void while_owner_lives(std::size_t n, std::size_t size, F with_blocks) {
 }
 
 TEST(ThreadReuse, FreeingThreadReusesLineSizedForeignBlocksMostRecentFirst) {
-  // 7: the eighth foreign block a thread stashes goes back to its owner
+  // (fewer than 8: once its owner is found dormant, one block in eight goes back)
   while_owner_lives(7, 256, [](const std::vector<void*>& owned) {  // 256: a multiple of the line
     tailor_free(tailor_malloc(256));  // this thread's heap exists before the foreign frees
     for (void* p : owned) tailor_free(p);
@@ -67,10 +67,11 @@ TEST(ThreadReuse, FreeingThreadReusesLineSizedForeignBlocksMostRecentFirst) {
 }
 
 TEST(ThreadReuse, ALiveOwnersBlocksDoNotStayInTheStashesForGood) {
-  // A thread that keeps replacing another (live) thread's blocks: every
-  // stashed block comes back to it at its next malloc, so without the
-  // hand-back of one stashed block in eight the array would hold the
-  // owner's blocks for ever, each free of them a remote one.
+  // A thread that keeps replacing the blocks of another thread, alive but
+  // not allocating: every stashed block comes back to it at its next
+  // malloc, so without the hand-back of one stashed block in eight to a
+  // dormant owner the array would hold the owner's blocks for ever, each
+  // free of them a remote one.
   while_owner_lives(64, 256, [](const std::vector<void*>& owned) {
     std::vector<void*> a = owned;
     for (int pass = 0; pass < 200; ++pass)
