@@ -34,6 +34,13 @@ std::vector<void*> allocate(std::size_t n, std::size_t size) {
 
 bool contains(const std::vector<void*>& v, void* p) { return std::find(v.begin(), v.end(), p) != v.end(); }
 
+// Bytes in the live blocks of the calling thread's heap.
+std::uint64_t used() {
+  tailor_stats s;
+  tailor_get_stats(&s);
+  return s.thread_used_bytes;
+}
+
 // Runs `with_blocks` on a second thread while the thread that allocated
 // `blocks` is still alive (an ended thread's heap would be adopted by the
 // next new thread, and its blocks would not be foreign any more).
@@ -90,11 +97,6 @@ TEST(ThreadReuse, ANewThreadAdoptsTheHeapWhoseBlockItFreesFirst) {
   // Two threads end, each leaving blocks behind; the one that ended last
   // is on top of the idle stack. A new thread whose first call frees a
   // block of the first one's gets that heap, not the top one.
-  auto used = [] {
-    tailor_stats s;
-    tailor_get_stats(&s);
-    return s.thread_used_bytes;
-  };
   std::vector<void*> left1, left2;
   std::uint64_t used1 = 0, used2 = 0;
   std::atomic<int> stage{0};
@@ -139,11 +141,6 @@ TEST(ThreadReuse, StashedBlocksGoBackToTheOwnerWhenTheStashingThreadEnds) {
   // The owner keeps running, so its heap is not adopted by the freer. A
   // stashed block still counts as in use in the owner's pages until the
   // stash hands it back and the owner drains its remote list.
-  auto used = [] {
-    tailor_stats s;
-    tailor_get_stats(&s);
-    return s.thread_used_bytes;
-  };
   tailor_collect();  // blocks this thread stashed before would not count as its own
   std::vector<void*> owned = allocate(16, 512);
   const std::uint64_t with = used();
