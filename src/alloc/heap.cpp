@@ -57,9 +57,7 @@ void stack_push(Heap* h) {
 // Gives up an owned heap: back on the stack, unless its entry is still
 // there (it was claimed in place and nobody popped it since).
 void idle_push(Heap* h) {
-  std::uint32_t s = h->state.load(std::memory_order_relaxed);
-  while (!h->state.compare_exchange_weak(s, kHeapOnStack, std::memory_order_release, std::memory_order_relaxed)) {
-  }
+  const std::uint32_t s = h->state.exchange(kHeapOnStack, std::memory_order_release);
   if ((s & kHeapOnStack) == 0) stack_push(h);
   else g_idle_count.fetch_add(1, std::memory_order_relaxed);
 }
@@ -308,7 +306,7 @@ bool stash_push(Heap* h, std::uint32_t c, Block* b, Heap* owner) {
       h->watched_slow = now;
       h->watched_pushes = 0;
     }
-    if (h->watched_dormant && (++h->stash_pushes & (kStashReturnEvery - 1)) == 0) return false;
+    if (h->watched_dormant && (h->watched_pushes & (kStashReturnEvery - 1)) == 0) return false;
   }
   b->next = s.free;
   s.free = b;
@@ -395,7 +393,7 @@ void thread_done(void* value) {
   auto* h = static_cast<Heap*>(value);
   if (h == nullptr || h == &g_empty_heap) return;
   stash_flush(h);
-  h->stash_misses = h->stash_pause = h->stash_pushes = 0;  // the adopter is a thread of its own
+  h->stash_misses = h->stash_pause = 0;  // the adopter is a thread of its own
   h->watched = nullptr;
   free_empty_pages(h);
   if (h->site_pools != nullptr) pools_heap_exit(h);

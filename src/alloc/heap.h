@@ -38,8 +38,9 @@ constexpr std::uint32_t kStashMax = 32;
 constexpr std::uint32_t kStashBytes = 64 * 1024;
 constexpr std::uint32_t kStashMisses = 64;
 constexpr std::uint32_t kStashPause = 4096;
-constexpr std::uint32_t kStashReturnEvery = 8;  // a power of two
+constexpr std::uint32_t kStashReturnEvery = 8;  // a power of two, dividing kDormantPushes
 constexpr std::uint32_t kDormantPushes = 1024;
+static_assert(kDormantPushes % kStashReturnEvery == 0 && (kStashReturnEvery & (kStashReturnEvery - 1)) == 0);
 
 // Heap::state bits. Owned: a thread uses the heap, or works on it alone
 // (upkeep of idle heaps). OnStack: the heap is on the idle stack. A heap
@@ -53,9 +54,9 @@ struct alignas(64) Heap {
   // with the byte of the block's segment; kTagNone (equal to no byte) for
   // heaps beyond the tags and the empty heap.
   std::uint32_t tag = kTagNone;
-  // kHeapOwned | kHeapOnStack. Read by the frees of a thread that has no
-  // heap yet (free_remote), on a line the owner writes only when a class's
-  // current page changes.
+  // kHeapOwned | kHeapOnStack. Read by other threads' frees of this heap's
+  // blocks (free_remote, stash_push), on a line the owner writes only when
+  // a class's current page changes.
   std::atomic<std::uint32_t> state{kHeapOwned};
   Page* direct[kDirectSlots];  // sizes 0..1024 -> current page of their class (or its stash)
   PageQueue queues[kMaxClasses] = {};
@@ -84,7 +85,6 @@ struct alignas(64) Heap {
   // kStashPause foreign frees go straight back to their owners.
   std::uint32_t stash_misses = 0;
   std::uint32_t stash_pause = 0;
-  std::uint32_t stash_pushes = 0;
   // The owner whose blocks this heap stashes lately, its slow-path count
   // when last looked at, blocks stashed since, and whether it took no slow
   // path meanwhile (dormant: stash_push hands some of its blocks back).
@@ -92,10 +92,12 @@ struct alignas(64) Heap {
   std::uint32_t watched_slow = 0;
   std::uint32_t watched_pushes = 0;
   bool watched_dormant = false;
-  alignas(64) std::atomic<Block*> remote{nullptr};  // blocks freed by other threads
-  // Slow paths the owner took (written by the owner only; read by threads
-  // that stash its blocks, to tell a dormant owner, stash_push).
+  // Slow paths the owner took: written by the owner at each, read by a
+  // thread that stashes its blocks once per kDormantPushes of them (to tell
+  // a dormant owner, stash_push); so on a line of the owner's, not on the
+  // remote list's, which other threads write.
   std::atomic<std::uint32_t> slow_paths{0};
+  alignas(64) std::atomic<Block*> remote{nullptr};  // blocks freed by other threads
   // With call-site pools on (site_pool.h), direct[] stays empty so that
   // every malloc reaches the routing, and these are the direct pointers:
   // a request no pool serves pops them right after the routing. Last, so
