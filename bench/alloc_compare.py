@@ -98,6 +98,11 @@ def compare(args, allocators):
     for n in extra:
         if n not in names:
             names.append(n)
+    for name in names:
+        exe = exe_for(args.build, name.split("@")[0])
+        if not os.path.exists(exe):
+            sys.exit(f"alloc_compare: workload {name!r}: no program {exe} (a name of {', '.join(BUNDLED + ALLOC_BENCH)}; "
+                     "make build builds them)")
     results = {}  # (workload, allocator) -> ([times], [rss])
     for name in names:
         cmd = [exe_for(args.build, name.split("@")[0])] + extra.get(name, [])
