@@ -50,6 +50,7 @@ struct alignas(32) Site {
   std::atomic<std::uint32_t> seen{0};        // requests monitored
   std::atomic<std::uint32_t> repeats{0};     // of which had the size of the one before
   std::atomic<std::uint32_t> last_size{0};
+  std::atomic<std::uint32_t> after_other{0};  // of which came right after another site's of the slot size
 };
 
 Site g_sites[kSites];
@@ -218,19 +219,23 @@ Site* site_find(std::uintptr_t ra) noexcept {
   return nullptr;
 }
 
-// One request seen by a site's monitor.
-void monitor(Site& s, std::size_t size) noexcept {
+// One request seen by a site's monitor; after_other: the heap's request of
+// the same slot size before it came from another site.
+void monitor(Site& s, std::size_t size, bool after_other) noexcept {
   const auto sz = static_cast<std::uint32_t>(size);
   if (s.last_size.exchange(sz, std::memory_order_relaxed) == sz) s.repeats.fetch_add(1, std::memory_order_relaxed);
+  if (after_other) s.after_other.fetch_add(1, std::memory_order_relaxed);
   const std::uint32_t seen = s.seen.fetch_add(1, std::memory_order_relaxed) + 1;
   if (seen != kWindow) return;
   bool pooled = pools_policy::keeps_one_size(size, s.repeats.load(std::memory_order_relaxed));
   // TAILOR_POOLS=1: the first such site of each slot size keeps the heap's
   // pages of that size, which already are a same-size pool in allocation
   // order for it; a pool of its own would only add the routing's cost and
-  // footprint. Later sites of the slot size are pooled, apart from it.
+  // footprint. Later sites of the slot size are pooled, apart from it, if
+  // their requests interleave with another site's (site_pool_policy.h).
   if (pooled && g_config.value[static_cast<int>(Param::kPools)] == 1 &&
-      !g_slot_claimed[round_slot(size) / 16].exchange(true, std::memory_order_relaxed))
+      (!g_slot_claimed[round_slot(size) / 16].exchange(true, std::memory_order_relaxed) ||
+       !pools_policy::interleaves(s.after_other.load(std::memory_order_relaxed))))
     pooled = false;
   if (pooled) {
     s.slot.store(round_slot(size), std::memory_order_relaxed);
@@ -288,6 +293,9 @@ struct SitePools {
   // the routing or was last judged (quiet sizes, below).
   std::uint16_t quiet[kDirectSlots];
   std::uint32_t pooled[kDirectSlots];
+  // Per slot size (/ 16): the site of the last request that the heap's
+  // pages served (the monitor's interleaving, site_pool_policy.h).
+  std::uintptr_t last_site[kPoolMaxRequest / 16 + 1];
   Pool pools[kSites];  // index: the site's slot in g_sites
 };
 
@@ -566,13 +574,15 @@ __attribute__((noinline)) void* pool_malloc_slow(Heap* h, std::size_t size, std:
   Site* s = site_find(ra);
   if (s == nullptr) return nullptr;
   const std::uint32_t state = s->state.load(std::memory_order_acquire);
-  if (state == kMonitoring) {
-    route_size(h, size);  // the monitor sees the site's next requests
-    monitor(*s, size);
-    return nullptr;
-  }
   SitePools* sp = h->site_pools != nullptr ? h->site_pools : site_pools_new(h);
   if (sp == nullptr) return nullptr;
+  if (state == kMonitoring) {
+    route_size(h, size);  // the monitor sees the site's next requests
+    std::uintptr_t& last = sp->last_site[round_slot(size) / 16];
+    monitor(*s, size, last != 0 && last != ra);
+    last = ra;
+    return nullptr;
+  }
   SiteCacheEntry& e = sp->cache[cache_index(ra)];
   if (state != kPooled) {
     e = SiteCacheEntry{ra, nullptr};
@@ -649,6 +659,7 @@ void* pools_malloc(Heap* h, std::size_t size, const void* site) noexcept {
       if (void* p = page_take(pool->current)) return p;
       return route_pool_refill(h, size, *pool);
     }
+    sp->last_site[round_slot(size) / 16] = ra;
     if (__builtin_expect(++sp->quiet[w] >= kQuietRequests, 0)) return route_quiet(h, size, w);
   }
   return heap_serves(h, size);

@@ -25,6 +25,17 @@ constexpr bool keeps_one_size(std::size_t size, std::uint32_t repeats) noexcept 
   return size <= kPoolMaxRequest && repeats * 8 >= (kWindow - 1) * 7;
 }
 
+// TAILOR_POOLS=1 pools a one-size site only where a pool changes the
+// layout: when, in its window, at least kInterleaved of its requests came
+// right after a request of the same slot size from another site in the
+// same thread. A site that allocates its size alone already gets the
+// heap's pages of that size in allocation order, as a pool would give it;
+// a pool of its own would add only the routing's cost (olden_mst's edge
+// entries, all allocated after its vertices of the same slot: 1.25x the
+// instructions of default libtailor, no fewer misses).
+constexpr std::uint32_t kInterleaved = kWindow / 8;
+constexpr bool interleaves(std::uint32_t after_other) noexcept { return after_other >= kInterleaved; }
+
 // The slot a request of `size` bytes takes in a pool: 16-byte multiples.
 constexpr std::uint32_t round_slot(std::size_t size) noexcept {
   return static_cast<std::uint32_t>(size == 0 ? 16 : (size + 15) & ~std::size_t{15});

@@ -150,7 +150,7 @@ struct SiteAcc {
   std::uint64_t lifetime_sum = 0;
   std::uint64_t live = 0;
   // monitor
-  std::uint32_t seen = 0, repeats = 0;
+  std::uint32_t seen = 0, repeats = 0, after_other = 0;
   std::uint64_t last_size = 0;
   bool decided = false;
   bool tracked = true;  // strides counted (pass 2: only the reported sites)
@@ -203,6 +203,12 @@ class Pass {
     ++s.live;
     o.peak_live = std::max(o.peak_live, s.live);
     Live l{&s, events_, nullptr, -1, 0};
+    const bool pooled_now = s.decided && o.pooled && !o.demoted && policy::round_slot(size) == o.slot;
+    if (!pooled_now && size <= policy::kPoolMaxRequest) {  // the heap's pages serve it: interleaving
+      std::uint64_t& last = last_site_[std::uint64_t{e.thread} << 32 | policy::round_slot(size)];
+      if (!s.decided && last != 0 && last != e.callsite) ++s.after_other;
+      last = e.callsite;
+    }
     if (!s.decided) {
       if (s.seen > 0 && size == s.last_size) ++s.repeats;
       s.last_size = size;
@@ -212,10 +218,13 @@ class Pass {
         if (o.pooled && !every_site_ && claimed_.insert(policy::round_slot(size)).second) {
           o.pooled = false;  // the first site of its slot size keeps the heap's pages
           o.keeps_heap = true;
+        } else if (o.pooled && !every_site_ && !policy::interleaves(s.after_other)) {
+          o.pooled = false;  // alone in its slot size: the heap's pages already are its pool
+          o.alone = true;
         }
         o.slot = o.pooled ? policy::round_slot(size) : 0;
       }
-    } else if (o.pooled && !o.demoted && policy::round_slot(size) == o.slot) {
+    } else if (pooled_now) {
       auto& pool = s.pools[e.thread];
       if (!pool) {
         pool = std::make_unique<SimPool>();
@@ -252,6 +261,7 @@ class Pass {
   bool exact_;
   bool every_site_;
   std::set<std::uint64_t> claimed_;  // slot sizes whose first one-size site kept the heap
+  std::unordered_map<std::uint64_t, std::uint64_t> last_site_;  // by thread and slot size: the last site the heap served
   std::uint64_t events_ = 0;
   std::unordered_map<std::uint64_t, Live> live_;
 };
@@ -333,6 +343,7 @@ nlohmann::json to_json(const std::vector<SiteProfile>& sites) {
                  {"peak_live", s.peak_live},
                  {"pooled", s.pooled},
                  {"keeps_heap", s.keeps_heap},
+                 {"alone", s.alone},
                  {"demoted", s.demoted},
                  {"slot", s.slot},
                  {"pooled_allocations", s.pooled_allocations},

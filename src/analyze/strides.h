@@ -44,6 +44,10 @@ struct SiteProfile {
   /// Its requests keep one size, but it was the first such site of its slot
   /// size: with TAILOR_POOLS=1 the monitor leaves it the heap's pages.
   bool keeps_heap = false;
+  /// Its requests keep one size, but in its first requests none of another
+  /// site of its slot size came between them: alone, the heap's pages are
+  /// its pool already, and the monitor leaves it there.
+  bool alone = false;
   /// Pooled, then left to the heap: its pool emptied 16 times while its one
   /// area had carved fewer than 64 slots (temporaries; site_pool.cpp).
   bool demoted = false;

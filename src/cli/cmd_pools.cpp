@@ -53,6 +53,7 @@ int pools(const PoolsCmdOptions& o) {
     else if (s.module.empty()) why = "no module";
     else if (s.demoted) why = "temporary";  // libtailor's monitor would demote it (docs/pools.md)
     else if (s.keeps_heap) why = "heap";  // the first one-size site of its slot size (docs/pools.md)
+    else if (s.alone) why = "alone";      // no other site's requests of its slot size between its own
     const bool pick = why.empty();
     if (s.allocations >= o.min_objects || pick)
       fmt::print("{:>12} {:>6} {:>6.1f}% {:>10} {:>12.0f}  {:<8} {}\n", s.allocations, s.top_size,

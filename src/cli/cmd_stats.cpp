@@ -121,7 +121,7 @@ int strides(const StatsCmdOptions& o) {
   for (const auto& s : sites) {
     const std::string pooled = s.demoted ? fmt::format("{}, temp", s.slot)
                                : s.pooled ? fmt::format("{}", s.slot)
-                               : s.keeps_heap ? "heap" : "no";
+                               : s.keeps_heap ? "heap" : s.alone ? "alone" : "no";
     const std::string with_pools =
         s.pooled && s.pooled_allocations > 1 ? fmt::format("{:>7} {:5.1f}%", s.pool_stride, 100 * s.pool_stride_share)
                                              : std::string("-");

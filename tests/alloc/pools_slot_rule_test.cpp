@@ -1,6 +1,7 @@
 // TAILOR_POOLS=1 (site_pool.cpp, docs/pools.md): of the call sites that
 // keep one size, the first to be decided for each slot size keeps the
-// heap's pages of that size, and the later ones get pools of their own.
+// heap's pages of that size, and the later ones get pools of their own if
+// their requests interleave with another site's of the slot size.
 // (TAILOR_POOLS=2, which pools every such site: pools_test.cpp.)
 #include <gtest/gtest.h>
 
@@ -23,6 +24,7 @@ TAILOR_TEST_SITE(site_a, tailor_malloc(n))
 TAILOR_TEST_SITE(site_b, tailor_malloc(n))
 TAILOR_TEST_SITE(site_c, tailor_malloc(n))
 TAILOR_TEST_SITE(site_d, tailor_malloc(n))
+TAILOR_TEST_SITE(site_alone, tailor_malloc(n))
 TAILOR_TEST_SITE(site_quiet_first, tailor_malloc(n))
 TAILOR_TEST_SITE(site_quiet_later, tailor_malloc(n))
 TAILOR_TEST_SITE(site_many, tailor_malloc(n))
@@ -37,15 +39,31 @@ std::size_t slot_after_window(void* (*site)(std::size_t), std::size_t n) {
   return slot;
 }
 
-TEST(PoolsSlotRule, FirstSiteOfASlotSizeKeepsTheHeapLaterOnesArePooled) {
+// The same, each of the site's requests followed by one of `other`.
+std::size_t slot_after_window_among(void* (*site)(std::size_t), void* (*other)(std::size_t), std::size_t n) {
+  std::vector<void*> v, w;
+  for (int i = 0; i <= kWindow; ++i) {
+    v.push_back(site(n));
+    w.push_back(other(n));
+  }
+  const std::size_t slot = tailor_pool_slot_size(v.back());
+  for (void* p : v) tailor_free(p);
+  for (void* p : w) tailor_free(p);
+  return slot;
+}
+
+TEST(PoolsSlotRule, FirstSiteOfASlotSizeKeepsTheHeapInterleavedLaterOnesArePooled) {
   ASSERT_EQ(stats().mode, 1);
   if (!sites_distinguished()) GTEST_SKIP() << "one call site for every request in this build";
   const std::size_t unpooled = stats().sites_unpooled, pooled = stats().sites_pooled;
-  EXPECT_EQ(slot_after_window(&site_a, 24), 0u);   // first of slot 32: the heap's
-  EXPECT_EQ(slot_after_window(&site_b, 24), 32u);  // second: a pool
-  EXPECT_EQ(slot_after_window(&site_c, 20), 32u);  // another size of slot 32: a pool too
-  EXPECT_EQ(slot_after_window(&site_d, 200), 0u);  // first of slot 208
-  EXPECT_EQ(stats().sites_unpooled, unpooled + 2);
+  EXPECT_EQ(slot_after_window(&site_a, 24), 0u);                  // first of slot 32: the heap's
+  EXPECT_EQ(slot_after_window_among(&site_b, &site_a, 24), 32u);  // second, between site_a's: a pool
+  EXPECT_EQ(slot_after_window_among(&site_c, &site_a, 20), 32u);  // another size of slot 32: a pool too
+  EXPECT_EQ(slot_after_window(&site_d, 200), 0u);                 // first of slot 208
+  // A later site of slot 32 whose requests no other site's come between:
+  // the heap's pages already keep its blocks together, in its order.
+  EXPECT_EQ(slot_after_window(&site_alone, 24), 0u);
+  EXPECT_EQ(stats().sites_unpooled, unpooled + 3);
   EXPECT_EQ(stats().sites_pooled, pooled + 2);
   // The first site stays with the heap after its window too.
   EXPECT_EQ(slot_after_window(&site_a, 24), 0u);
@@ -62,15 +80,20 @@ TEST(PoolsSlotRule, ASiteThatStartsAfterItsSizeWentQuietIsStillPooled) {
     for (int i = 0; i < 4096; ++i) v.push_back(site_quiet_first(552));
     for (void* p : v) tailor_free(p);
   }
-  std::vector<void*> later;
+  std::vector<void*> later, first;
   // Live, so that the heap's free blocks of the size run out (a page is
   // carved a few blocks at a time): the first request of the later site
   // that reaches the slow path brings the size back to the routing, and
   // the monitor then sees every request (it would see only those reaching
-  // the slow path, too few in 200, were the size left quiet).
-  for (int i = 0; i < 200; ++i) later.push_back(site_quiet_later(552));
+  // the slow path, too few in 200, were the size left quiet), and the
+  // first site's between them.
+  for (int i = 0; i < 200; ++i) {
+    later.push_back(site_quiet_later(552));
+    first.push_back(site_quiet_first(552));
+  }
   EXPECT_EQ(tailor_pool_slot_size(later.back()), 560u);
   for (void* p : later) tailor_free(p);
+  for (void* p : first) tailor_free(p);
   EXPECT_EQ(slot_after_window(&site_quiet_first, 552), 0u);  // still the heap's
 }
 
@@ -81,7 +104,7 @@ TEST(PoolsSlotRule, ASiteThatStartsAfterItsSizeWentQuietIsStillPooled) {
 TEST(PoolsSlotRule, ARarePooledSiteLosesTheRoutingAndGetsItBackWhenItGrows) {
   if (!sites_distinguished()) GTEST_SKIP() << "one call site for every request in this build";
   EXPECT_EQ(slot_after_window(&site_many, 392), 0u);  // first of slot 400: the heap's
-  EXPECT_EQ(slot_after_window(&site_few, 392), 400u);  // second: a pool
+  EXPECT_EQ(slot_after_window_among(&site_few, &site_many, 392), 400u);  // second: a pool
   std::vector<void*> kept;
   for (int round = 0; round < 20; ++round) {  // 1 pooled request in 1000
     std::vector<void*> v;
