@@ -7,7 +7,8 @@
 // not allocate all the same; the owner gets stashed blocks back when the stashing thread exits;
 // a new thread whose first free is of an ended thread's block adopts that
 // thread's heap; and a thread that adopts an ended thread's heap finds its
-// free pages still resident, without faulting them in again.
+// free pages still resident, without faulting them in again, also the
+// pages of blocks that another thread held and freed after the owner ended.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -175,6 +176,35 @@ TEST(ThreadReuse, AdoptedHeapKeepsRecentFreePagesResident) {
     for (void* p : v) tailor_free(p);
   }).join();
   EXPECT_LT(faults, 200) << "4 MiB faulted in afresh would be about 1000 faults";
+}
+
+}  // namespace
+
+namespace {
+
+// A thread that ends while another thread still holds its blocks: the
+// holder frees them (to the ended thread's heap, which went idle), and the
+// next new thread, which adopts that heap, allocates in the same pages
+// again instead of faulting in new ones.
+TEST(ThreadReuse, PagesOfAnEndedThreadsBlocksFreedByOthersAreReusedWithoutFaults) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "page faults under a sanitizer count its shadow memory";
+#endif
+  tailor_free(tailor_malloc(8));  // this thread has a heap of its own (a first free would adopt theirs)
+  for (const std::size_t size : {48u, 1000u}) {
+    const std::size_t n = (4u << 20) / size;  // 4 MiB of blocks
+    std::vector<void*> held;
+    std::thread([&] { held = allocate(n, size); }).join();
+    for (void* p : held) tailor_free(p);  // this thread is not their owner
+    long faults = 0;
+    std::thread([&] {
+      const long before = minor_faults();
+      std::vector<void*> v = allocate(n, size);
+      faults = minor_faults() - before;
+      for (void* p : v) tailor_free(p);
+    }).join();
+    EXPECT_LT(faults, 200) << size << "-byte blocks: 4 MiB faulted in afresh would be about 1000 faults";
+  }
 }
 
 }  // namespace
