@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "alloc.h"
+#include "calloc_zero.h"
 #include "huge_cache.h"
 #include "os.h"
 #include "region.h"
@@ -31,6 +32,7 @@ std::size_t usable_size(const void* p) noexcept {
   return pg->block_size;
 }
 
+
 void* calloc_impl(std::size_t count, std::size_t size) noexcept {
   // Reached by a tail call from calloc and tailor_calloc: the program's call site.
   const void* site = __builtin_return_address(0);
@@ -52,6 +54,10 @@ void* calloc_impl(std::size_t count, std::size_t size) noexcept {
     if (seg->pages()->is_zero) return p;  // fresh from mmap (not from the huge cache)
   } else if (Page* pg = page_of(seg, p); pg->kind == PageKind::kLarge && pg->is_zero) {
     return p;  // fresh or purged span
+  }
+  if (total >= kCallocPurgeMin && seg->kind == SegmentKind::kNormal) {  // a large block (calloc_zero.h)
+    calloc_zero_large(page_of(seg, p), total);
+    return p;
   }
   std::memset(p, 0, total);
   return p;

@@ -132,6 +132,27 @@ bool purge(void* p, std::size_t size) noexcept {
   return ok;
 }
 
+long resident_pages(void* p, std::size_t size) noexcept {
+  const int saved = errno;
+  unsigned char vec[256];
+  const std::size_t ps = page_size();
+  auto* at = static_cast<std::uint8_t*>(p);
+  std::size_t pages = (size + ps - 1) / ps;
+  long resident = 0;
+  while (pages != 0) {
+    const std::size_t n = pages < sizeof vec ? pages : sizeof vec;
+    if (mincore(at, n * ps, vec) != 0) {
+      errno = saved;
+      return -1;
+    }
+    for (std::size_t i = 0; i < n; ++i) resident += vec[i] & 1;
+    at += n * ps;
+    pages -= n;
+  }
+  errno = saved;
+  return resident;
+}
+
 bool protect(void* p, std::size_t size, bool accessible) noexcept {
   int saved = errno;
   bool ok = !inject(kFaultProtect) && mprotect(p, size, accessible ? PROT_READ | PROT_WRITE : PROT_NONE) == 0;

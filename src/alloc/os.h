@@ -24,6 +24,10 @@ void release(void* p, std::size_t size) noexcept;
 // the OS refused (the pages keep their contents).
 bool purge(void* p, std::size_t size) noexcept;
 
+// Of the OS pages of [p, p + size) (p page-aligned), how many are resident
+// (mincore); -1 if the OS cannot tell.
+long resident_pages(void* p, std::size_t size) noexcept;
+
 // Grows or moves the mapping [p, p + old_size) to new_size without copying.
 // Tries in place first; otherwise moves the pages into a fresh mapping
 // aligned to `align`. Returns the new address or nullptr (nothing changed).

@@ -145,6 +145,52 @@ TEST(Memory, CallocOfReusedHugeBlockIsZero) {
   tailor_collect();
 }
 
+// calloc of a large block used before (calloc_zero.h): zero whichever way
+// it is cleared, by purging while the program leaves most of such blocks
+// untouched (no fault for the pages it does not touch), by writing once it
+// fills them.
+TEST(Memory, CallocOfReusedLargeBlockIsZeroAndPurgedWhileTheProgramTouchesLittle) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "page faults under a sanitizer count its shadow memory";
+#endif
+  const std::size_t n = 4u << 20;  // 1024 OS pages
+  auto reused = [&](bool fill) {
+    auto* a = static_cast<unsigned char*>(tailor_malloc(n));
+    std::memset(a, 0xab, n);
+    tailor_free(a);  // stays resident in the heap's free spans
+    const long before = minor_faults();
+    auto* b = static_cast<unsigned char*>(tailor_calloc(1, n - 100));
+    EXPECT_EQ(b, a);  // the same span again
+    for (std::size_t i = 0; i < n - 100; i += 4093) EXPECT_EQ(b[i], 0) << "byte " << i;
+    EXPECT_EQ(b[n - 101], 0);
+    if (fill) std::memset(b, 1, n - 100);
+    const long faults = minor_faults() - before;
+    tailor_free(b);
+    return faults;
+  };
+  // A block the program touches at three words: purged, its other pages
+  // leave RSS (written with zeros, all 1024 would stay resident).
+  auto sparse = [&] {
+    auto* a = static_cast<unsigned char*>(tailor_malloc(n));
+    std::memset(a, 0xab, n);
+    tailor_free(a);  // resident in the heap's free spans
+    const long rss_before = rss_kb();
+    auto* b = static_cast<unsigned char*>(tailor_calloc(1, n));
+    EXPECT_EQ(b[0], 0);
+    EXPECT_EQ(b[n - 1], 0);
+    b[n / 2] = 1;
+    const long dropped = rss_before - rss_kb();
+    tailor_free(b);
+    return dropped;
+  };
+  EXPECT_GT(sparse(), 3 << 10) << "KiB: the block's untouched pages stayed resident";
+  EXPECT_GT(sparse(), 3 << 10);
+  // A program that fills its zeroed blocks: after a few, calloc writes
+  // zeros into the resident pages instead of faulting them in again.
+  for (int i = 0; i < 8; ++i) reused(true);
+  EXPECT_LT(reused(true), 64) << "purged although the program fills its blocks";
+}
+
 // The cached huge mappings go back to the OS after the purge delay, like
 // free spans: RSS drops without tailor_collect.
 TEST(Memory, CachedHugeBlocksAreUnmappedAfterPurgeDelay) {
