@@ -658,8 +658,9 @@ void page_free_slow(Heap* h, Page* pg) noexcept {
     pg->in_full = 0;
     Page* front = q.first;
     const bool second =
-        !pools_active() && pg->block_size > kFrontMaxBlock && front != nullptr && front->free != nullptr;
-    if (!pools_active()) {
+        !pools_active() && pg->block_size > kFrontMaxBlock && front != nullptr &&
+        (front->free != nullptr || front->local_free != nullptr);
+    if (!pools_active() && pg->free == nullptr) {  // other threads' frees, taken back (free_local)
       pg->free = pg->local_free;
       pg->local_free = nullptr;
     }
@@ -686,6 +687,12 @@ void page_free_slow(Heap* h, Page* pg) noexcept {
 }
 
 void heap_prepare(Heap* h) noexcept { prepare_slow_path(h); }
+
+void free_owned_beat(Heap* h, Page* pg, void* p) noexcept {
+  h->free_beat = 0;
+  prepare_slow_path(h);
+  free_owned(h, pg, p, false);
+}
 
 void free_remote(Segment* seg, void* p) noexcept {
   if (seg->kind == SegmentKind::kRegion) {  // a block of an allocator layered on libtailor (region.h)

@@ -37,9 +37,7 @@
 
 namespace tailor::alloc {
 
-// 0: off; 1: online monitor (TAILOR_POOLS=1); 2: offline profile (TAILOR_POOLS_FILE).
-extern std::atomic<int> g_pools_mode __attribute__((visibility("hidden")));
-inline bool pools_active() noexcept { return g_pools_mode.load(std::memory_order_relaxed) != 0; }
+// g_pools_mode and pools_active(): heap.h (the owner's free tests it).
 
 using pools_policy::kPoolMaxRequest;
 
