@@ -28,7 +28,7 @@ struct Spec {
 const Spec kSpecs[] = {
     {{"TAILOR_CLASS_SPACING", "count", "size classes per doubling of the size (1, 2, 4 or 8)"},
      "class_spacing", 4, 1, 8, true, false},
-    {{"TAILOR_SMALL_MAX", "bytes", "largest size served from single-slice pages (at most PAGE_SIZE/8)"},
+    {{"TAILOR_SMALL_MAX", "bytes", "largest size on pages of at least 256 blocks (at most PAGE_SIZE/8)"},
      "small_max", 1 * kKiB, 16, 64 * kKiB, false, true},
     {{"TAILOR_MIDDLE_MAX", "bytes", "largest size class (multi-slice pages); above: one block per span"},
      "middle_max", 128 * kKiB, 1 * kKiB, 4 * kMiB, false, true},

@@ -12,7 +12,7 @@ namespace tailor::alloc {
 
 enum class Param : int {
   kClassSpacing,  // size classes per doubling of the size
-  kSmallMax,      // largest size on single-slice pages
+  kSmallMax,      // largest size on pages of at least 256 blocks
   kMiddleMax,     // largest size class; above: one block per span
   kLargeMax,      // largest block in a segment; above: mapped directly
   kPageSize,      // slice size: the unit of pages and spans

@@ -677,7 +677,7 @@ void page_free_slow(Heap* h, Page* pg) noexcept {
   if (pg->used == 0) {
     // Keep the only page of a small class, so that a program allocating and
     // freeing one block does not create and destroy a page each time.
-    if (q.first == pg && pg->next == nullptr && g_classes.cls[c].slices == 1) return;
+    if (q.first == pg && pg->next == nullptr && g_classes.cls[c].size <= g_config.small_max) return;
     bool was_first = q.first == pg;
     list_remove(q, pg);
     if (was_first) update_direct(h, c);

@@ -11,14 +11,21 @@ namespace tailor::alloc {
 SizeClasses g_classes;
 
 namespace {
-constexpr std::size_t kMiddleMinBlocks = 8;  // a multi-slice page holds at least this many blocks
+constexpr std::size_t kMinBlocks = 256;              // blocks a page holds, where it takes at most...
+constexpr std::size_t kMiddlePageBytes = 256 * 1024;  // ...this much above SMALL_MAX
+constexpr std::size_t kMiddleMinBlocks = 8;          // and never fewer than this many
 constexpr std::size_t kExtendBytes = 4096;   // lazily carved per refill: untouched memory stays unfaulted
 
 void add_class(std::size_t size) {
   SizeClass& c = g_classes.cls[g_classes.count++];
   const std::size_t slice = g_config.slice_size;
-  std::size_t slices = 1;
-  if (size > g_config.small_max) slices = (size * kMiddleMinBlocks + slice - 1) / slice;
+  std::size_t bytes = size * kMinBlocks;
+  if (size > g_config.small_max) {
+    if (bytes > kMiddlePageBytes) bytes = kMiddlePageBytes;
+    if (bytes < size * kMiddleMinBlocks) bytes = size * kMiddleMinBlocks;
+  }
+  std::size_t slices = (bytes + slice - 1) / slice;
+  if (slices == 0) slices = 1;
   c.size = static_cast<std::uint32_t>(size);
   c.slices = static_cast<std::uint32_t>(slices);
   c.blocks = static_cast<std::uint32_t>(slices * slice / size);
