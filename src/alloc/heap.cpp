@@ -652,15 +652,12 @@ void page_free_slow(Heap* h, Page* pg) noexcept {
     // rewrites of a wide direct range per block (docs/allocator.md). Either
     // way the holes of older pages are filled before the allocation front
     // moves on to fresh memory.
-    // With call-site pools on, as before (front, the block on local_free):
-    // their routing takes the slow paths of the heap's pages as its signal
-    // that a quiet size is asked for again (site_pool.cpp).
     pg->in_full = 0;
     Page* front = q.first;
     const bool second =
-        !pools_active() && pg->block_size > kFrontMaxBlock && front != nullptr &&
+        pg->block_size > kFrontMaxBlock && front != nullptr &&
         (front->free != nullptr || front->local_free != nullptr);
-    if (!pools_active() && pg->free == nullptr) {  // other threads' frees, taken back (free_local)
+    if (pg->free == nullptr) {  // other threads' frees, taken back (free_local)
       pg->free = pg->local_free;
       pg->local_free = nullptr;
     }
@@ -691,6 +688,7 @@ void heap_prepare(Heap* h) noexcept { prepare_slow_path(h); }
 void free_owned_beat(Heap* h, Page* pg, void* p) noexcept {
   h->free_beat = 0;
   prepare_slow_path(h);
+  if (__builtin_expect(pools_active(), 0)) pools_heartbeat(h);
   free_owned(h, pg, p, false);
 }
 

@@ -154,9 +154,9 @@ void page_free_slow(Heap* heap, Page* page) noexcept;  // local free left used =
 // Onto the page's free list, where malloc pops it next (random replacement
 // of 2,500 blocks of 8-1,024 bytes ran 1.2x faster than onto local_free,
 // mimalloc's way, where a malloc got a block freed before its page's last
-// refill). With call-site pools on, onto local_free: pools hand their
-// pages' slots out from there, and their routing takes the slow paths of
-// the heap's pages as its signal (site_pool.h).
+// refill). A call-site pool's page hands its slots out from there too.
+// The heartbeat also brings sizes that call-site pools left quiet back to
+// their routing now and then (site_pool.h).
 // Every kFreeBeat-th: heap_heartbeat first (while the block still counts
 // in its page, so that taking other threads' frees back cannot empty the
 // page under it), then this free (a tail call: the fast path saves no
@@ -167,9 +167,8 @@ constexpr std::uint32_t kFreeBeat = 256;
   if (beat && __builtin_expect(++h->free_beat == kFreeBeat, 0)) return free_owned_beat(h, pg, p);
   auto* b = static_cast<Block*>(p);
   block_key(b) = g_free_key;
-  Block** list = __builtin_expect(pools_active(), 0) ? &pg->local_free : &pg->free;
-  b->next = *list;
-  *list = b;
+  b->next = pg->free;
+  pg->free = b;
   if (__builtin_expect(--pg->used != 0 && !pg->in_full, 1)) return;
   page_free_slow(h, pg);
 }

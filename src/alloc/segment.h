@@ -50,7 +50,7 @@ enum class PageKind : std::uint8_t { kHeader, kFree, kClass, kLarge, kHuge, kReg
 struct alignas(64) Page {
   // Written by the owner.
   Block* free;            // blocks ready for malloc; the owner frees onto it (owner only)
-  Block* local_free;      // blocks of other threads' frees taken back (with call-site pools on: the owner's frees)
+  Block* local_free;      // blocks of other threads' frees taken back (drain_remote)
   std::uint32_t used;     // live blocks, including those in transit back from other threads
   std::uint32_t capacity; // blocks carved so far
   std::uint8_t in_full;   // no free block: out of its class queue (on no list)

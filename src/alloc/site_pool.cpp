@@ -251,8 +251,9 @@ void monitor(Site& s, std::size_t size, bool after_other) noexcept {
 
 // A pool: the class pages of its heap that serve one site (Page::site_pool
 // holds its index + 1). Each page hands out its freed slots last in first
-// out (its local_free, where the heap's free pushes them), then slots never
-// used, by a bump pointer (capacity counts those carved). A page is in one
+// out (its free list, where the owner's free pushes them, then local_free,
+// other threads' frees taken back), then slots never used, by a bump
+// pointer (capacity counts those carved). A page is in one
 // of four places: the pool's current page, on its partial list (freed
 // slots, not current; linked by next/prev), full (in_full, on no list,
 // found again by free through its address), or the spare (empty, kept).
@@ -293,6 +294,7 @@ struct SitePools {
   // the routing or was last judged (quiet sizes, below).
   std::uint16_t quiet[kDirectSlots];
   std::uint32_t pooled[kDirectSlots];
+  std::uint32_t beats;  // heartbeats since the quiet sizes last came back (pools_heartbeat)
   // Per slot size (/ 16): the site of the last request that the heap's
   // pages served (the monitor's interleaving, site_pool_policy.h).
   std::uintptr_t last_site[kPoolMaxRequest / 16 + 1];
@@ -369,7 +371,7 @@ void page_release(Heap* h, Pool& pool, Page* pg) noexcept {
 
 // An empty page carves again from its first slot, in address order.
 inline void page_reset(Page* pg) noexcept {
-  pg->local_free = nullptr;
+  pg->free = pg->local_free = nullptr;
   pg->capacity = 0;
 }
 
@@ -398,7 +400,13 @@ bool pool_emptied(Heap* h, Pool& pool, Page* pg) noexcept {
 
 // A slot of page pg: its most recently freed one, or a fresh one.
 [[gnu::always_inline]] inline void* page_take(Page* pg) noexcept {
-  if (Block* b = pg->local_free) {
+  if (Block* b = pg->free) {  // the owner's frees
+    pg->free = b->next;
+    pg->used++;
+    block_key(b) = 0;
+    return b;
+  }
+  if (Block* b = pg->local_free) {  // other threads' frees, taken back
     pg->local_free = b->next;
     pg->used++;
     block_key(b) = 0;
@@ -540,8 +548,9 @@ namespace {
 // heap's page again, and its requests take malloc's own fast path. Such a size comes
 // back to the routing when one of its requests that reaches the slow path
 // anyway (its page has run out of free blocks) comes from a site not yet
-// decided, or from a pooled one: a site that starts after its size went
-// quiet is seen only there, so its monitor fills more slowly.
+// decided, or from a pooled one, and every kQuietBeats heartbeats of the
+// heap (pools_heartbeat): a site that starts after its size went quiet is
+// seen only then, so its monitor fills more slowly.
 constexpr std::uint16_t kQuietRequests = 4096;
 // A size whose pools serve few of its requests goes quiet too: a pooled
 // site of few requests among very many of other sites (robot_kinematics:
@@ -687,6 +696,22 @@ void pools_page_free(Heap* h, Page* pg) noexcept {
     return;
   }
   page_release(h, pool, pg);
+}
+
+// Quiet sizes come back every kQuietBeats heartbeats (64 x 256 own frees).
+constexpr std::uint32_t kQuietBeats = 64;
+
+void pools_heartbeat(Heap* h) noexcept {
+  SitePools* sp = h->site_pools;
+  if (sp == nullptr || ++sp->beats < kQuietBeats) return;
+  sp->beats = 0;
+  for (std::size_t w = 0; w < kDirectSlots; ++w)
+    if (h->unrouted[w] != 0) {
+      sp->quiet[w] = 0;
+      sp->pooled[w] = 0;
+      h->unrouted[w] = 0;
+      h->direct[w] = &g_empty_page;
+    }
 }
 
 void pools_heap_exit(Heap* h) noexcept {

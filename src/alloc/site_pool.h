@@ -57,6 +57,12 @@ void pools_init() noexcept;
 // page's owner).
 void pools_page_free(Heap* h, Page* pg) noexcept;
 
+// Every kFreeBeat-th free of the heap's owner (heap.h): now and then, the
+// sizes that went quiet come back to the routing, so that a site that
+// starts asking for one of them is seen by its monitor even when the
+// heap's free lists serve all its requests on the fast path.
+void pools_heartbeat(Heap* h) noexcept;
+
 // Thread exit (the heap goes idle): gives back the pools' empty pages.
 void pools_heap_exit(Heap* h) noexcept;
 

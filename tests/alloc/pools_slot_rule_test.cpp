@@ -99,8 +99,9 @@ TEST(PoolsSlotRule, ASiteThatStartsAfterItsSizeWentQuietIsStillPooled) {
 
 // A size whose pools serve fewer than one request in 64 goes quiet too,
 // pooled site included; when that site's requests grow, one of them that
-// reaches the slow path brings the size back, and its blocks are pooled
-// again.
+// reaches the slow path, or the heap's next re-routing of its quiet sizes
+// (every 16,384 own frees), brings the size back, and its blocks are
+// pooled again.
 TEST(PoolsSlotRule, ARarePooledSiteLosesTheRoutingAndGetsItBackWhenItGrows) {
   if (!sites_distinguished()) GTEST_SKIP() << "one call site for every request in this build";
   EXPECT_EQ(slot_after_window(&site_many, 392), 0u);  // first of slot 400: the heap's
@@ -113,8 +114,11 @@ TEST(PoolsSlotRule, ARarePooledSiteLosesTheRoutingAndGetsItBackWhenItGrows) {
     tailor_free(site_many(392));  // takes the freed blocks back onto the page's list (the slow path)
     kept.push_back(site_few(392));
   }
-  // Quiet: the rare site's last request took the heap's fast path.
-  EXPECT_EQ(tailor_pool_slot_size(kept.back()), 0u);
+  // Quiet: after the first rounds, the rare site's requests took the heap's
+  // fast path (until the quiet sizes came back to the routing).
+  int quiet = 0;
+  for (void* p : kept) quiet += tailor_pool_slot_size(p) == 0;
+  EXPECT_GE(quiet, 5);
   std::vector<void*> burst;
   for (int i = 0; i < 300; ++i) {  // the other site keeps the heap's page in free blocks meanwhile
     tailor_free(site_many(392));
