@@ -100,7 +100,7 @@ TEST(PoolsSlotRule, ASiteThatStartsAfterItsSizeWentQuietIsStillPooled) {
 // A size whose pools serve fewer than one request in 64 goes quiet too,
 // pooled site included; when that site's requests grow, one of them that
 // reaches the slow path, or the heap's next re-routing of its quiet sizes
-// (every 16,384 own frees), brings the size back, and its blocks are
+// (every 262,144 own frees), brings the size back, and its blocks are
 // pooled again.
 TEST(PoolsSlotRule, ARarePooledSiteLosesTheRoutingAndGetsItBackWhenItGrows) {
   if (!sites_distinguished()) GTEST_SKIP() << "one call site for every request in this build";
@@ -119,11 +119,11 @@ TEST(PoolsSlotRule, ARarePooledSiteLosesTheRoutingAndGetsItBackWhenItGrows) {
   int quiet = 0;
   for (void* p : kept) quiet += tailor_pool_slot_size(p) == 0;
   EXPECT_GE(quiet, 5);
+  // The rare site grows: more live blocks than the heap has free ones of
+  // the size (site_many's 1,000), so one of its requests reaches the slow
+  // path.
   std::vector<void*> burst;
-  for (int i = 0; i < 300; ++i) {  // the other site keeps the heap's page in free blocks meanwhile
-    tailor_free(site_many(392));
-    burst.push_back(site_few(392));
-  }
+  for (int i = 0; i < 3000; ++i) burst.push_back(site_few(392));
   EXPECT_EQ(tailor_pool_slot_size(burst.back()), 400u);
   for (void* p : burst) tailor_free(p);
   for (void* p : kept) tailor_free(p);
