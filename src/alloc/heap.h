@@ -7,10 +7,11 @@
 // gets the block it freed last, still in this core's cache (glibc's tcache,
 // tcmalloc); another thread's free goes back to the owning heap through one
 // lock-free list per heap (batched, see REMOTE_BATCH), drained by the owner
-// on its slow path and every kFreeBeat of its own frees. Pages come from the heap's SegmentPool (the
-// back end). A thread that exits frees what it can and leaves its heap on a
-// lock-free list, from which the next new thread adopts it whole: the heap
-// whose block it frees first, if that heap is idle, else the last one left.
+// on its slow path and every kFreeBeat of its own frees. Pages come from the
+// heap's SegmentPool (the back end). A thread that exits frees what it can
+// and leaves its heap on a lock-free list, from which the next new thread
+// adopts it whole: the heap whose block it frees first, if that heap is
+// idle, else the last one left.
 #pragma once
 
 #include <atomic>
@@ -157,10 +158,10 @@ void page_free_slow(Heap* heap, Page* page) noexcept;  // local free left used =
 // refill). A call-site pool's page hands its slots out from there too.
 // The heartbeat also brings sizes that call-site pools left quiet back to
 // their routing now and then (site_pool.h).
-// Every kFreeBeat-th: heap_heartbeat first (while the block still counts
-// in its page, so that taking other threads' frees back cannot empty the
-// page under it), then this free (a tail call: the fast path saves no
-// register).
+// Every kFreeBeat-th goes through free_owned_beat: the heartbeat first
+// (while the block still counts in its page, so that taking other threads'
+// frees back cannot empty the page under it), then this free (a tail call:
+// the fast path saves no register).
 [[gnu::noinline, gnu::cold]] void free_owned_beat(Heap* h, Page* pg, void* p) noexcept;
 constexpr std::uint32_t kFreeBeat = 256;
 [[gnu::always_inline]] inline void free_owned(Heap* h, Page* pg, void* p, bool beat = true) noexcept {
