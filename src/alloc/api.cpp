@@ -32,7 +32,6 @@ std::size_t usable_size(const void* p) noexcept {
   return pg->block_size;
 }
 
-
 void* calloc_impl(std::size_t count, std::size_t size) noexcept {
   // Reached by a tail call from calloc and tailor_calloc: the program's call site.
   const void* site = __builtin_return_address(0);
@@ -52,12 +51,12 @@ void* calloc_impl(std::size_t count, std::size_t size) noexcept {
   Segment* seg = segment_of(p);
   if (seg->kind == SegmentKind::kHuge) {
     if (seg->pages()->is_zero) return p;  // fresh from mmap (not from the huge cache)
-  } else if (Page* pg = page_of(seg, p); pg->kind == PageKind::kLarge && pg->is_zero) {
-    return p;  // fresh or purged span
-  }
-  if (total >= kCallocPurgeMin && seg->kind == SegmentKind::kNormal) {  // a large block (calloc_zero.h)
-    calloc_zero_large(page_of(seg, p), total);
-    return p;
+  } else if (Page* pg = page_of(seg, p); pg->kind == PageKind::kLarge) {
+    if (pg->is_zero) return p;  // fresh or purged span
+    if (total >= kCallocPurgeMin) {  // used before: purged or written (calloc_zero.h)
+      calloc_zero_large(pg, total);
+      return p;
+    }
   }
   std::memset(p, 0, total);
   return p;

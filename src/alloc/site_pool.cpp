@@ -560,9 +560,8 @@ constexpr std::uint32_t kPooledWeight = 64;
 
 inline std::size_t direct_slot(std::size_t size) noexcept { return (size + 7) >> 3; }
 
-// Back to the routing: direct[] stays empty for the size again.
-void route_size(Heap* h, std::size_t size) noexcept {
-  const std::size_t w = direct_slot(size);
+// Back to the routing: direct[] stays empty for direct slot w again.
+void route_slot(Heap* h, std::size_t w) noexcept {
   if (h->site_pools != nullptr) {
     h->site_pools->quiet[w] = 0;
     h->site_pools->pooled[w] = 0;
@@ -571,6 +570,8 @@ void route_size(Heap* h, std::size_t size) noexcept {
   h->unrouted[w] = 0;
   h->direct[w] = &g_empty_page;
 }
+
+void route_size(Heap* h, std::size_t size) noexcept { route_slot(h, direct_slot(size)); }
 
 __attribute__((noinline)) void unroute_size(Heap* h, std::size_t w) noexcept {
   if (h->unrouted[w] != 0) return;
@@ -708,12 +709,7 @@ void pools_heartbeat(Heap* h) noexcept {
   if (sp == nullptr || ++sp->beats < kQuietBeats) return;
   sp->beats = 0;
   for (std::size_t w = 0; w < kDirectSlots; ++w)
-    if (h->unrouted[w] != 0) {
-      sp->quiet[w] = 0;
-      sp->pooled[w] = 0;
-      h->unrouted[w] = 0;
-      h->direct[w] = &g_empty_page;
-    }
+    if (h->unrouted[w] != 0) route_slot(h, w);
 }
 
 void pools_heap_exit(Heap* h) noexcept {

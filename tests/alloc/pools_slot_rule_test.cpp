@@ -30,21 +30,13 @@ TAILOR_TEST_SITE(site_quiet_later, tailor_malloc(n))
 TAILOR_TEST_SITE(site_many, tailor_malloc(n))
 TAILOR_TEST_SITE(site_few, tailor_malloc(n))
 
-// Past the site's window: the slot size of a block it makes now.
-std::size_t slot_after_window(void* (*site)(std::size_t), std::size_t n) {
-  std::vector<void*> v;
-  for (int i = 0; i <= kWindow; ++i) v.push_back(site(n));
-  const std::size_t slot = tailor_pool_slot_size(v.back());
-  for (void* p : v) tailor_free(p);
-  return slot;
-}
-
-// The same, each of the site's requests followed by one of `other`.
-std::size_t slot_after_window_among(void* (*site)(std::size_t), void* (*other)(std::size_t), std::size_t n) {
+// Past the site's window: the slot size of a block it makes now; with
+// `other`, each of the site's requests is followed by one of other's.
+std::size_t slot_after_window(void* (*site)(std::size_t), std::size_t n, void* (*other)(std::size_t) = nullptr) {
   std::vector<void*> v, w;
   for (int i = 0; i <= kWindow; ++i) {
     v.push_back(site(n));
-    w.push_back(other(n));
+    if (other != nullptr) w.push_back(other(n));
   }
   const std::size_t slot = tailor_pool_slot_size(v.back());
   for (void* p : v) tailor_free(p);
@@ -57,8 +49,8 @@ TEST(PoolsSlotRule, FirstSiteOfASlotSizeKeepsTheHeapInterleavedLaterOnesArePoole
   if (!sites_distinguished()) GTEST_SKIP() << "one call site for every request in this build";
   const std::size_t unpooled = stats().sites_unpooled, pooled = stats().sites_pooled;
   EXPECT_EQ(slot_after_window(&site_a, 24), 0u);                  // first of slot 32: the heap's
-  EXPECT_EQ(slot_after_window_among(&site_b, &site_a, 24), 32u);  // second, between site_a's: a pool
-  EXPECT_EQ(slot_after_window_among(&site_c, &site_a, 20), 32u);  // another size of slot 32: a pool too
+  EXPECT_EQ(slot_after_window(&site_b, 24, &site_a), 32u);  // second, between site_a's: a pool
+  EXPECT_EQ(slot_after_window(&site_c, 20, &site_a), 32u);  // another size of slot 32: a pool too
   EXPECT_EQ(slot_after_window(&site_d, 200), 0u);                 // first of slot 208
   // A later site of slot 32 whose requests no other site's come between:
   // the heap's pages already keep its blocks together, in its order.
@@ -105,7 +97,7 @@ TEST(PoolsSlotRule, ASiteThatStartsAfterItsSizeWentQuietIsStillPooled) {
 TEST(PoolsSlotRule, ARarePooledSiteLosesTheRoutingAndGetsItBackWhenItGrows) {
   if (!sites_distinguished()) GTEST_SKIP() << "one call site for every request in this build";
   EXPECT_EQ(slot_after_window(&site_many, 392), 0u);  // first of slot 400: the heap's
-  EXPECT_EQ(slot_after_window_among(&site_few, &site_many, 392), 400u);  // second: a pool
+  EXPECT_EQ(slot_after_window(&site_few, 392, &site_many), 400u);  // second: a pool
   std::vector<void*> kept;
   for (int round = 0; round < 20; ++round) {  // 1 pooled request in 1000
     std::vector<void*> v;
