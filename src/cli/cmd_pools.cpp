@@ -65,7 +65,7 @@ int pools(const PoolsCmdOptions& o) {
   }
   fmt::print("\n{} site(s) chosen of {} (at least {} objects, {:.0f}% of one size up to {} bytes, {} live at once{})\n",
              chosen, sites.size(), o.min_objects, 100 * o.min_share, kPoolMaxRequest, o.min_live,
-             o.every_site ? "" : "; 'heap': the first such site of its slot size, whose heap pages already are its pool");
+             o.every_site ? "" : "; 'heap': the first such site of its slot size, whose heap pages already are its pool; 'alone': a later one whose requests no other site's of its size come between");
   if (!o.output.empty()) {
     std::ofstream out(o.output);
     out << conf;
