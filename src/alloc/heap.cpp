@@ -285,8 +285,8 @@ bool stash_push(Heap* h, std::uint32_t c, Block* b, Heap* owner) {
   if (!stashable(c)) return false;
   Page& s = h->stash[c];
   const std::uint32_t size = g_classes.cls[c].size;
-  const std::uint32_t cap = kStashBytes / size < kStashMax ? kStashBytes / size : kStashMax;
-  if (0u - s.used >= cap) return false;
+  const std::uint32_t held = 0u - s.used;
+  if (held >= kStashMax || (held + 1) * size > kStashBytes) return false;  // (no division on this path)
   // A stashed block handed out and freed again is stashed again, so the
   // blocks of a live heap whose thread does not allocate (a thread waiting
   // for its workers, as larson's main thread does) stayed foreign for good,
@@ -296,16 +296,22 @@ bool stash_push(Heap* h, std::uint32_t c, Block* b, Heap* owner) {
   // stashed kDormantPushes of its blocks. (An owner that allocates drains
   // its list and gets its blocks back, but then the thread that stashes
   // them allocates afresh instead: more memory for the two of them.)
+  // The owner's count of slow paths is read only at the end of a window
+  // (the first window of a newly watched owner takes the count; the second
+  // tells): it is on a line the owner writes at each slow path, and blocks
+  // of several owners in turn (threads passing objects around) switched
+  // the watch, and read that line, at nearly every free.
   if (owner->state.load(std::memory_order_relaxed) == kHeapOwned) {
     if (h->watched != owner) {
       h->watched = owner;
-      h->watched_slow = owner->slow_paths.load(std::memory_order_relaxed);
+      h->watched_counted = false;
       h->watched_pushes = 0;
       h->watched_dormant = false;
     } else if (++h->watched_pushes >= kDormantPushes) {
       const std::uint32_t now = owner->slow_paths.load(std::memory_order_relaxed);
-      h->watched_dormant = now == h->watched_slow;
+      h->watched_dormant = h->watched_counted && now == h->watched_slow;
       h->watched_slow = now;
+      h->watched_counted = true;
       h->watched_pushes = 0;
     }
     if (h->watched_dormant && (h->watched_pushes & (kStashReturnEvery - 1)) == 0) return false;
@@ -313,7 +319,9 @@ bool stash_push(Heap* h, std::uint32_t c, Block* b, Heap* owner) {
   b->next = s.free;
   s.free = b;
   s.used--;
-  if (size <= kDirectMax) set_direct(h, c, &s);  // larger classes: heap_malloc_generic pops it
+  // Larger classes: heap_malloc_generic pops it. (A class's direct range
+  // is up to 16 slots wide: written only when it changes.)
+  if (size <= kDirectMax && live_direct(h)[size >> 3] != &s) set_direct(h, c, &s);
   return true;
 }
 

@@ -98,11 +98,13 @@ struct alignas(64) Heap {
   std::uint32_t stash_misses = 0;
   std::uint32_t stash_pause = 0;
   // The owner whose blocks this heap stashes lately, its slow-path count
-  // when last looked at, blocks stashed since, and whether it took no slow
-  // path meanwhile (dormant: stash_push hands some of its blocks back).
+  // when last looked at (if counted yet), blocks stashed since, and whether
+  // it took no slow path meanwhile (dormant: stash_push hands some of its
+  // blocks back).
   Heap* watched = nullptr;
   std::uint32_t watched_slow = 0;
   std::uint32_t watched_pushes = 0;
+  bool watched_counted = false;
   bool watched_dormant = false;
   // Slow paths the owner took: written by the owner at each, read by a
   // thread that stashes its blocks once per kDormantPushes of them (to tell

@@ -92,12 +92,16 @@ struct alignas(64) Segment {
   std::size_t huge_align;     // huge: the alignment it was mapped with
   std::uint32_t slice_count;
   std::uint32_t header_slices;
-  std::uint32_t used_slices;  // slices in pages
   SegmentKind kind;
-  Segment* next;              // the owning pool's list
-  Segment* prev;
   RegionPool* region;         // kRegion: the pool whose owner frees its blocks
   std::uint64_t idle_until;   // huge, freed and cached (huge_cache.h): when it may be unmapped (ms)
+  // What the owner writes as spans come and go: on a line of its own, since
+  // every other thread's free of a block here reads the line above (heap,
+  // kind, slice_count), and would take it from the owner's cache after each
+  // page the owner made or freed.
+  alignas(64) std::uint32_t used_slices;  // slices in pages
+  Segment* next;              // the owning pool's list
+  Segment* prev;
 
   Page* pages() noexcept { return reinterpret_cast<Page*>(this + 1); }
   // One byte per slice, after the descriptors: class + 1 when the slice is
