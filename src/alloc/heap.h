@@ -55,6 +55,8 @@ static_assert(kDormantPushes % kStashReturnEvery == 0 && (kStashReturnEvery & (k
 // can be claimed where it lies on the stack (owned and on it at once, see
 // heap.cpp's idle_claim); whoever pops it then leaves it to its claimer.
 constexpr std::uint32_t kHeapOwned = 1;
+// Own frees between two heartbeats (free_owned).
+constexpr std::uint32_t kFreeBeat = 256;
 constexpr std::uint32_t kHeapOnStack = 2;
 
 struct alignas(64) Heap {
@@ -77,7 +79,8 @@ struct alignas(64) Heap {
   // Own frees until the next heartbeat (free_owned): a thread whose mallocs
   // its own frees serve never takes the slow path, which is where other
   // threads' frees to it are taken back.
-  std::uint32_t free_beat = 0;
+  // Counts down (a decrement and a branch on the fast path).
+  std::uint32_t free_beat = kFreeBeat;
   std::atomic<Heap*> next_idle{nullptr};   // link on the idle (abandoned) list
   Heap* next_all = nullptr;                // link on the list of every heap (never unlinked: heaps live for ever)
   // Blocks of other heaps that this thread freed, kept to be reused by its
@@ -165,9 +168,8 @@ void page_free_slow(Heap* heap, Page* page) noexcept;  // local free left used =
 // frees back cannot empty the page under it), then this free (a tail call:
 // the fast path saves no register).
 [[gnu::noinline, gnu::cold]] void free_owned_beat(Heap* h, Page* pg, void* p) noexcept;
-constexpr std::uint32_t kFreeBeat = 256;
 [[gnu::always_inline]] inline void free_owned(Heap* h, Page* pg, void* p, bool beat = true) noexcept {
-  if (beat && __builtin_expect(++h->free_beat == kFreeBeat, 0)) return free_owned_beat(h, pg, p);
+  if (beat && __builtin_expect(--h->free_beat == 0, 0)) return free_owned_beat(h, pg, p);
   auto* b = static_cast<Block*>(p);
   block_key(b) = g_free_key;
   b->next = pg->free;
