@@ -171,7 +171,7 @@ Page* page_new(Heap* h, std::uint32_t c) {
   pg->reserved = sc.blocks;
   pg->block_magic = sc.magic;
   pg->size_span = c == 0 ? sc.size + 1 : sc.size - g_classes.cls[c - 1].size;  // class 0: sizes 0..size
-  if (sc.slices == 1) slice_class_set(pg, static_cast<std::uint8_t>(c + 1));
+  slice_class_set(pg, static_cast<std::uint8_t>(c + 1));
   extend(pg);
   list_push_front(h->queues[c], pg);
   update_direct(h, c);
@@ -724,17 +724,18 @@ void free_remote(Segment* seg, void* p) noexcept {
     region_free(seg, p);
     return;
   }
-  // A block of a single-slice class page: its class and its checks from
-  // the segment's slice map and the class table (segment.h,
-  // slice_classes), without the page's descriptor. Any other block:
-  // pointer_check, which reads the descriptor.
+  // A block of a class page: its class and its checks from the segment's
+  // slice map and the class table (segment.h, slice_classes), without the
+  // page's descriptor. Any other block: pointer_check, which reads the
+  // descriptor.
   std::uint32_t c = kLargeClass;
   if (seg->kind == SegmentKind::kNormal) {
     const std::uintptr_t off = reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(seg);
     const std::uintptr_t i = off >> g_config.slice_shift;
     if (const std::uint32_t m = i < seg->slice_count ? seg->slice_classes()[i] : 0; m != 0) {
-      c = m - 1;
-      if (!offset_start_ok(off & (g_config.slice_size - 1), g_classes.cls[c].magic) || block_key(p) == g_free_key) {
+      c = (m & 0xff) - 1;
+      const std::uintptr_t in_page = (std::uintptr_t{m >> 8} << g_config.slice_shift) + (off & (g_config.slice_size - 1));
+      if (!offset_start_ok(in_page, g_classes.cls[c].magic) || block_key(p) == g_free_key) {
         misuse_in_segment("free", seg, p);  // interior, or freed (misuse.h)
         return;
       }

@@ -68,7 +68,7 @@ Page* set_free_span(Segment* seg, std::uint32_t idx, std::uint32_t n, std::uint8
 std::uint32_t segment_slices() { return static_cast<std::uint32_t>(g_config.segment_size >> g_config.slice_shift); }
 
 std::uint32_t segment_header_slices() {
-  const std::size_t header = sizeof(Segment) + segment_slices() * (sizeof(Page) + 1);  // + slice_classes()
+  const std::size_t header = sizeof(Segment) + segment_slices() * (sizeof(Page) + sizeof(std::uint16_t));  // + slice_classes()
   return static_cast<std::uint32_t>((header + g_config.slice_size - 1) >> g_config.slice_shift);
 }
 
@@ -299,7 +299,7 @@ Page* span_alloc_aligned(SegmentPool& pool, std::uint32_t n, std::uint32_t align
 }
 
 void span_free(SegmentPool& pool, Page* page) noexcept {
-  if (page->slice_count == 1) slice_class_set(page, 0);
+  if (page->kind == PageKind::kClass && page->size_class < kPoolPageClass) slice_class_set(page, 0);
   span_release(pool, page, page->slice_count);
 }
 

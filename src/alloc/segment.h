@@ -104,13 +104,14 @@ struct alignas(64) Segment {
   Segment* prev;
 
   Page* pages() noexcept { return reinterpret_cast<Page*>(this + 1); }
-  // One byte per slice, after the descriptors: class + 1 when the slice is
-  // a single-slice class page of a thread heap, 0 otherwise. Another
-  // thread's free of a small block learns the block's class and checks it
-  // here, on a line that covers 64 pages, instead of in the page's
-  // descriptor, one line per page (free_remote). Set by page_new, cleared
-  // by span_free; a block's page cannot change while the block is live.
-  std::uint8_t* slice_classes() noexcept { return reinterpret_cast<std::uint8_t*>(pages() + slice_count); }
+  // One entry per slice, after the descriptors: for a slice of a class page
+  // of a thread heap, class + 1 in the low byte and the slice's place in
+  // its page in the high byte; 0 for any other slice. Another thread's
+  // free of a block of up to 128 KiB learns the block's class and checks
+  // it here, on a line that covers 32 slices, instead of in the page's
+  // descriptor (free_remote). Set by page_new, cleared by span_free; a
+  // block's page cannot change while the block is live.
+  std::uint16_t* slice_classes() noexcept { return reinterpret_cast<std::uint16_t*>(pages() + slice_count); }
 };
 
 constexpr std::uint32_t kSpanBins = 48;
@@ -147,10 +148,13 @@ inline Page* page_of(Segment* seg, const void* p) noexcept {
   return reinterpret_cast<Page*>(reinterpret_cast<std::uint8_t*>(slice) - slice->slice_back);
 }
 
-// The slice_classes() byte of a page's first slice (page_new, span_free).
-inline void slice_class_set(const Page* pg, std::uint8_t v) noexcept {
+// The slice_classes() entries of a page's slices: `cls` (class + 1, or 0
+// to clear them) and each slice's place in the page (page_new, span_free).
+inline void slice_class_set(const Page* pg, std::uint8_t cls) noexcept {
   Segment* seg = segment_of_fast(pg->start);  // a page's start is its first slice's: inside its segment
-  seg->slice_classes()[(pg->start - reinterpret_cast<std::uint8_t*>(seg)) >> g_config.slice_shift] = v;
+  std::uint16_t* e = seg->slice_classes() + ((pg->start - reinterpret_cast<std::uint8_t*>(seg)) >> g_config.slice_shift);
+  for (std::uint32_t k = 0; k < pg->slice_count; ++k)
+    e[k] = cls == 0 ? 0 : static_cast<std::uint16_t>(k << 8 | cls);
 }
 
 // The slice `i` slices after its span's head.

@@ -132,7 +132,7 @@ TEST(Misuse, AnotherThreadsFreeIsCheckedAsTheOwnersIs) {
 }
 
 // The slice map (segment.h, slice_classes) knows a slice's class only
-// while a single-slice page holds it: a slice that held one and now starts
+// while a class page holds it: a slice that held one and now starts
 // a middle block must send that block's cross-thread free to the
 // descriptor, not to the old class, which would take the middle block for
 // a small one (the freeing thread would keep it for its next malloc of
