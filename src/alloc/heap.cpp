@@ -713,7 +713,7 @@ void page_free_slow(Heap* h, Page* pg) noexcept {
 void heap_prepare(Heap* h) noexcept { prepare_slow_path(h); }
 
 void free_owned_beat(Heap* h, Page* pg, void* p) noexcept {
-  h->free_beat = 0;
+  h->free_beat = kFreeBeat;
   prepare_slow_path(h);
   if (__builtin_expect(pools_active(), 0)) pools_heartbeat(h);
   free_owned(h, pg, p, false);

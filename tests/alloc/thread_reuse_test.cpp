@@ -138,6 +138,29 @@ TEST(ThreadReuse, ClassesThatMayShareALineGoBackToTheirOwner) {
   });
 }
 
+// A thread whose mallocs its own frees serve never takes the slow path,
+// where other threads' frees come back to it: every kFreeBeat-th own free
+// (256, heap.h) takes them back instead, at every beat, not only the first
+// (a counter that was not reset to the beat's length stopped after one).
+TEST(ThreadReuse, AThreadServedByItsOwnFreesTakesOthersFreesBackAtEveryHeartbeat) {
+  constexpr int kBeat = 256;
+  const auto own_cycles = [](int n) {
+    for (int i = 0; i < n; ++i) tailor_free(tailor_malloc(32));  // fast paths only, after the first
+  };
+  own_cycles(3 * kBeat);  // past the first beats
+  for (int round = 0; round < 3; ++round) {
+    std::vector<void*> given = allocate(2000, 48);  // a class that goes back to its owner (not stashed)
+    const std::uint64_t before = used();
+    std::thread([&] {
+      for (void* p : given) tailor_free(p);
+    }).join();  // its batches reach this heap's remote list at the latest when it ends
+    EXPECT_GE(used(), before) << "round " << round << ": taken back without a beat";
+    own_cycles(kBeat + 1);
+    EXPECT_LE(used() + 2000 * 48, before) << "round " << round << ": other threads' frees not taken back after "
+                                          << kBeat + 1 << " own frees";
+  }
+}
+
 TEST(ThreadReuse, StashedBlocksGoBackToTheOwnerWhenTheStashingThreadEnds) {
   // The owner keeps running, so its heap is not adopted by the freer. A
   // stashed block still counts as in use in the owner's pages until the
