@@ -827,10 +827,58 @@ void large_release(Large* m) {
   if (!large_spare_push(sp)) region_release(sp.base, sp.bytes, sp.guarded);
 }
 
+// ------------------------------------------------------ zero-size blocks
+
+// malloc(0) (and new of 0 bytes, aligned requests of 0 up to 16): a distinct
+// address in a region without access, so that a read or write through it
+// faults at the access, before and after the free (hardened_malloc's
+// zero-size class). The region comes from the secure pool, so free,
+// realloc and malloc_usable_size reach secure mode's hooks through the
+// segment mask as for any block; it is protected at once and never
+// touched: address space, no memory. Its addresses go out 16 bytes apart
+// from its 17th byte on and are not reused (a free gives nothing back),
+// which is also why a double free of a zero-size block is not caught: no
+// bit is kept for it. A spent region is followed by a new one.
+constexpr std::size_t kZeroRegion = std::size_t{1} << 20;  // 65,535 zero-size blocks
+constexpr std::uint32_t kZeroMagic = 0x5ec02e40u;
+struct ZeroRegion {
+  std::uint32_t magic;  // kZeroMagic; first, where a Slab keeps its magic
+  std::uint8_t* base;
+};
+std::atomic<bool> g_zero_locked{false};
+std::uint8_t* g_zero_next = nullptr;
+std::uint8_t* g_zero_end = nullptr;
+
+// nullptr when no region can be had: the caller serves the request as a
+// 1-byte block instead.
+void* zero_malloc() {
+  spin_lock(g_zero_locked);
+  if (g_zero_next == g_zero_end) {
+    auto* base = static_cast<std::uint8_t*>(region_obtain(g_secure_region, kZeroRegion, kSlabBytes));
+    auto* z = base != nullptr ? static_cast<ZeroRegion*>(meta_alloc(sizeof(ZeroRegion))) : nullptr;
+    if (z == nullptr || !os::protect(base, kZeroRegion, false)) {
+      if (z != nullptr) meta_free(z, sizeof(ZeroRegion));
+      if (base != nullptr) region_give_back(g_secure_region, base, kZeroRegion);
+      spin_unlock(g_zero_locked);
+      return nullptr;
+    }
+    z->magic = kZeroMagic;
+    z->base = base;
+    region_set_word(base, z);
+    g_zero_next = base + 16;  // (p - 1) masked to 64 KiB stays in the region
+    g_zero_end = base + kZeroRegion;
+  }
+  void* p = g_zero_next;
+  g_zero_next += 16;
+  spin_unlock(g_zero_locked);
+  return p;
+}
+
 // ----------------------------------------------------------------- checks
 
 // What a checked pointer is: a slab's block or a large block.
 struct Found {
+  bool zero = false;  // a zero-size block (n = 0, nothing else set)
   Slab* slab = nullptr;
   Large* large = nullptr;
   std::uint32_t index = 0;
@@ -897,6 +945,16 @@ bool locate(const char* fn, void* ptr, Found& f) {
     f.end = blk + s->bs;
     f.secret = s->secret;
     return header_and_canary(fn, p, blk, s->bs, f);
+  }
+  if (magic != nullptr && *magic == kZeroMagic) {
+    const auto* z = reinterpret_cast<const ZeroRegion*>(magic);
+    if (((p - z->base) & 15) != 0 || p == z->base) {
+      misuse_report(fn, "invalid pointer", p, "not a zero-size block: ", static_cast<std::uint64_t>(p - z->base),
+                    " bytes into their no-access region");
+      return false;
+    }
+    f.zero = true;
+    return true;
   }
   if (magic != nullptr && *magic == kLargeMagic) {
     auto* m = const_cast<Large*>(reinterpret_cast<const Large*>(magic));
@@ -991,6 +1049,7 @@ __attribute__((noinline)) void free_checked(const char* fn, void* ptr, bool size
     misuse_wrong_size(fn, ptr, size, f.n);
     return;
   }
+  if (f.zero) return;  // nothing to give back (zero_malloc)
   if (f.large != nullptr) {
     if (!f.large->live.exchange(false, std::memory_order_acq_rel)) {  // two threads freeing it at once
       misuse_report(fn, "double free of", ptr, "large block of ", f.n, " bytes, already free");
@@ -1022,6 +1081,7 @@ void hook_free(void*, void* p) { secure_free("free", p, false, 0); }
 size_t hook_usable(void*, const void* p) { return secure_usable("malloc_usable_size", const_cast<void*>(p)); }
 
 void fork_prepare() {
+  spin_lock(g_zero_locked);
   spin_lock(g_heaps_locked);
   spin_lock(g_spare_locked);
   spin_lock(g_meta_locked);
@@ -1030,6 +1090,7 @@ void fork_parent() {
   spin_unlock(g_meta_locked);
   spin_unlock(g_spare_locked);
   spin_unlock(g_heaps_locked);
+  spin_unlock(g_zero_locked);
 }
 // The child has one thread: every other thread's heap is idle now (a heap
 // a freeing thread was collecting too), and no free is under way.
@@ -1091,7 +1152,11 @@ void* allocate(std::size_t size, std::size_t align, std::size_t capacity) {
 void* secure_malloc(std::size_t size, std::size_t align) noexcept {
   // malloc's small requests straight to the slabs (no alignment or
   // overflow to weigh); the rest through allocate's checks.
-  if (align <= 16 && size <= kSlabMax - kHeader - 1) return slab_malloc(size, 16, kHeader + size + 1);
+  if (align <= 16 && size <= kSlabMax - kHeader - 1) {
+    if (__builtin_expect(size == 0, 0))
+      if (void* z = zero_malloc()) return z;
+    return slab_malloc(size, 16, kHeader + size + 1);
+  }
   return allocate(size, align, size);
 }
 
@@ -1134,14 +1199,15 @@ void* secure_realloc(void* ptr, std::size_t size) noexcept {
     errno = EINVAL;
     return nullptr;
   }
+  if (f.zero || size == 0) {  // nothing to copy from a zero-size block; realloc(p, 0) frees, as glibc's
+    void* q = size == 0 ? nullptr : secure_malloc(size, 16);
+    if (q != nullptr || size == 0) secure_free("realloc", p, false, 0);
+    return q;
+  }
   const std::size_t room = static_cast<std::size_t>(f.end - p) - 1;  // keeps one canary byte
   if (size != 0 && size <= room && size >= room / 2) {
     arm(f.secret, p, size, f.end);
     return p;
-  }
-  if (size == 0) {  // glibc frees and returns NULL
-    secure_free("realloc", p, false, 0);
-    return nullptr;
   }
   // A block that has to move to grow gets room to grow further (a quarter
   // more, half more above 128 KiB, as the default mode), so that a block

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -189,6 +190,46 @@ TEST(Secure, SizedFreesNeedTheExactSize) {
   ::operator delete(p, std::size_t{100});
   EXPECT_DEATH(free_sized(bytes(100), 99), "tailor: free_sized\\(\\): wrong size for 0x[0-9a-f]+ \\(99 bytes given, block of 100 bytes\\)");
   EXPECT_DEATH(::operator delete(bytes(100), std::size_t{101}), "wrong size for 0x[0-9a-f]+ \\(101 bytes given, block of 100 bytes\\)");
+}
+
+// malloc(0) gives a distinct address in a no-access region: any read or
+// write through it faults, before and after its free; the calls that take
+// a block take it (usable size 0, realloc copies nothing, sized frees of 0).
+TEST(Secure, ZeroSizeBlocksAreDistinctAndFaultOnAccess) {
+  std::vector<void*> zs;
+  for (int i = 0; i < 70000; ++i) zs.push_back(malloc(0));  // more than one 1 MiB region of them
+  zs.push_back(calloc(0, 8));
+  zs.push_back(aligned_alloc(16, 0));
+  for (void* z : zs) {
+    ASSERT_NE(z, nullptr);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(z) % 16, 0u);
+    EXPECT_EQ(malloc_usable_size(z), 0u);
+  }
+  std::vector<void*> sorted = zs;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end()) << "two zero-size blocks at one address";
+  auto* grown = static_cast<unsigned char*>(realloc(zs[0], 24));
+  ASSERT_NE(grown, nullptr);
+  EXPECT_EQ(malloc_usable_size(grown), 24u);
+  std::memset(grown, 1, 24);
+  free(grown);
+  EXPECT_EQ(realloc(zs[1], 0), nullptr);
+  free_sized(zs[2], 0);
+  for (std::size_t i = 3; i < zs.size(); ++i) free(zs[i]);
+  delete[] opaque(new char[0]);
+  auto fault = [](int what) {
+    volatile unsigned char* z = static_cast<unsigned char*>(opaque(malloc(0)));
+    if (what == 2) free(const_cast<unsigned char*>(z));
+    if (what == 0) std::printf("%d", z[0]);
+    else z[0] = 1;
+    std::_Exit(0);
+  };
+  EXPECT_EXIT(fault(0), testing::KilledBySignal(SIGSEGV), "");  // read
+  EXPECT_EXIT(fault(1), testing::KilledBySignal(SIGSEGV), "");  // write
+  EXPECT_EXIT(fault(2), testing::KilledBySignal(SIGSEGV), "");  // write after free
+  EXPECT_DEATH(free(static_cast<char*>(opaque(malloc(0))) + 8),
+               "tailor: free\\(\\): invalid pointer 0x[0-9a-f]+ \\(not a zero-size block: [0-9]+ bytes into their no-access region\\)");
+  EXPECT_DEATH(free_sized(opaque(malloc(0)), 1), "wrong size for 0x[0-9a-f]+ \\(1 bytes given, block of 0 bytes\\)");
 }
 
 TEST(Secure, GuardPagesStopLongOverflows) {
