@@ -836,18 +836,21 @@ void large_release(Large* m) {
 // realloc and malloc_usable_size reach secure mode's hooks through the
 // segment mask as for any block; it is protected at once and never
 // touched: address space, no memory. Its addresses go out 16 bytes apart
-// from its 17th byte on and are not reused (a free gives nothing back),
-// which is also why a double free of a zero-size block is not caught: no
-// bit is kept for it. A spent region is followed by a new one.
-constexpr std::size_t kZeroRegion = std::size_t{1} << 20;  // 65,535 zero-size blocks
+// from its 17th byte on and are not reused (a free gives nothing back); a
+// bit per address, in the region's metadata, says which are live, so a
+// double free of one is caught. A spent region is followed by a new one.
+constexpr std::size_t kZeroRegion = std::size_t{512} << 10;  // 32,767 zero-size blocks
 constexpr std::uint32_t kZeroMagic = 0x5ec02e40u;
 struct ZeroRegion {
   std::uint32_t magic;  // kZeroMagic; first, where a Slab keeps its magic
   std::uint8_t* base;
+  std::uint64_t live[kZeroRegion / 16 / 64];  // bit i: base + 16 i handed out and not freed
 };
+static_assert(sizeof(ZeroRegion) <= 128 * 64, "within meta_alloc's largest unit count");
 std::atomic<bool> g_zero_locked{false};
 std::uint8_t* g_zero_next = nullptr;
 std::uint8_t* g_zero_end = nullptr;
+ZeroRegion* g_zero = nullptr;  // the region g_zero_next is in
 
 // nullptr when no region can be had: the caller serves the request as a
 // 1-byte block instead.
@@ -864,11 +867,15 @@ void* zero_malloc() {
     }
     z->magic = kZeroMagic;
     z->base = base;
+    std::memset(z->live, 0, sizeof z->live);
     region_set_word(base, z);
+    g_zero = z;
     g_zero_next = base + 16;  // (p - 1) masked to 64 KiB stays in the region
     g_zero_end = base + kZeroRegion;
   }
   void* p = g_zero_next;
+  const std::size_t i = static_cast<std::size_t>(g_zero_next - g_zero->base) / 16;
+  __atomic_fetch_or(&g_zero->live[i / 64], std::uint64_t{1} << (i % 64), __ATOMIC_RELAXED);
   g_zero_next += 16;
   spin_unlock(g_zero_locked);
   return p;
@@ -878,7 +885,7 @@ void* zero_malloc() {
 
 // What a checked pointer is: a slab's block or a large block.
 struct Found {
-  bool zero = false;  // a zero-size block (n = 0, nothing else set)
+  ZeroRegion* zero = nullptr;  // a zero-size block's region (n = 0, nothing else set)
   Slab* slab = nullptr;
   Large* large = nullptr;
   std::uint32_t index = 0;
@@ -947,13 +954,19 @@ bool locate(const char* fn, void* ptr, Found& f) {
     return header_and_canary(fn, p, blk, s->bs, f);
   }
   if (magic != nullptr && *magic == kZeroMagic) {
-    const auto* z = reinterpret_cast<const ZeroRegion*>(magic);
+    auto* z = const_cast<ZeroRegion*>(reinterpret_cast<const ZeroRegion*>(magic));
     if (((p - z->base) & 15) != 0 || p == z->base) {
       misuse_report(fn, "invalid pointer", p, "not a zero-size block: ", static_cast<std::uint64_t>(p - z->base),
                     " bytes into their no-access region");
       return false;
     }
-    f.zero = true;
+    const std::size_t i = static_cast<std::size_t>(p - z->base) / 16;
+    if ((__atomic_load_n(&z->live[i / 64], __ATOMIC_RELAXED) & (std::uint64_t{1} << (i % 64))) == 0) {
+      misuse_report(fn, frees(fn) ? "double free of" : "block already freed:", p, "zero-size block, already free",
+                    kNoNumber, nullptr);
+      return false;
+    }
+    f.zero = z;
     return true;
   }
   if (magic != nullptr && *magic == kLargeMagic) {
@@ -1049,7 +1062,13 @@ __attribute__((noinline)) void free_checked(const char* fn, void* ptr, bool size
     misuse_wrong_size(fn, ptr, size, f.n);
     return;
   }
-  if (f.zero) return;  // nothing to give back (zero_malloc)
+  if (f.zero != nullptr) {  // nothing to give back (zero_malloc); the bit, once
+    const std::size_t i = static_cast<std::size_t>(static_cast<std::uint8_t*>(ptr) - f.zero->base) / 16;
+    const std::uint64_t bit = std::uint64_t{1} << (i % 64);
+    if ((__atomic_fetch_and(&f.zero->live[i / 64], ~bit, __ATOMIC_RELAXED) & bit) == 0)  // two threads freeing it at once
+      misuse_report(fn, "double free of", ptr, "zero-size block, already free", kNoNumber, nullptr);
+    return;
+  }
   if (f.large != nullptr) {
     if (!f.large->live.exchange(false, std::memory_order_acq_rel)) {  // two threads freeing it at once
       misuse_report(fn, "double free of", ptr, "large block of ", f.n, " bytes, already free");
@@ -1199,7 +1218,7 @@ void* secure_realloc(void* ptr, std::size_t size) noexcept {
     errno = EINVAL;
     return nullptr;
   }
-  if (f.zero || size == 0) {  // nothing to copy from a zero-size block; realloc(p, 0) frees, as glibc's
+  if (f.zero != nullptr || size == 0) {  // nothing to copy from a zero-size block; realloc(p, 0) frees, as glibc's
     void* q = size == 0 ? nullptr : secure_malloc(size, 16);
     if (q != nullptr || size == 0) secure_free("realloc", p, false, 0);
     return q;

@@ -197,7 +197,7 @@ TEST(Secure, SizedFreesNeedTheExactSize) {
 // a block take it (usable size 0, realloc copies nothing, sized frees of 0).
 TEST(Secure, ZeroSizeBlocksAreDistinctAndFaultOnAccess) {
   std::vector<void*> zs;
-  for (int i = 0; i < 70000; ++i) zs.push_back(malloc(0));  // more than one 1 MiB region of them
+  for (int i = 0; i < 70000; ++i) zs.push_back(malloc(0));  // more than two 512 KiB regions of them
   zs.push_back(calloc(0, 8));
   zs.push_back(aligned_alloc(16, 0));
   for (void* z : zs) {
@@ -229,6 +229,21 @@ TEST(Secure, ZeroSizeBlocksAreDistinctAndFaultOnAccess) {
   EXPECT_EXIT(fault(2), testing::KilledBySignal(SIGSEGV), "");  // write after free
   EXPECT_DEATH(free(static_cast<char*>(opaque(malloc(0))) + 8),
                "tailor: free\\(\\): invalid pointer 0x[0-9a-f]+ \\(not a zero-size block: [0-9]+ bytes into their no-access region\\)");
+  EXPECT_DEATH(
+      {
+        void* z = malloc(0);
+        free(z);
+        free(opaque(z));
+      },
+      "tailor: free\\(\\): double free of 0x[0-9a-f]+ \\(zero-size block, already free\\)");
+  EXPECT_DEATH(
+      {
+        void* z = malloc(0);
+        free(z);
+        void* q = realloc(opaque(z), 8);
+        free(q);
+      },
+      "tailor: realloc\\(\\): block already freed: 0x[0-9a-f]+ \\(zero-size block, already free\\)");
   EXPECT_DEATH(free_sized(opaque(malloc(0)), 1), "wrong size for 0x[0-9a-f]+ \\(1 bytes given, block of 0 bytes\\)");
 }
 
