@@ -834,11 +834,12 @@ void large_release(Large* m) {
 // faults at the access, before and after the free (hardened_malloc's
 // zero-size class). The region comes from the secure pool, so free,
 // realloc and malloc_usable_size reach secure mode's hooks through the
-// segment mask as for any block; it is protected at once and never
-// touched: address space, no memory. Its addresses go out 16 bytes apart
-// from its 17th byte on and are not reused (a free gives nothing back); a
-// bit per address, in the region's metadata, says which are live, so a
-// double free of one is caught. A spent region is followed by a new one.
+// segment mask as for any block; its pages are given back, it is
+// protected at once and never touched: address space, no memory. Its
+// addresses go out 16 bytes apart from its 17th byte on and are not reused
+// (a free gives nothing back); a bit per address, in the region's
+// metadata, says which are live, so a double free of one is caught. A
+// spent region is followed by a new one.
 constexpr std::size_t kZeroRegion = std::size_t{512} << 10;  // 32,767 zero-size blocks
 constexpr std::uint32_t kZeroMagic = 0x5ec02e40u;
 struct ZeroRegion {
@@ -859,6 +860,9 @@ void* zero_malloc() {
   if (g_zero_next == g_zero_end) {
     auto* base = static_cast<std::uint8_t*>(region_obtain(g_secure_region, kZeroRegion, kSlabBytes));
     auto* z = base != nullptr ? static_cast<ZeroRegion*>(meta_alloc(sizeof(ZeroRegion))) : nullptr;
+    // The pool hands out resident pages first: give them back, or they
+    // would stay resident behind the protection.
+    if (base != nullptr) os::purge(base, kZeroRegion);
     if (z == nullptr || !os::protect(base, kZeroRegion, false)) {
       if (z != nullptr) meta_free(z, sizeof(ZeroRegion));
       if (base != nullptr) region_give_back(g_secure_region, base, kZeroRegion);
