@@ -25,6 +25,8 @@ enum class Param : int {
   kPools,         // call-site pools (site_pool.h): 0 off, 1 on (first one-size site of a slot size kept in the heap), 2 every one-size site
   kOnError,       // heap misuse found: 0 abort, 1 warn (skip the call), 2 ignore (misuse.h)
   kSecure,        // 1: the hardened front end (secure.h) serves every request
+  kSecureQuarantine,  // secure mode: a thread's freed blocks held back before reuse; 0 none
+  kSecureZero,        // secure mode: 1 freed blocks zeroed whole and checked at reuse, 0 their first 64 bytes filled
   kDmmFront,      // blocks per bin of the per-thread cache in front of a DMM (dmm/front.h); 0 none
   kCount
 };

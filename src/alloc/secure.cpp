@@ -35,6 +35,10 @@ RegionPool* g_secure_region = nullptr;
 
 namespace {
 
+// SECURE_QUARANTINE and SECURE_ZERO (secure_init).
+std::uint32_t g_quarantine = 0;
+bool g_zero_free = false;
+
 // tailor_secure_get_stats.
 std::atomic<std::uint64_t> g_slabs{0}, g_large{0}, g_unguarded{0}, g_meta_bytes{0};
 std::atomic<std::uint64_t> g_large_bytes{0};  // regions of live large blocks (mallinfo2)
@@ -42,7 +46,9 @@ std::atomic<std::uint64_t> g_large_bytes{0};  // regions of live large blocks (m
 constexpr std::size_t kSlabBytes = 64 * 1024;  // a slab's region, its guard page included
 constexpr std::size_t kHeader = 16;            // before every block: encoded size, check word
 constexpr std::size_t kSlabMax = 8 * 1024;     // largest block (header + size + canary) on a slab
-constexpr std::size_t kFillMax = 64;           // bytes of a freed block filled (its header and first 48 bytes), checked at reuse
+constexpr std::size_t kFillMax = 64;           // with SECURE_ZERO=0: bytes of a freed block filled (its header and first 48 bytes), checked at reuse
+constexpr std::uint32_t kQuarantineMax = 256;  // SECURE_QUARANTINE's limit
+constexpr std::uint64_t kLargeReuseDelay = 2;  // large frees a freed large block's region waits for before reuse
 constexpr std::size_t kCanaryMax = 16;         // canary bytes after a block, at most (up to its end)
 constexpr unsigned kClasses = 31;              // 32..128 by 16, then 4 per doubling up to 8 KiB
 constexpr std::uint32_t kSlabMagic = 0x5ec51ab0u, kLargeMagic = 0x5ec1a46eu;
@@ -155,27 +161,21 @@ std::uint8_t* differs(std::uint8_t* a, std::uint8_t* end, std::uint64_t w) {
 }
 
 // The fill of a freed block: [blk, blk + len) with blk 16-aligned and len a
-// multiple of 16 up to kFillMax (block sizes are), so the pattern is w at
+// multiple of 16 (block sizes are), at least 32, so the pattern is w at
 // every word: 16 bytes per SSE2 store. The check ORs the differences
 // together without a branch per chunk, and looks for the first changed byte
 // only when there is one.
 #if defined(__SSE2__)
-// len is 32, 48 or 64 (the smallest block is 32 bytes): unrolled.
-static_assert(kFillMax == 64);
 __attribute__((always_inline)) inline void fill_block(std::uint8_t* blk, std::size_t len, std::uint64_t w) {
   const __m128i v = _mm_set1_epi64x(static_cast<long long>(w));
   auto* q = reinterpret_cast<__m128i*>(blk);
-  _mm_store_si128(q, v);
-  _mm_store_si128(q + 1, v);
-  if (len > 32) _mm_store_si128(q + 2, v);
-  if (len > 48) _mm_store_si128(q + 3, v);
+  for (std::size_t k = 0; k < len / 16; ++k) _mm_store_si128(q + k, v);
 }
 __attribute__((always_inline)) inline std::uint8_t* differs_block(std::uint8_t* blk, std::size_t len, std::uint64_t w) {
   const __m128i v = _mm_set1_epi64x(static_cast<long long>(w));
   const auto* q = reinterpret_cast<const __m128i*>(blk);
-  __m128i changed = _mm_or_si128(_mm_xor_si128(_mm_load_si128(q), v), _mm_xor_si128(_mm_load_si128(q + 1), v));
-  if (len > 32) changed = _mm_or_si128(changed, _mm_xor_si128(_mm_load_si128(q + 2), v));
-  if (len > 48) changed = _mm_or_si128(changed, _mm_xor_si128(_mm_load_si128(q + 3), v));
+  __m128i changed = _mm_xor_si128(_mm_load_si128(q), v);
+  for (std::size_t k = 1; k < len / 16; ++k) changed = _mm_or_si128(changed, _mm_xor_si128(_mm_load_si128(q + k), v));
   if (__builtin_expect(_mm_movemask_epi8(_mm_cmpeq_epi8(changed, _mm_setzero_si128())) == 0xffff, 1)) return nullptr;
   return differs(blk, blk + len, w);
 }
@@ -235,14 +235,15 @@ struct alignas(64) Slab {
   std::uint32_t magic;  // kSlabMagic
   std::uint32_t bs;     // block size
   std::uint32_t count;  // blocks
-  std::uint32_t words;  // of each bitmap, a multiple of 8 (whole lines)
+  std::uint16_t words;  // of each bitmap, a multiple of 8 (whole lines)
+  std::uint16_t fill_len;  // bytes of a freed block filled from its start: the block (SECURE_ZERO) or kFillMax
   std::uint32_t reciprocal;  // ceil(2^32 / bs): offset * reciprocal >> 32 is offset / bs for offsets in a slab
   std::uint16_t cls;
   bool guarded;
   std::uint8_t* base;   // the region (kSlabBytes, the guard page last)
   std::uint8_t* first;  // the first block; the last ends at the guard page
   std::uint64_t secret;
-  std::uint64_t fill;    // fill_word(secret)
+  std::uint64_t fill;    // 0 (SECURE_ZERO) or fill_word(secret)
   SecureHeap* owner;
   // The owner's (line 2).
   alignas(64) std::uint32_t used;  // not free on the owner's side: in use, or freed by another thread and not collected yet
@@ -290,12 +291,25 @@ struct Bin {
   std::uint32_t kept;  // empty slabs on `partial` that settle could not release (a free was under way)
 };
 
+// A block freed by its owner and held back (SECURE_QUARANTINE): its in-use
+// bit is clear (a second free is a double free), but it is not on its
+// slab's stack and still counts in `used`, so it is not handed out, and its
+// slab is not released, until it leaves the quarantine.
+struct Quarantined {
+  Slab* slab;
+  std::uint32_t index;
+};
+
 struct alignas(64) SecureHeap {
   Bin bins[kClasses];
   std::uint64_t rng;
   std::uint64_t used_bytes;  // blocks of its slabs not free on its side, in block sizes (mallinfo2; atomic stores)
   SecureHeap* next_all;   // every heap (fork)
   SecureHeap* next_idle;  // the idle list
+  // The quarantine, a ring of the owner's last g_quarantine frees: full,
+  // q_head is the oldest, which the next free pushes out.
+  std::uint32_t q_head, q_len;
+  Quarantined quarantine[kQuarantineMax];
   // Written by other threads (atomic accesses).
   alignas(64) Slab* remote_slabs;  // slabs with blocks freed by other threads
   std::uint32_t in_flight;         // other threads' frees under way: no slab is released meanwhile
@@ -455,14 +469,15 @@ Slab* slab_new(unsigned cls, SecureHeap* h) {
   s->magic = kSlabMagic;
   s->bs = bs;
   s->count = count;
-  s->words = Slab::words_for(count);
+  s->words = static_cast<std::uint16_t>(Slab::words_for(count));
   s->reciprocal = static_cast<std::uint32_t>(((std::uint64_t{1} << 32) + bs - 1) / bs);
   s->cls = static_cast<std::uint16_t>(cls);
   s->owner = h;
   s->base = base;
   s->first = base + (usable - std::size_t{count} * bs);
   s->secret = next_random(h->rng);
-  s->fill = fill_word(s->secret);
+  s->fill = g_zero_free ? 0 : fill_word(s->secret);
+  s->fill_len = static_cast<std::uint16_t>(g_zero_free || bs < kFillMax ? bs : kFillMax);
   for (std::uint32_t w = 0; w < count / 64; ++w) s->fresh()[w] = ~std::uint64_t{0};
   if (count % 64 != 0) s->fresh()[count / 64] = (std::uint64_t{1} << (count % 64)) - 1;
   // If the kernel refuses (its limit on mappings), the slab has no guard.
@@ -589,10 +604,13 @@ void collect_idle(SecureHeap* h) {
   }
 }
 
+void quarantine_flush(SecureHeap* h);
+
 // A thread's exit: what other threads freed is collected, current slabs go
 // back to their lists (or are released), and the heap is left idle.
 void heap_done(void* value) {
   auto* h = static_cast<SecureHeap*>(value);
+  quarantine_flush(h);
   collect(h);
   for (Bin& b : h->bins) {
     if (Slab* s = b.current; s != nullptr) {
@@ -668,7 +686,7 @@ Slab* refill(SecureHeap* h, Bin& b, unsigned cls) {
 // A freed block's fill, checked as it is handed out again. Reported; with
 // TAILOR_ON_ERROR=warn the block is used all the same.
 __attribute__((always_inline)) inline void check_fill(std::uint8_t* blk, const Slab* s) {
-  if (std::uint8_t* changed = differs_block(blk, s->bs < kFillMax ? s->bs : kFillMax, s->fill);
+  if (std::uint8_t* changed = differs_block(blk, s->fill_len, s->fill);
       __builtin_expect(changed != nullptr, 0))
     misuse_report("malloc", "write after free in the block at", blk, "its byte ",
                   static_cast<std::uint64_t>(changed - blk), " (header included) changed after it was freed");
@@ -733,16 +751,25 @@ __attribute__((always_inline)) inline void* slab_malloc(std::size_t size, std::s
 // of at most kLargeSpareMax bytes each, HEAP_CACHE / 4 bytes in all. Their
 // region word is null, so a free into one is reported as a free of no live
 // block.
+//
+// With SECURE_ZERO a freed region's pages are given back to the OS (they
+// read as zero when touched again) and made no-access while kept (sealed):
+// a read or write through a dangling pointer faults at the access, as under
+// a fresh mapping's guard. With SECURE_QUARANTINE a kept region is not
+// handed out again before kLargeReuseDelay more large blocks are freed.
 constexpr unsigned kLargeSpares = 64;
 constexpr std::size_t kLargeSpareMax = std::size_t{16} << 20;
 struct LargeSpare {
   std::uint8_t* base;
   std::size_t bytes;
   bool guarded;
+  bool sealed = false;         // its pages before the guard page are no-access
+  std::uint64_t freed_at = 0;  // g_large_frees when it was kept
 };
 LargeSpare g_large_spare[kLargeSpares];  // g_spare_locked
 unsigned g_large_spare_count = 0;
 std::size_t g_large_spare_bytes = 0, g_large_spare_budget = 0;
+std::uint64_t g_large_frees = 0;  // large regions kept so far (g_spare_locked)
 
 bool large_spare_pop(std::size_t bytes, LargeSpare& out) {
   if (bytes > kLargeSpareMax) return false;
@@ -750,6 +777,7 @@ bool large_spare_pop(std::size_t bytes, LargeSpare& out) {
   unsigned best = kLargeSpares;
   for (unsigned i = 0; i < g_large_spare_count; ++i) {
     const std::size_t b = g_large_spare[i].bytes;
+    if (g_quarantine != 0 && g_large_frees - g_large_spare[i].freed_at < kLargeReuseDelay) continue;
     if (b >= bytes && b - bytes <= b / 5 && (best == kLargeSpares || b < g_large_spare[best].bytes)) best = i;
   }
   const bool ok = best != kLargeSpares;
@@ -767,7 +795,8 @@ bool large_spare_push(const LargeSpare& sp) {
   spin_lock(g_spare_locked);
   const bool ok = g_large_spare_count < kLargeSpares && g_large_spare_bytes + sp.bytes <= g_large_spare_budget;
   if (ok) {
-    g_large_spare[g_large_spare_count++] = sp;
+    g_large_spare[g_large_spare_count] = sp;
+    g_large_spare[g_large_spare_count++].freed_at = ++g_large_frees;
     g_large_spare_bytes += sp.bytes;
   }
   spin_unlock(g_spare_locked);
@@ -786,7 +815,15 @@ __attribute__((noinline)) void* large_malloc(std::size_t size, std::size_t align
   const std::size_t page = os::page_size();
   const std::size_t need = ((kHeader + capacity + 1 + align + page - 1) & ~(page - 1)) + page;
   LargeSpare sp{nullptr, need, false};
-  const bool reused = large_spare_pop(need, sp);
+  bool reused = large_spare_pop(need, sp);
+  if (reused && sp.sealed && !os::protect(sp.base, sp.bytes - page, true)) {
+    // Still no-access: kept for a later try, or (no room) left mapped and
+    // unused rather than handed to the region pool sealed.
+    large_spare_push(sp);
+    reused = false;
+    sp = LargeSpare{nullptr, need, false};
+  }
+  sp.sealed = false;  // accessible now (a failure below keeps it as such)
   if (!reused) {
     sp.base = static_cast<std::uint8_t*>(region_obtain(region(), need, page));
     if (sp.base == nullptr) {
@@ -822,9 +859,21 @@ void large_release(Large* m) {
   if (!m->guarded) g_unguarded.fetch_sub(1, std::memory_order_relaxed);
   g_large.fetch_sub(1, std::memory_order_relaxed);
   g_large_bytes.fetch_sub(m->bytes, std::memory_order_relaxed);
-  const LargeSpare sp{m->base, m->bytes, m->guarded};
+  LargeSpare sp{m->base, m->bytes, m->guarded};
+  const std::size_t body = static_cast<std::size_t>(m->end - m->base);  // before the guard page
   meta_free(m, sizeof(Large));
-  if (!large_spare_push(sp)) region_release(sp.base, sp.bytes, sp.guarded);
+  if (g_zero_free) {
+    // If madvise fails (it does not, outside fault injection), a region that
+    // may be kept is cleared by hand; a larger one goes back to the region
+    // pool, which purges it in its turn, rather than taking a memset of up to
+    // the whole block on the free.
+    if (!os::purge(sp.base, body) && sp.bytes <= kLargeSpareMax) std::memset(sp.base, 0, body);
+    sp.sealed = sp.bytes <= kLargeSpareMax && os::protect(sp.base, body, false);
+  }
+  if (!large_spare_push(sp)) {
+    if (sp.sealed && !os::protect(sp.base, body, true)) return;  // left mapped and unused, as above
+    region_release(sp.base, sp.bytes, sp.guarded);
+  }
 }
 
 // ------------------------------------------------------ zero-size blocks
@@ -1018,15 +1067,44 @@ void free_remote_block(const char* fn, void* p, Slab* s, std::uint32_t i) {
   if (__atomic_load_n(&o->state, __ATOMIC_SEQ_CST) == kIdle) collect_idle(o);
 }
 
-// The owner's side of a free of block i of s (checked, filled).
-__attribute__((always_inline)) inline void free_owned(SecureHeap* h, Slab* s, std::uint32_t i) {
-  std::uint64_t& word = s->in_use()[i / 64];
-  __atomic_store_n(&word, word & ~(std::uint64_t{1} << (i % 64)), __ATOMIC_RELAXED);
+// The owner's side of a free of block i of s (checked, filled), or of its
+// leaving the quarantine: on the slab's stack, for the next malloc.
+__attribute__((always_inline)) inline void release_owned(SecureHeap* h, Slab* s, std::uint32_t i) {
   s->stack()[s->top++] = static_cast<std::uint16_t>(i);
   const bool was_full = s->used == s->count;
   s->used--;
   count_used(h, -static_cast<std::int64_t>(s->bs));
   if (!s->current && (s->used == 0 || was_full)) settle(h, s);
+}
+
+// The owner's free of block i of s (checked, filled): no longer in use, and
+// into the quarantine, whose oldest block, when it is full, goes back to its
+// slab. A block comes back no sooner than g_quarantine frees of the thread
+// later, so a dangling pointer does not reach the next owner of its size at
+// once (hardened_malloc's delayed reuse; Scudo's quarantine holds bytes).
+__attribute__((always_inline)) inline void free_owned(SecureHeap* h, Slab* s, std::uint32_t i) {
+  std::uint64_t& word = s->in_use()[i / 64];
+  __atomic_store_n(&word, word & ~(std::uint64_t{1} << (i % 64)), __ATOMIC_RELAXED);
+  if (g_quarantine != 0) {
+    Quarantined& slot = h->quarantine[h->q_head];
+    h->q_head = h->q_head + 1 == g_quarantine ? 0 : h->q_head + 1;
+    if (h->q_len < g_quarantine) {
+      h->q_len++;
+      slot = Quarantined{s, i};
+      return;
+    }
+    const Quarantined out = slot;
+    slot = Quarantined{s, i};
+    s = out.slab;
+    i = out.index;
+  }
+  release_owned(h, s, i);
+}
+
+// Every block of the quarantine back to its slab (a thread's exit).
+void quarantine_flush(SecureHeap* h) {
+  for (std::uint32_t k = 0; k < h->q_len; ++k) release_owned(h, h->quarantine[k].slab, h->quarantine[k].index);
+  h->q_head = h->q_len = 0;
 }
 
 // The common free, in one pass and without a report: a block at its slot's
@@ -1052,7 +1130,7 @@ __attribute__((always_inline)) inline bool free_fast(std::uint8_t* p, bool sized
   if (n >= s->bs - kHeader || (sized && size != n) || check != check_word(s->secret, p, n)) return false;
   std::uint8_t* end = blk + s->bs;
   if (!canary_intact(p + n, canary_end(p + n, end), check)) return false;
-  fill_block(blk, s->bs < kFillMax ? s->bs : kFillMax, s->fill);
+  fill_block(blk, s->fill_len, s->fill);
   free_owned(h, s, i);
   return true;
 }
@@ -1083,7 +1161,7 @@ __attribute__((noinline)) void free_checked(const char* fn, void* ptr, bool size
   }
   Slab* s = f.slab;
   std::uint8_t* blk = s->first + std::size_t{f.index} * s->bs;
-  fill_block(blk, s->bs < kFillMax ? s->bs : kFillMax, s->fill);
+  fill_block(blk, s->fill_len, s->fill);
   SecureHeap* h = tl_sheap;
   if (s->owner != h) {
     free_remote_block(fn, ptr, s, f.index);
@@ -1137,6 +1215,8 @@ void secure_init() noexcept {
   if (g_config.dmm[0] != '\0' || g_config.value[static_cast<int>(Param::kPools)] != 0 ||
       os::getenv("TAILOR_POOLS_FILE") != nullptr)
     os::write_stderr("tailor: TAILOR_SECURE=1: the DMM and call-site pools set are not used in secure mode\n");
+  g_quarantine = static_cast<std::uint32_t>(g_config.value[static_cast<int>(Param::kSecureQuarantine)]);
+  g_zero_free = g_config.value[static_cast<int>(Param::kSecureZero)] != 0;
   g_spare_max = g_config.heap_cache_bytes / kSlabBytes;
   g_large_spare_budget = g_config.heap_cache_bytes / 4;
   if (g_spare_max > 0) {

@@ -157,9 +157,71 @@ TEST(Secure, WriteAfterFreeIsCaughtAtReuse) {
         unsigned char* p = bytes(48);
         free(p);
         opaque(p)[8] ^= 0xa5;
-        for (int i = 0; i < 4; ++i) free(bytes(48));
+        for (int i = 0; i < 200; ++i) free(bytes(48));  // past the quarantine (64 frees)
       },
       "tailor: malloc\\(\\): write after free in the block at 0x[0-9a-f]+ \\(its byte 24 \\(header included\\)");
+  // Anywhere in the block, not only its first bytes (SECURE_ZERO: the whole
+  // block is zeroed at free and checked at reuse).
+  EXPECT_DEATH(
+      {
+        unsigned char* p = bytes(3000);
+        free(p);
+        opaque(p)[2990] = 0x41;
+        for (int i = 0; i < 200; ++i) free(bytes(3000));
+      },
+      "tailor: malloc\\(\\): write after free in the block at 0x[0-9a-f]+ \\(its byte 3006 \\(header included\\)");
+}
+
+TEST(Secure, AFreedBlockIsNotHandedOutAgainAtOnce) {
+  // The quarantine (SECURE_QUARANTINE, 64 by default): the thread's next 63
+  // frees of any size keep it out; it comes back after that.
+  unsigned char* p = bytes(48);
+  free(p);
+  for (int i = 0; i < 63; ++i) {
+    unsigned char* q = bytes(48);
+    ASSERT_NE(q, p) << "handed out again after " << i << " frees";
+    free(q);
+  }
+  bool back = false;
+  for (int i = 0; i < 1000 && !back; ++i) {
+    unsigned char* q = bytes(48);
+    back = q == p;
+    free(q);
+  }
+  EXPECT_TRUE(back) << "a quarantined block never left the quarantine";
+  // A large block's region waits for two more large frees.
+  unsigned char* big = bytes(1 << 20);
+  free(big);
+  unsigned char* next = bytes(1 << 20);
+  EXPECT_NE(next, big);
+  free(next);
+}
+
+TEST(Secure, FreedMemoryIsClearedAndFreshMemoryIsZero) {
+  for (std::size_t n : {std::size_t{40}, std::size_t{3000}, std::size_t{8000}, std::size_t{300000}}) {
+    unsigned char* p = bytes(n);
+    std::memset(p, 0xc5, n);
+    free(p);
+    bool reused = false;
+    for (int k = 0; k < 300; ++k) {
+      auto* q = static_cast<unsigned char*>(malloc(n));
+      ASSERT_NE(q, nullptr);
+      reused |= q == p;
+      for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(q[i], 0) << "byte " << i << " of a block of " << n;
+      std::memset(q, 0xc5, n);
+      free(q);
+    }
+    EXPECT_TRUE(reused) << n;
+  }
+  // A freed large block reads as nothing: its pages are no-access while kept.
+  EXPECT_EXIT(
+      {
+        unsigned char* p = bytes(1 << 20);
+        free(p);
+        std::fprintf(stderr, "%d\n", static_cast<volatile unsigned char*>(opaque(p))[100]);
+        std::exit(0);
+      },
+      ::testing::KilledBySignal(SIGSEGV), "");
 }
 
 TEST(Secure, DoubleAndInvalidFrees) {

@@ -4,8 +4,9 @@ struct Item {
   char data[24];
   ~Item() { data[0] = 0; }
 };
-int main() {
-  Item* items = opaque(new Item[8]);
+int main(int argc, char** argv) {
+  const std::size_t n = case_size(argc, argv, 8 * sizeof(Item)) / sizeof(Item);
+  Item* items = opaque(new Item[n]);
   delete items;  // NOLINT: the misuse under test
   return unnoticed();
 }

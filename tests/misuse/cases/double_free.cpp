@@ -1,7 +1,8 @@
-// Frees a small block twice in a row.
+// Frees a block twice in a row.
 #include "common.h"
-int main() {
-  void* p = alloc_bytes(48);
+int main(int argc, char** argv) {
+  const std::size_t n = case_size(argc, argv, 48);
+  void* p = alloc_bytes(n);
   std::free(p);
   std::free(opaque(p));
   return unnoticed();

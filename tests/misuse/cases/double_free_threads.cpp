@@ -2,8 +2,9 @@
 #include <thread>
 
 #include "common.h"
-int main() {
-  void* p = alloc_bytes(96);
+int main(int argc, char** argv) {
+  const std::size_t n = case_size(argc, argv, 96);
+  void* p = alloc_bytes(n);
   std::thread t([p] { std::free(p); });
   t.join();
   std::free(opaque(p));

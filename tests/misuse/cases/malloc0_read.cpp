@@ -6,7 +6,10 @@ int main() {
   auto* p = static_cast<volatile unsigned char*>(opaque(std::malloc(0)));
   if (p == nullptr) return 77;
   unsigned sum = 0;
-  for (int i = 0; i < 8; ++i) sum += p[i];
+  {
+    Access a;
+    for (int i = 0; i < 8; ++i) sum += p[i];
+  }
   std::free(const_cast<unsigned char*>(p));
   std::printf("%u\n", sum);
   return unnoticed();

@@ -4,7 +4,10 @@
 int main() {
   auto* p = static_cast<volatile unsigned char*>(opaque(std::malloc(0)));
   if (p == nullptr) return 77;  // an allocator may return NULL: nothing to misuse
-  for (int i = 0; i < 8; ++i) p[i] = 0x41;
+  {
+    Access a;
+    for (int i = 0; i < 8; ++i) p[i] = 0x41;
+  }
   std::free(const_cast<unsigned char*>(p));
   return unnoticed();
 }

@@ -6,7 +6,10 @@ int main() {
   if (p == nullptr) return 77;
   std::free(p);
   auto* q = static_cast<volatile unsigned char*>(opaque(p));
-  for (int i = 0; i < 8; ++i) q[i] = 0x41;
+  {
+    Access a;
+    for (int i = 0; i < 8; ++i) q[i] = 0x41;
+  }
   std::free(alloc_bytes(16));
   return unnoticed();
 }
