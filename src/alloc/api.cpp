@@ -43,7 +43,7 @@ void* calloc_impl(std::size_t count, std::size_t size) noexcept {
   }
   if (TAILOR_UNLIKELY(secure_active() || dmm_active())) {  // front ends that do not know fresh memory
     void* p = secure_active() ? secure_malloc(total, 16) : dmm_malloc(total, 0);
-    if (p != nullptr) std::memset(p, 0, total);
+    if (p != nullptr && !(secure_active() && secure_zeroes())) std::memset(p, 0, total);
     return p;
   }
   void* p = malloc_inline_at(total, site);

@@ -372,6 +372,14 @@ RegionPool* region() {
 // Gives a region back to the pool, its guard page (its last OS page) made
 // accessible again first. A region whose guard cannot be lifted is kept:
 // the pool must never hand out a page that faults.
+// Whether a region just obtained from the pool reads as zero (fresh from
+// the OS or purged since its last use); with SECURE_ZERO one that does not
+// is cleared before its first block is handed out.
+bool region_reads_zero(const void* base) {
+  const Page* pg = region_page(segment_of(base), base);
+  return pg != nullptr && pg->is_zero != 0;
+}
+
 void region_release(std::uint8_t* base, std::size_t bytes, bool guarded) {
   const std::size_t page = os::page_size();
   if (guarded && !os::protect(base + bytes - page, page, true)) return;
@@ -457,6 +465,7 @@ Slab* slab_new(unsigned cls, SecureHeap* h) {
   if (!reused) {
     sp.base = static_cast<std::uint8_t*>(region_obtain(region(), kSlabBytes, kSlabBytes));
     if (sp.base == nullptr) return nullptr;
+    if (g_zero_free && !region_reads_zero(sp.base)) std::memset(sp.base, 0, usable);  // fresh blocks read as zero
   }
   std::uint8_t* base = sp.base;
   const auto bs = static_cast<std::uint32_t>(class_size(cls));
@@ -687,9 +696,11 @@ Slab* refill(SecureHeap* h, Bin& b, unsigned cls) {
 // TAILOR_ON_ERROR=warn the block is used all the same.
 __attribute__((always_inline)) inline void check_fill(std::uint8_t* blk, const Slab* s) {
   if (std::uint8_t* changed = differs_block(blk, s->fill_len, s->fill);
-      __builtin_expect(changed != nullptr, 0))
+      __builtin_expect(changed != nullptr, 0)) {
     misuse_report("malloc", "write after free in the block at", blk, "its byte ",
                   static_cast<std::uint64_t>(changed - blk), " (header included) changed after it was freed");
+    fill_block(blk, s->fill_len, s->fill);  // TAILOR_ON_ERROR=warn goes on: the block reads as zero again (calloc)
+  }
 }
 
 // Block i of s handed out for `size` bytes at `align`: its in-use bit and
@@ -850,6 +861,11 @@ __attribute__((noinline)) void* large_malloc(std::size_t size, std::size_t align
   m->user = reinterpret_cast<std::uint8_t*>((addr(m->end) - capacity - 1) & ~(align - 1));
   m->live.store(true, std::memory_order_relaxed);
   region_set_word(sp.base, m);
+  // A kept region holds its last block's bytes (sealed meanwhile), and a
+  // region from the pool may hold an earlier one's: cleared where the new
+  // block lies (its pages are touched by the program anyway).
+  if (g_zero_free && (reused || !region_reads_zero(sp.base)))
+    std::memset(m->user - kHeader, 0, static_cast<std::size_t>(m->end - m->user) + kHeader);
   arm(m->secret, m->user, size, m->end);
   return m->user;
 }
@@ -862,15 +878,11 @@ void large_release(Large* m) {
   LargeSpare sp{m->base, m->bytes, m->guarded};
   const std::size_t body = static_cast<std::size_t>(m->end - m->base);  // before the guard page
   meta_free(m, sizeof(Large));
-  if (g_zero_free) {
-    // If madvise fails (it does not, outside fault injection), a region that
-    // may be kept is cleared by hand; a larger one goes back to the region
-    // pool, which purges it in its turn, rather than taking a memset of up to
-    // the whole block on the free.
-    if (!os::purge(sp.base, body) && sp.bytes <= kLargeSpareMax) std::memset(sp.base, 0, body);
-    sp.sealed = sp.bytes <= kLargeSpareMax && os::protect(sp.base, body, false);
-  }
+  if (g_zero_free) sp.sealed = sp.bytes <= kLargeSpareMax && os::protect(sp.base, body, false);
   if (!large_spare_push(sp)) {
+    // Back to the region pool as it is: the pool knows a span it has not
+    // purged since from one that reads as zero, and whoever obtains it next
+    // here clears it (region_reads_zero).
     if (sp.sealed && !os::protect(sp.base, body, true)) return;  // left mapped and unused, as above
     region_release(sp.base, sp.bytes, sp.guarded);
   }
@@ -1262,6 +1274,8 @@ void* secure_malloc(std::size_t size, std::size_t align) noexcept {
   }
   return allocate(size, align, size);
 }
+
+bool secure_zeroes() noexcept { return g_zero_free; }
 
 void secure_totals(HeapTotals& out) noexcept {
   std::uint64_t used = 0;

@@ -68,6 +68,10 @@ void* secure_realloc(void* p, std::size_t size) noexcept;
 // here directly rather than through size_check and the region's hook).
 void secure_free(const char* fn, void* p, bool sized, std::size_t size) noexcept;
 
+// Whether every block secure_malloc hands out reads as zero (SECURE_ZERO):
+// calloc needs no memset of its own.
+bool secure_zeroes() noexcept;
+
 // What secure mode holds, added to `out` (mallinfo2): system bytes (slabs,
 // large regions and the spares kept of both), bytes in use (blocks in block
 // sizes, large regions whole), spares as free chunks and as releasable bytes.

@@ -232,7 +232,10 @@ TEST(Faults, ThousandsOfFailuresNoCrash) {
   tailor_fault_inject(-1, 0, 0);
   const unsigned long injected = tailor_faults_injected() - before;
   std::printf("injected failures: %lu, NULL results: %ld\n", injected, nulls.load());
-  EXPECT_GE(injected, 10000u);
+  // Secure mode clears every large block it hands out again (SECURE_ZERO:
+  // up to 8 MiB here, where the workers write two bytes), so its workers
+  // make far fewer calls in the 20 s: thousands of failures all the same.
+  EXPECT_GE(injected, std::getenv("TAILOR_SECURE") != nullptr ? 2000u : 10000u);
   EXPECT_GT(nulls.load(), 0);
   // The OS is back: everything works.
   std::vector<void*> v;
