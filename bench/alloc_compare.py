@@ -44,7 +44,11 @@ ALLOC_BENCH = ["mt_random_small", "mt_producer_consumer", "mt_server", "mt_false
 # Hardened allocators (--allocators tailor-secure,scudo,tailor): secure
 # libtailor (TAILOR_SECURE=1) and LLVM's Scudo (libclang-rt-14-dev).
 SCUDO = "/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.scudo_standalone-x86_64.so"
-EXTRA_ENV = {"tailor-secure": {"TAILOR_SECURE": "1"}, "tailor-secure-base": {"TAILOR_SECURE": "1"}}
+# tailor-secure-nozero and -noquarantine: secure mode with one of its
+# checks turned off (docs/allocator.md, "Secure mode": what each costs).
+EXTRA_ENV = {"tailor-secure": {"TAILOR_SECURE": "1"}, "tailor-secure-base": {"TAILOR_SECURE": "1"},
+             "tailor-secure-nozero": {"TAILOR_SECURE": "1", "TAILOR_SECURE_ZERO": "0"},
+             "tailor-secure-noquarantine": {"TAILOR_SECURE": "1", "TAILOR_SECURE_QUARANTINE": "0"}}
 # Scalable: no shared data between threads but what the allocator adds.
 SCALABLE = {"mt_random_small": 10000000, "mt_false_sharing": 100000, "mt_server": 2000000}
 
@@ -189,7 +193,8 @@ def main():
     ap.add_argument("--runs", type=int, default=3, help="runs per allocator and workload (median is reported)")
     ap.add_argument("--workloads", default=",".join(BUNDLED + ALLOC_BENCH), help="comma-separated subset")
     ap.add_argument("--allocators", default="glibc,mimalloc,jemalloc,tcmalloc,tailor",
-                    help="comma-separated subset of glibc, mimalloc, jemalloc, tcmalloc, tailor, tailor-secure, scudo, "
+                    help="comma-separated subset of glibc, mimalloc, jemalloc, tcmalloc, tailor, tailor-secure, "
+                         "tailor-secure-nozero, tailor-secure-noquarantine, scudo, "
                          "and with --base-lib: tailor-base, tailor-secure-base")
     ap.add_argument("--base-lib", help="another libtailor.so (e.g. built from an older commit in a git worktree), "
                                        "run as tailor-base and tailor-secure-base in the same rounds")
@@ -201,6 +206,7 @@ def main():
     tailor = os.path.abspath(os.path.join(args.build, "lib", "libtailor.so"))
     table = dict(PEERS, tailor=tailor, scudo=SCUDO)
     table["tailor-secure"] = tailor
+    table["tailor-secure-nozero"] = table["tailor-secure-noquarantine"] = tailor
     if args.base_lib:
         table["tailor-base"] = table["tailor-secure-base"] = os.path.abspath(args.base_lib)
     allocators = {}
