@@ -21,19 +21,31 @@ std::atomic<std::uint32_t> g_probe{0};
 constexpr std::uint64_t kDecayPages = 1u << 16;
 constexpr std::uint32_t kProbeEvery = 128;
 
-bool purge_pays() noexcept {
+}  // namespace
+
+bool zeroing_purge_pays() noexcept {
   const std::uint64_t seen = g_seen.load(std::memory_order_relaxed);
   if (g_touched.load(std::memory_order_relaxed) * 2 < seen || seen == 0) return true;
   return g_probe.fetch_add(1, std::memory_order_relaxed) % kProbeEvery == 0;
 }
 
-}  // namespace
+void zeroing_observe(const void* start, std::size_t bytes) noexcept {
+  const long resident = os::resident_pages(const_cast<void*>(start), bytes);
+  if (resident < 0) return;
+  const std::uint64_t pages = bytes / os::page_size();
+  const std::uint64_t seen = g_seen.fetch_add(pages, std::memory_order_relaxed) + pages;
+  const std::uint64_t touched = g_touched.fetch_add(static_cast<std::uint64_t>(resident), std::memory_order_relaxed);
+  if (seen > kDecayPages) {
+    g_seen.store(seen / 2, std::memory_order_relaxed);
+    g_touched.store((touched + static_cast<std::uint64_t>(resident)) / 2, std::memory_order_relaxed);
+  }
+}
 
 void calloc_zero_large(Page* pg, std::size_t total) noexcept {
   std::uint8_t* b = pg->start;  // a large block starts its span: page-aligned
   const std::size_t ps = os::page_size();
   const std::size_t whole = total & ~(ps - 1);
-  if (purge_pays() && os::purge(b, whole)) {
+  if (zeroing_purge_pays() && os::purge(b, whole)) {
     pg->zeroed_by_purge = 1;
     std::memset(b + whole, 0, total - whole);
     return;
@@ -43,15 +55,7 @@ void calloc_zero_large(Page* pg, std::size_t total) noexcept {
 
 void calloc_observe(Page* pg) noexcept {
   pg->zeroed_by_purge = 0;
-  const long resident = os::resident_pages(pg->start, pg->block_size);
-  if (resident < 0) return;
-  const std::uint64_t pages = pg->block_size / os::page_size();
-  const std::uint64_t seen = g_seen.fetch_add(pages, std::memory_order_relaxed) + pages;
-  const std::uint64_t touched = g_touched.fetch_add(static_cast<std::uint64_t>(resident), std::memory_order_relaxed);
-  if (seen > kDecayPages) {
-    g_seen.store(seen / 2, std::memory_order_relaxed);
-    g_touched.store((touched + static_cast<std::uint64_t>(resident)) / 2, std::memory_order_relaxed);
-  }
+  zeroing_observe(pg->start, pg->block_size);
 }
 
 }  // namespace tailor::alloc

@@ -36,4 +36,12 @@ void calloc_zero_large(Page* pg, std::size_t total) noexcept;
 // Large page pg, zeroed by purging, is freed: counts its touched pages.
 void calloc_observe(Page* pg) noexcept;
 
+// The policy alone, for secure mode's large regions (secure.cpp), which
+// clears them as calloc does: whether purging pays now (a decaying count of
+// the touched pages of blocks that were handed out reading as zero), and
+// one such block of `bytes` from `start` (page-aligned) freed: its resident
+// pages are counted.
+bool zeroing_purge_pays() noexcept;
+void zeroing_observe(const void* start, std::size_t bytes) noexcept;
+
 }  // namespace tailor::alloc

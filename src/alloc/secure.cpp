@@ -19,6 +19,7 @@
 #include <cstring>
 #include <new>
 
+#include "calloc_zero.h"
 #include "config.h"
 #include "heap.h"
 #include "misuse.h"
@@ -277,6 +278,7 @@ struct Large {
   std::uint8_t* end;    // the guard page (or the region's end)
   std::uint64_t secret;
   std::atomic<bool> live;
+  bool watch;  // handed out reading as zero: at its free, its resident pages are what the program touched
 };
 
 // A thread's secure heap: per class, a current slab and a list of slabs
@@ -592,8 +594,15 @@ void collect(SecureHeap* h) {
       __atomic_store_n(&s->in_use()[w], s->in_use()[w] & ~bits, __ATOMIC_RELAXED);
       s->used -= static_cast<std::uint32_t>(__builtin_popcountll(bits));
       count_used(h, -static_cast<std::int64_t>(s->bs) * __builtin_popcountll(bits));
-      for (; bits != 0; bits &= bits - 1)
-        s->stack()[s->top++] = static_cast<std::uint16_t>(w * 64 + static_cast<unsigned>(__builtin_ctzll(bits)));
+      for (; bits != 0; bits &= bits - 1) {
+        const auto i = static_cast<std::uint16_t>(w * 64 + static_cast<unsigned>(__builtin_ctzll(bits)));
+        s->stack()[s->top++] = i;
+        // The rest of a block another thread freed (free_checked cleared its
+        // first kFillMax bytes); a write there meanwhile is erased, one into
+        // its first bytes is still found at its reuse.
+        if (s->fill_len > kFillMax)
+          fill_block(s->first + std::size_t{i} * s->bs + kFillMax, s->fill_len - kFillMax, s->fill);
+      }
     }
     if (!s->current) settle(h, s);
     s = next;
@@ -775,6 +784,7 @@ struct LargeSpare {
   std::size_t bytes;
   bool guarded;
   bool sealed = false;         // its pages before the guard page are no-access
+  bool zero = false;           // purged at its free: reads as zero
   std::uint64_t freed_at = 0;  // g_large_frees when it was kept
 };
 LargeSpare g_large_spare[kLargeSpares];  // g_spare_locked
@@ -861,11 +871,18 @@ __attribute__((noinline)) void* large_malloc(std::size_t size, std::size_t align
   m->user = reinterpret_cast<std::uint8_t*>((addr(m->end) - capacity - 1) & ~(align - 1));
   m->live.store(true, std::memory_order_relaxed);
   region_set_word(sp.base, m);
-  // A kept region holds its last block's bytes (sealed meanwhile), and a
-  // region from the pool may hold an earlier one's: cleared where the new
-  // block lies (its pages are touched by the program anyway).
-  if (g_zero_free && (reused || !region_reads_zero(sp.base)))
-    std::memset(m->user - kHeader, 0, static_cast<std::size_t>(m->end - m->user) + kHeader);
+  // A kept region holds its last block's bytes (sealed meanwhile) unless
+  // it was purged, and a region from the pool may hold an earlier one's:
+  // cleared where the new block lies, by purging if the program leaves
+  // most pages of such blocks untouched (calloc_zero.h), else by a memset.
+  std::uint8_t* const first_page = reinterpret_cast<std::uint8_t*>(addr(m->user - kHeader) & ~(page - 1));
+  const std::size_t span = static_cast<std::size_t>(m->end - first_page);
+  bool zero = reused ? sp.zero : region_reads_zero(sp.base);
+  if (g_zero_free && !zero) {
+    zero = span >= kCallocPurgeMin && zeroing_purge_pays() && os::purge(first_page, span);
+    if (!zero) std::memset(m->user - kHeader, 0, static_cast<std::size_t>(m->end - m->user) + kHeader);
+  }
+  m->watch = g_zero_free && zero && span >= kCallocPurgeMin;
   arm(m->secret, m->user, size, m->end);
   return m->user;
 }
@@ -877,8 +894,21 @@ void large_release(Large* m) {
   g_large_bytes.fetch_sub(m->bytes, std::memory_order_relaxed);
   LargeSpare sp{m->base, m->bytes, m->guarded};
   const std::size_t body = static_cast<std::size_t>(m->end - m->base);  // before the guard page
+  if (g_zero_free && m->watch) {
+    const std::size_t page = os::page_size();
+    auto* first_page = reinterpret_cast<std::uint8_t*>(addr(m->user - kHeader) & ~(page - 1));
+    zeroing_observe(first_page, static_cast<std::size_t>(m->end - first_page));
+  }
   meta_free(m, sizeof(Large));
-  if (g_zero_free) sp.sealed = sp.bytes <= kLargeSpareMax && os::protect(sp.base, body, false);
+  if (g_zero_free && sp.bytes <= kLargeSpareMax) {
+    // Cleared now by purging, if the program leaves most pages of such
+    // blocks untouched (calloc_zero.h's policy: a program that touches a few
+    // words of a big block would pay a memset of all of it at the reuse),
+    // else at the reuse by a memset (one that fills its blocks would pay a
+    // fault per page instead of the stores); sealed either way.
+    sp.zero = body >= kCallocPurgeMin && zeroing_purge_pays() && os::purge(sp.base, body);
+    sp.sealed = os::protect(sp.base, body, false);
+  }
   if (!large_spare_push(sp)) {
     // Back to the region pool as it is: the pool knows a span it has not
     // purged since from one that reads as zero, and whoever obtains it next
@@ -1173,12 +1203,17 @@ __attribute__((noinline)) void free_checked(const char* fn, void* ptr, bool size
   }
   Slab* s = f.slab;
   std::uint8_t* blk = s->first + std::size_t{f.index} * s->bs;
-  fill_block(blk, s->fill_len, s->fill);
   SecureHeap* h = tl_sheap;
   if (s->owner != h) {
+    // Another thread's block: its first 64 bytes (header, pointers, vtable)
+    // cleared now, the rest by the owner when it collects the block, so
+    // that the lines the owner reads back at reuse are ones it wrote last
+    // (written here, each would move between the caches twice).
+    fill_block(blk, s->fill_len < kFillMax ? s->fill_len : kFillMax, s->fill);
     free_remote_block(fn, ptr, s, f.index);
     return;
   }
+  fill_block(blk, s->fill_len, s->fill);
   free_owned(h, s, f.index);
 }
 
