@@ -779,15 +779,20 @@ __attribute__((always_inline)) inline void* slab_malloc(std::size_t size, std::s
 // handed out again before kLargeReuseDelay more large blocks are freed.
 constexpr unsigned kLargeSpares = 64;
 constexpr std::size_t kLargeSpareMax = std::size_t{16} << 20;
+// Every member has an initializer, so that g_large_spare is initialized
+// at compile time (constinit): with some left out, its constructor ran as
+// a dynamic initializer when libtailor's constructors ran, after another
+// library's constructor could already have freed large blocks into it
+// (perf's libnuma: the spares it kept lost their seal flag).
 struct LargeSpare {
-  std::uint8_t* base;
-  std::size_t bytes;
-  bool guarded;
+  std::uint8_t* base = nullptr;
+  std::size_t bytes = 0;
+  bool guarded = false;
   bool sealed = false;         // its pages before the guard page are no-access
   bool zero = false;           // purged at its free: reads as zero
   std::uint64_t freed_at = 0;  // g_large_frees when it was kept
 };
-LargeSpare g_large_spare[kLargeSpares];  // g_spare_locked
+constinit LargeSpare g_large_spare[kLargeSpares];  // g_spare_locked
 unsigned g_large_spare_count = 0;
 std::size_t g_large_spare_bytes = 0, g_large_spare_budget = 0;
 std::uint64_t g_large_frees = 0;  // large regions kept so far (g_spare_locked)
