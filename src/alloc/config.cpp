@@ -56,7 +56,7 @@ const Spec kSpecs[] = {
      "secure", 0, 0, 1, false, false},
     {{"TAILOR_SECURE_QUARANTINE", "count", "secure mode: a thread's last freed blocks held back before they can be handed out again (a FIFO; a freed large block waits for 2 more large frees); 0: none, a freed block comes back at the next malloc of its class"},
      "secure_quarantine", 64, 0, 256, false, false},
-    {{"TAILOR_SECURE_ZERO", "count", "secure mode: 1 zeroes a freed block whole (large ones given back to the OS and made no-access while kept) and checks it is still zero at reuse; 0 fills its first 64 bytes only (header included)"},
+    {{"TAILOR_SECURE_ZERO", "count", "secure mode: 1 zeroes a freed block whole and checks it is still zero at reuse (large ones made no-access while kept, and cleared by a memset or a purge); 0 fills its first 64 bytes only (header included)"},
      "secure_zero", 1, 0, 1, false, false},
     {{"TAILOR_DMM_FRONT", "count", "with TAILOR_DMM: free blocks of up to 1 KiB each thread keeps per size (8-byte steps) in front of the DMM, reused without it (docs/deploy.md); 0: none"},
      "dmm_front", 16, 0, 1024, false, false},

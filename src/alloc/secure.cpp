@@ -281,6 +281,12 @@ struct Large {
   bool watch;  // handed out reading as zero: at its free, its resident pages are what the program touched
 };
 
+// The first page of a large block (its header's), from which its pages run
+// to the guard page: what clearing covers and what its free counts.
+std::uint8_t* first_page(const Large* m) {
+  return reinterpret_cast<std::uint8_t*>(addr(m->user - kHeader) & ~(os::page_size() - 1));
+}
+
 // A thread's secure heap: per class, a current slab and a list of slabs
 // with free blocks. Heaps live for ever: a thread that exits leaves its heap
 // idle, the next new thread adopts it, and meanwhile the threads that free
@@ -371,9 +377,6 @@ RegionPool* region() {
   return rp;
 }
 
-// Gives a region back to the pool, its guard page (its last OS page) made
-// accessible again first. A region whose guard cannot be lifted is kept:
-// the pool must never hand out a page that faults.
 // Whether a region just obtained from the pool reads as zero (fresh from
 // the OS or purged since its last use); with SECURE_ZERO one that does not
 // is cleared before its first block is handed out.
@@ -382,6 +385,9 @@ bool region_reads_zero(const void* base) {
   return pg != nullptr && pg->is_zero != 0;
 }
 
+// Gives a region back to the pool, its guard page (its last OS page) made
+// accessible again first. A region whose guard cannot be lifted is kept:
+// the pool must never hand out a page that faults.
 void region_release(std::uint8_t* base, std::size_t bytes, bool guarded) {
   const std::size_t page = os::page_size();
   if (guarded && !os::protect(base + bytes - page, page, true)) return;
@@ -772,10 +778,10 @@ __attribute__((always_inline)) inline void* slab_malloc(std::size_t size, std::s
 // region word is null, so a free into one is reported as a free of no live
 // block.
 //
-// With SECURE_ZERO a freed region's pages are given back to the OS (they
-// read as zero when touched again) and made no-access while kept (sealed):
-// a read or write through a dangling pointer faults at the access, as under
-// a fresh mapping's guard. With SECURE_QUARANTINE a kept region is not
+// With SECURE_ZERO a freed region is made no-access while kept (sealed): a
+// read or write through a dangling pointer faults at the access, as under a
+// fresh mapping's guard; it is cleared by calloc's rule (large_release,
+// large_malloc). With SECURE_QUARANTINE a kept region is not
 // handed out again before kLargeReuseDelay more large blocks are freed.
 constexpr unsigned kLargeSpares = 64;
 constexpr std::size_t kLargeSpareMax = std::size_t{16} << 20;
@@ -880,11 +886,10 @@ __attribute__((noinline)) void* large_malloc(std::size_t size, std::size_t align
   // it was purged, and a region from the pool may hold an earlier one's:
   // cleared where the new block lies, by purging if the program leaves
   // most pages of such blocks untouched (calloc_zero.h), else by a memset.
-  std::uint8_t* const first_page = reinterpret_cast<std::uint8_t*>(addr(m->user - kHeader) & ~(page - 1));
-  const std::size_t span = static_cast<std::size_t>(m->end - first_page);
+  const std::size_t span = static_cast<std::size_t>(m->end - first_page(m));
   bool zero = reused ? sp.zero : region_reads_zero(sp.base);
   if (g_zero_free && !zero) {
-    zero = span >= kCallocPurgeMin && zeroing_purge_pays() && os::purge(first_page, span);
+    zero = span >= kCallocPurgeMin && zeroing_purge_pays() && os::purge(first_page(m), span);
     if (!zero) std::memset(m->user - kHeader, 0, static_cast<std::size_t>(m->end - m->user) + kHeader);
   }
   m->watch = g_zero_free && zero && span >= kCallocPurgeMin;
@@ -899,11 +904,7 @@ void large_release(Large* m) {
   g_large_bytes.fetch_sub(m->bytes, std::memory_order_relaxed);
   LargeSpare sp{m->base, m->bytes, m->guarded};
   const std::size_t body = static_cast<std::size_t>(m->end - m->base);  // before the guard page
-  if (g_zero_free && m->watch) {
-    const std::size_t page = os::page_size();
-    auto* first_page = reinterpret_cast<std::uint8_t*>(addr(m->user - kHeader) & ~(page - 1));
-    zeroing_observe(first_page, static_cast<std::size_t>(m->end - first_page));
-  }
+  if (g_zero_free && m->watch) zeroing_observe(first_page(m), static_cast<std::size_t>(m->end - first_page(m)));
   meta_free(m, sizeof(Large));
   if (g_zero_free && sp.bytes <= kLargeSpareMax) {
     // Cleared now by purging, if the program leaves most pages of such
