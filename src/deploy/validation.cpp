@@ -22,6 +22,7 @@
 #include "simulator.h"
 #include "tailor/trace/reader.h"
 #include "trace_sizes.h"
+#include "util/statistics.h"
 
 namespace tailor::deploy {
 
@@ -61,26 +62,6 @@ std::pair<simulate::ReplayTrace, replay::Plan> repeated(trace::Reader& reader, u
   }
   reader.rewind();
   return {sim.finish(), plan.finish()};
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? std::nan("") : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-
-// Ranks (1 = least), ties averaged.
-std::vector<double> ranks(const std::vector<double>& v) {
-  std::vector<std::size_t> order(v.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return v[a] < v[b]; });
-  std::vector<double> r(v.size());
-  for (std::size_t i = 0; i < order.size();) {
-    std::size_t j = i;
-    while (j + 1 < order.size() && v[order[j + 1]] == v[order[i]]) ++j;
-    for (std::size_t k = i; k <= j; ++k) r[order[k]] = (static_cast<double>(i + j) / 2.0) + 1.0;
-    i = j + 1;
-  }
-  return r;
 }
 
 // The Kingsley row every value is normalized to (validate always has one).
@@ -125,19 +106,6 @@ std::string machine_name() {
 }
 
 }  // namespace
-
-double spearman(const std::vector<double>& a, const std::vector<double>& b) {
-  const auto ra = ranks(a), rb = ranks(b);
-  const double n = static_cast<double>(ra.size());
-  const double ma = std::accumulate(ra.begin(), ra.end(), 0.0) / n, mb = std::accumulate(rb.begin(), rb.end(), 0.0) / n;
-  double sab = 0, saa = 0, sbb = 0;
-  for (std::size_t i = 0; i < ra.size(); ++i) {
-    sab += (ra[i] - ma) * (rb[i] - mb);
-    saa += (ra[i] - ma) * (ra[i] - ma);
-    sbb += (rb[i] - mb) * (rb[i] - mb);
-  }
-  return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : std::nan("");
-}
 
 ValidationReport validate(const ValidationRequest& q) {
   std::vector<std::string> names = q.dmms;
@@ -215,8 +183,8 @@ ValidationReport validate(const ValidationRequest& q) {
       r.rows[i].runs_on = dmm.value("name", std::string("?"));
     }
     r.rows[i].real_seconds = results[i].median.seconds;
-    r.rows[i].real_held = median(held);
-    r.rows[i].real_os = median(os);
+    r.rows[i].real_held = util::median(held);
+    r.rows[i].real_os = util::median(os);
   }
 
   const ValidationRow& k = kingsley(r);
@@ -245,7 +213,7 @@ void score_times(ValidationReport& r, const simulate::TimeModel* model) {
     real_time.push_back(row.real_time_norm);
     r.worst_time_norm_diff_pct = std::max(r.worst_time_norm_diff_pct, std::fabs(row.time_norm_diff_pct));
   }
-  r.spearman = spearman(sim_time, real_time);
+  r.spearman = util::spearman(sim_time, real_time);
 }
 
 simulate::TimeModel fit(const std::vector<ValidationReport>& reports) {

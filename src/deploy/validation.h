@@ -74,10 +74,6 @@ void score_times(ValidationReport& report, const simulate::TimeModel* model);
 /// real times), with `fitted_on` and `machine` filled.
 simulate::TimeModel fit(const std::vector<ValidationReport>& reports);
 
-/// Spearman's rank correlation of two series (ties averaged); NaN when a
-/// series is constant.
-double spearman(const std::vector<double>& a, const std::vector<double>& b);
-
 /// The time model the simulator uses on this machine: TAILOR_TIME_MODEL,
 /// else share/tailor/time-model.json. std::nullopt when there is none or it
 /// is malformed, with `error` saying which file and why (empty when none

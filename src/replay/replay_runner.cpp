@@ -17,6 +17,7 @@
 #include <stdexcept>
 
 #include "layout.h"
+#include "util/statistics.h"
 
 extern char** environ;
 
@@ -45,13 +46,6 @@ std::string tail(const std::string& text, std::size_t max = 2000) {
   std::string t = text.size() > max ? "..." + text.substr(text.size() - max) : text;
   while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
   return t;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return std::nan("");
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 struct Pipe {
@@ -231,13 +225,13 @@ Medians medians(const std::vector<nlohmann::json>& runs) {
     faults.push_back(r.at("minor_faults").get<double>());
   }
   Medians m;
-  m.seconds = median(seconds);
+  m.seconds = util::median(seconds);
   m.seconds_min = seconds.empty() ? std::nan("") : *std::min_element(seconds.begin(), seconds.end());
   m.seconds_max = seconds.empty() ? std::nan("") : *std::max_element(seconds.begin(), seconds.end());
-  m.peak_rss_bytes = median(hwm);
-  m.peak_rss_delta_bytes = median(delta);
-  m.os_bytes = median(os);
-  m.minor_faults = median(faults);
+  m.peak_rss_bytes = util::median(hwm);
+  m.peak_rss_delta_bytes = util::median(delta);
+  m.os_bytes = util::median(os);
+  m.minor_faults = util::median(faults);
   return m;
 }
 

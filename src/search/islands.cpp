@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "shared_evaluation.h"
+#include "util/random.h"
 
 namespace tailor::search {
 
@@ -102,10 +103,7 @@ SearchResult combine(const std::vector<SearchResult>& results, std::size_t keep)
 
 std::uint64_t island_seed(std::uint64_t seed, unsigned island) noexcept {
   if (island == 0) return seed;
-  std::uint64_t z = seed + 0x9e3779b97f4a7c15ULL * island;  // splitmix64
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
+  return util::splitmix64_mix(seed + util::kGoldenGamma * island);
 }
 
 SearchResult run_islands(const Grammar& grammar, const std::vector<std::uint64_t>& trace_sizes, Fitness& fitness,

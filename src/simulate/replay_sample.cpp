@@ -6,16 +6,13 @@
 #include <stdexcept>
 #include <vector>
 
+#include "util/random.h"
+
 namespace tailor::simulate {
 
 namespace {
 
-constexpr std::uint64_t mix(std::uint64_t x) noexcept {  // splitmix64's finalizer
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
+constexpr std::uint64_t mix(std::uint64_t x) noexcept { return util::splitmix64(x); }
 
 }  // namespace
 

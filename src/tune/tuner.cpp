@@ -28,6 +28,7 @@
 #include "replay_sample.h"
 #include "simulator.h"
 #include "tailor/trace/reader.h"
+#include "util/statistics.h"
 #include "validation.h"
 
 namespace tailor::tune {
@@ -46,12 +47,7 @@ const char* const kTunables[] = {"TAILOR_CLASS_SPACING", "TAILOR_SMALL_MAX",   "
                                  "TAILOR_REMOTE_BATCH",  "TAILOR_HUGE_CACHE",  "TAILOR_HUGE_PAGES", "TAILOR_POOLS",      "TAILOR_POOLS_FILE", "TAILOR_DMM",        "TAILOR_DMM_SIZES",
                                  "TAILOR_DMM_FRONT",     "TAILOR_CLASSES",     "TAILOR_EXACT_CLASSES", "TAILOR_CONFIG"};
 
-double median(std::vector<double> v) {
-  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+using util::median;
 
 double fastest(const std::vector<double>& v) {
   return v.empty() ? std::numeric_limits<double>::quiet_NaN() : *std::min_element(v.begin(), v.end());
