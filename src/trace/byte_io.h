@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string_view>
 
 namespace tailor::trace::io {
 
@@ -67,6 +68,13 @@ class Cursor {
       if (!(b & 0x80)) return v;
     }
     return fail();  // more than ten bytes: not a varint we wrote
+  }
+
+  /// A string stored as its u32 length then its bytes; empty (and fails) if they overrun.
+  std::string_view sized_string() noexcept {
+    const std::uint32_t n = u32();
+    const std::uint8_t* s = bytes(n);
+    return s ? std::string_view(reinterpret_cast<const char*>(s), n) : std::string_view();
   }
 
   /// Takes n bytes; returns nullptr (and fails) if fewer remain.

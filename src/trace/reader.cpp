@@ -150,14 +150,10 @@ struct Reader::Impl {
     header.ppid = f.u32();
     header.start_realtime_ns = f.u64();
     header.start_monotonic_ns = f.u64();
-    std::uint32_t n = f.u32();
-    const std::uint8_t* s = f.bytes(n);
-    if (s) header.executable.assign(reinterpret_cast<const char*>(s), n);
-    n = f.u32();
-    s = f.bytes(n);
+    header.executable = f.sized_string();
+    std::string cmd(f.sized_string());
     if (!f.ok()) fail(format::kFilePrefixSize, "file header fields overrun the header");
     if (little != 1) fail(format::kFilePrefixSize + 1, "trace was written big-endian; not supported");
-    std::string cmd(reinterpret_cast<const char*>(s), n);
     // Arguments separated by NULs; "a\0" is {"a", ""}, "" is no argument at all.
     for (std::size_t pos = 0; !cmd.empty();) {
       std::size_t nul = cmd.find('\0', pos);
@@ -251,12 +247,8 @@ struct Reader::Impl {
       m.start = c.u64();
       m.end = c.u64();
       m.time_ns = c.u64();
-      std::uint32_t n = c.u32();
-      const std::uint8_t* s = c.bytes(n);
-      if (s) m.path.assign(reinterpret_cast<const char*>(s), n);
-      n = c.u32();
-      s = c.bytes(n);
-      if (s) m.build_id.assign(reinterpret_cast<const char*>(s), n);
+      m.path = c.sized_string();
+      m.build_id = c.sized_string();
       if (!c.ok()) fail(payload, "module " + std::to_string(i) + " overruns its chunk");
       modules.push_back(std::move(m));
     }
