@@ -103,15 +103,14 @@ int run_config(const ConfigCmdOptions& o) {
 }  // namespace
 
 void add_config(CLI::App& app, Runner& run) {
-  auto o = std::make_shared<ConfigCmdOptions>();
-  auto* cmd = app.add_subcommand(
-      "config", "Print libtailor's configuration (TAILOR_* and the config file), for any program or one program");
+  auto [cmd, o] = add_command<ConfigCmdOptions>(
+      app, run, "config",
+      "Print libtailor's configuration (TAILOR_* and the config file), for any program or one program", run_config);
   cmd->add_option("--for", o->program,
                   "The program whose configuration to show (a path, or a name looked up in PATH): its [program ...] "
                   "section of the config file applies")
       ->option_text("CMD");
   cmd->add_flag("--json", o->json, "Print JSON instead of a table");
-  cmd->callback([&run, o] { run = [o] { return run_config(*o); }; });
 }
 
 }  // namespace tailor::cli

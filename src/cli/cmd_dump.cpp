@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "exit_status.h"
 #include "tailor/trace/reader.h"
 
 namespace tailor::cli {
@@ -132,6 +133,16 @@ class Line {
     text(s);
     pad(width, s.size());
   }
+  template <std::size_t N>
+  [[gnu::always_inline]] void dec_field(const char (&label)[N], std::uint64_t v) {  // " size=4096"
+    text(label);
+    dec(v);
+  }
+  template <std::size_t N>
+  [[gnu::always_inline]] void hex_field(const char (&label)[N], std::uint64_t v) {  // " -> 0x1000"
+    text(label);
+    hex(v);
+  }
   [[gnu::always_inline]] void hex(std::uint64_t v) {  // as {:#x}
     std::memcpy(p_, "0x", 2);
     p_ += 2;
@@ -181,62 +192,37 @@ char* print_event(char* at, const trace::Event& e, const std::string& kind, std:
   using trace::Op;
   switch (e.op) {
     case Op::Malloc: case Op::New:
-      l.text(" size=");
-      l.dec(e.size);
-      l.text(" -> ");
-      l.hex(e.address);
-      if (e.aux) {
-        l.text(" align=");
-        l.dec(e.aux);
-      }
+      l.dec_field(" size=", e.size);
+      l.hex_field(" -> ", e.address);
+      if (e.aux) l.dec_field(" align=", e.aux);
       break;
     case Op::Calloc:
-      l.text(" count=");
-      l.dec(e.size);
-      l.text(" elem=");
-      l.dec(e.aux);
-      l.text(" -> ");
-      l.hex(e.address);
+      l.dec_field(" count=", e.size);
+      l.dec_field(" elem=", e.aux);
+      l.hex_field(" -> ", e.address);
       break;
     case Op::Realloc:
-      l.text(" ");
-      l.hex(e.aux);
-      l.text(" size=");
-      l.dec(e.size);
-      l.text(" -> ");
-      l.hex(e.address);
+      l.hex_field(" ", e.aux);
+      l.dec_field(" size=", e.size);
+      l.hex_field(" -> ", e.address);
       break;
     case Op::Memalign: case Op::PosixMemalign: case Op::AlignedAlloc: case Op::Valloc: case Op::Pvalloc:
-      l.text(" size=");
-      l.dec(e.size);
-      l.text(" align=");
-      l.dec(e.aux);
-      l.text(" -> ");
-      l.hex(e.address);
+      l.dec_field(" size=", e.size);
+      l.dec_field(" align=", e.aux);
+      l.hex_field(" -> ", e.address);
       break;
     case Op::Free: case Op::Delete:
-      l.text(" ");
-      l.hex(e.address);
-      if (e.flags & trace::kSized) {
-        l.text(" size=");
-        l.dec(e.size);
-      }
-      if (e.flags & trace::kAligned) {
-        l.text(" align=");
-        l.dec(e.aux);
-      }
+      l.hex_field(" ", e.address);
+      if (e.flags & trace::kSized) l.dec_field(" size=", e.size);
+      if (e.flags & trace::kAligned) l.dec_field(" align=", e.aux);
       break;
     case Op::ThreadStart:
-      l.text(" tid=");
-      l.dec(e.size);
+      l.dec_field(" tid=", e.size);
       break;
     case Op::ThreadExit:
       break;
   }
-  if (e.callsite) {
-    l.text(" @");
-    l.hex(e.callsite);
-  }
+  if (e.callsite) l.hex_field(" @", e.callsite);
   l.text("\n");
   return l.end();
 }
@@ -416,19 +402,16 @@ int dump(const DumpOptions& o) {
                  end->status, end->events, end->dropped);
     }
   }
-  if (!r.complete()) fmt::print(stderr, "tailor dump: {}: {}\n", o.trace, r.cut());
-  return 0;
+  return exit_status(r, "dump");
 }
 
 }  // namespace
 
 void add_dump(CLI::App& app, Runner& run) {
-  auto o = std::make_shared<DumpOptions>();
-  CLI::App* cmd = app.add_subcommand("dump", "Print a trace's events as text, one per line");
-  cmd->add_option("trace", o->trace, "Trace file")->required();
+  auto [cmd, o] =
+      add_trace_command<DumpOptions>(app, run, "dump", "Print a trace's events as text, one per line", dump);
   cmd->add_flag("--no-time", o->no_time, "Omit timestamps (stable output for diffs)");
   cmd->add_flag("--no-header", o->no_header, "Omit the '#' lines describing the process");
-  cmd->callback([o, &run] { run = [o] { return dump(*o); }; });
 }
 
 }  // namespace tailor::cli

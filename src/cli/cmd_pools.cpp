@@ -82,9 +82,8 @@ int pools(const PoolsCmdOptions& o) {
 }  // namespace
 
 void add_pools(CLI::App& app, Runner& run) {
-  auto o = std::make_shared<PoolsCmdOptions>();
-  CLI::App* cmd = app.add_subcommand("pools", "Offline profile of call-site pools: the sites worth a pool, for TAILOR_POOLS_FILE");
-  cmd->add_option("trace", o->trace, "Trace file")->required();
+  auto [cmd, o] = add_trace_command<PoolsCmdOptions>(
+      app, run, "pools", "Offline profile of call-site pools: the sites worth a pool, for TAILOR_POOLS_FILE", pools);
   cmd->add_option("-o,--output", o->output, "Write the profile (for TAILOR_POOLS_FILE) to this file");
   cmd->add_option("--min-objects", o->min_objects, "Fewest allocations of a site worth a pool")->capture_default_str();
   cmd->add_option("--min-share", o->min_share, "Smallest share of the site's allocations of its one size")
@@ -92,7 +91,6 @@ void add_pools(CLI::App& app, Runner& run) {
   cmd->add_option("--min-live", o->min_live, "Fewest of the site's objects live at once")->capture_default_str();
   cmd->add_flag("--every-site", o->every_site,
                 "Also pool the first one-size site of each slot size (as TAILOR_POOLS=2; by default it keeps the heap's pages, as TAILOR_POOLS=1)");
-  cmd->callback([o, &run] { run = [o] { return pools(*o); }; });
 }
 
 }  // namespace tailor::cli

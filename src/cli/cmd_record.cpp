@@ -157,8 +157,8 @@ int record(const RecordOptions& o) {
 }  // namespace
 
 void add_record(CLI::App& app, Runner& run) {
-  auto o = std::make_shared<RecordOptions>();
-  CLI::App* cmd = app.add_subcommand("record", "Run a command and record every heap allocation it makes");
+  auto [cmd, o] =
+      add_command<RecordOptions>(app, run, "record", "Run a command and record every heap allocation it makes", record);
   cmd->add_option("-o,--output", o->output, "Trace file of the command's process; other processes of its tree write "
                                             "FILE.<pid> (default: tailor.trace)");
   cmd->add_option("--zstd-level", o->zstd_level, "zstd level of trace chunks while the recorder's writer keeps up with the program; when it falls behind it steps to faster levels (1, -1, -5, -10)")
@@ -170,7 +170,6 @@ void add_record(CLI::App& app, Runner& run) {
   cmd->positionals_at_end();
   cmd->footer("Example: tailor record -o ls.trace -- ls -l /\n"
               "The command runs unchanged: its output and exit status are its own.");
-  cmd->callback([o, &run] { run = [o] { return record(*o); }; });
 }
 
 }  // namespace tailor::cli

@@ -5,6 +5,7 @@
 // and reports per allocator the median time of the replay loop, peak RSS,
 // the bytes it holds from the OS, and minor faults (docs/deploy.md, "Replay").
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -13,9 +14,10 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "commands.h"
+#include "exit_status.h"
+#include "name_list.h"
 #include "dmm_spec.h"
 #include "plan_file.h"
 #include "replay_plan.h"
@@ -35,14 +37,6 @@ struct ReplayCmdOptions {
   std::string output;
   std::string keep_plan;
 };
-
-std::vector<std::string> split_names(const std::string& list) {
-  std::vector<std::string> names;
-  std::stringstream in(list);
-  for (std::string name; std::getline(in, name, ',');)
-    if (!name.empty()) names.push_back(name);
-  return names;
-}
 
 double ratio(double value, double base) { return base > 0 && !std::isnan(value) ? value / base : std::nan(""); }
 
@@ -196,21 +190,18 @@ int replay_cmd(const ReplayCmdOptions& o) {
     }
   }
   if (!o.json) print_text(r, summary, threads, o.runs, results);
-  if (!r.complete()) fmt::print(stderr, "tailor replay: {}: {}\n", o.trace, r.cut());
-  return 0;
+  return exit_status(r, "replay");
 }
 
 }  // namespace
 
 void add_replay(CLI::App& app, Runner& run) {
-  auto o = std::make_shared<ReplayCmdOptions>();
-  CLI::App* cmd = app.add_subcommand("replay", "Replay a trace's allocation calls on real allocators and measure them");
-  cmd->add_option("trace", o->trace, "Trace file")->required();
-  std::string dmms;
-  for (const auto& k : simulate::known_dmms()) dmms += (dmms.empty() ? "" : ", ") + k;
+  auto [cmd, o] = add_trace_command<ReplayCmdOptions>(
+      app, run, "replay", "Replay a trace's allocation calls on real allocators and measure them", replay_cmd);
   cmd->add_option("--alloc", o->allocators,
-                  "Comma-separated allocators: glibc, libtailor, mimalloc, jemalloc, tcmalloc (the Debian "
-                  "libraries), or a DMM on libtailor (TAILOR_DMM): " + dmms + " or a spec FILE.json")
+                  fmt::format("Comma-separated allocators: glibc, libtailor, mimalloc, jemalloc, tcmalloc (the Debian "
+                              "libraries), or a DMM on libtailor (TAILOR_DMM): {} or a spec FILE.json",
+                              fmt::join(simulate::known_dmms(), ", ")))
       ->capture_default_str();
   cmd->add_option("--runs", o->runs, "Runs of each allocator, in interleaved rounds (medians are reported)")
       ->check(CLI::Range(1u, 1000u))
@@ -222,7 +213,6 @@ void add_replay(CLI::App& app, Runner& run) {
   cmd->footer("Each run is tailor-replay-driver in a fresh process, with the allocator preloaded; it replays every\n"
               "trace thread at once (a free of another thread's block waits for its allocation) and writes one byte\n"
               "per page of every block. Time is the replay loop's; peak RSS is VmHWM minus RSS before the loop.");
-  cmd->callback([o, &run] { run = [o] { return replay_cmd(*o); }; });
 }
 
 }  // namespace tailor::cli

@@ -4,6 +4,7 @@
 // use over time, sizes, lifetimes, call sites, threads and, with --dmm and
 // --search, the simulated DMMs compared, their heap maps and the found DMM.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,10 +12,11 @@
 #include <exception>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 #include <thread>
 
 #include "commands.h"
+#include "exit_status.h"
+#include "name_list.h"
 #include "dmm_spec.h"
 #include "heap_map.h"
 #include "html_page.h"
@@ -52,9 +54,7 @@ struct Job {
 
 std::vector<Job> parse_dmms(const std::string& list) {
   std::vector<Job> jobs;
-  std::stringstream in(list);
-  for (std::string name; std::getline(in, name, ',');) {
-    if (name.empty()) continue;
+  for (const std::string& name : split_names(list)) {
     if (name.ends_with(".json") || name.find('/') != std::string::npos) {
       sim::DmmSpec spec = sim::load_dmm_spec(name);  // throws naming the file and field
       jobs.push_back({spec.name.empty() ? name : spec.name, std::move(spec), name});
@@ -152,22 +152,19 @@ int report_cmd(ReportCmdOptions o) {
   report::write_file(o.output, html);
   if (tty) fmt::print(stderr, "\r\033[K");
   fmt::print("written     {} ({:.1f} KiB)\n", o.output, static_cast<double>(html.size()) / 1024.0);
-  if (!r.complete()) fmt::print(stderr, "tailor report: {}: {}\n", o.trace, r.cut());
-  return 0;
+  return exit_status(r, "report");
 }
 
 }  // namespace
 
 void add_report(CLI::App& app, Runner& run) {
-  auto o = std::make_shared<ReportCmdOptions>();
-  CLI::App* cmd = app.add_subcommand("report", "One self-contained HTML page of a trace, with charts");
-  cmd->add_option("trace", o->trace, "Trace file")->required();
+  auto [cmd, o] = add_trace_command<ReportCmdOptions>(
+      app, run, "report", "One self-contained HTML page of a trace, with charts", report_cmd);
   cmd->add_option("-o,--output", o->output, "HTML file to write")->capture_default_str();
-  std::string known;
-  for (const auto& k : sim::known_dmms()) known += (known.empty() ? "" : ", ") + k;
   cmd->add_option("--dmm", o->dmms,
-                  "Comma-separated DMMs to simulate and compare, with heap maps: built-ins (" + known +
-                      ") or DMM spec files (FILE.json, docs/dmm.md)");
+                  fmt::format("Comma-separated DMMs to simulate and compare, with heap maps: built-ins ({}) or DMM "
+                              "spec files (FILE.json, docs/dmm.md)",
+                              fmt::join(sim::known_dmms(), ", ")));
   cmd->add_flag("--search", o->search, "Search a custom DMM too (as tailor search) and show it (Table 4) and its fitness");
   cmd->add_option("--generations", o->search_settings.generations, "With --search: generations")
       ->capture_default_str()
@@ -184,7 +181,6 @@ void add_report(CLI::App& app, Runner& run) {
       ->capture_default_str();
   cmd->add_option("--threads", o->threads, "Simulations at once (default: one per core)");
   cmd->add_flag("--no-symbols", o->no_symbols, "Do not symbolize call sites");
-  cmd->callback([o, &run] { run = [o] { return report_cmd(*o); }; });
 }
 
 }  // namespace tailor::cli

@@ -535,8 +535,8 @@ int search_cmd(const SearchCmdOptions& o) {
 std::string default_grammar() { return layout::data_file("search/dmm.bnf").string(); }
 
 void add_search(CLI::App& app, Runner& run) {
-  auto o = std::make_shared<SearchCmdOptions>();
-  CLI::App* cmd = app.add_subcommand("search", "Search the DMM design space for the best custom DMM of a trace");
+  auto [cmd, o] = add_command<SearchCmdOptions>(
+      app, run, "search", "Search the DMM design space for the best custom DMM of a trace", search_cmd);
   cmd->add_option("traces", o->traces, "Trace file(s): one DMM for all of them")->required();
   cmd->add_option("-o,--output", o->output, "Write the found DMM as a spec (loads in tailor simulate)");
   cmd->add_option("--seed", o->seed, "Random seed (same seed, same result)")->capture_default_str();
@@ -591,7 +591,6 @@ void add_search(CLI::App& app, Runner& run) {
   cmd->add_option("--checkpoint-every", o->checkpoint_every, "Generations between checkpoints")->needs(ckpt);
   cmd->add_option("--resume", o->resume,
                   "Continue the search saved in FILE (same traces and settings; the result is the uninterrupted one's)");
-  cmd->callback([o, &run] { run = [o] { return search_cmd(*o); }; });
 }
 
 }  // namespace tailor::cli

@@ -3,6 +3,7 @@
 // built-in DMMs and DMM specs on a trace, several at once, and prints every
 // metric (definitions in docs/dmm.md).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -10,10 +11,11 @@
 #include <atomic>
 #include <chrono>
 #include <optional>
-#include <sstream>
 #include <thread>
 
 #include "commands.h"
+#include "exit_status.h"
+#include "name_list.h"
 #include "validation.h"
 #include "dmm_spec.h"
 #include "replay_stream.h"
@@ -33,14 +35,6 @@ struct SimulateCmdOptions {
   unsigned threads = 0;
   unsigned front = dmm::Front::kDefaultLimit;
 };
-
-std::vector<std::string> split_names(const std::string& list) {
-  std::vector<std::string> names;
-  std::stringstream in(list);
-  for (std::string name; std::getline(in, name, ',');)
-    if (!name.empty()) names.push_back(name);
-  return names;
-}
 
 nlohmann::json to_json(const simulate::Metrics& m) {
   nlohmann::json series = nlohmann::json::array();
@@ -324,20 +318,17 @@ int simulate_cmd(const SimulateCmdOptions& o) {
   } else {
     print_text(r, t, all, o.check, model ? &*model : nullptr);
   }
-  if (!r.complete()) fmt::print(stderr, "tailor simulate: {}: {}\n", o.trace, r.cut());
-  return 0;
+  return exit_status(r, "simulate");
 }
 
 }  // namespace
 
 void add_simulate(CLI::App& app, Runner& run) {
-  auto o = std::make_shared<SimulateCmdOptions>();
-  CLI::App* cmd = app.add_subcommand("simulate", "Simulate dynamic memory managers on a trace and measure them");
-  cmd->add_option("trace", o->trace, "Trace file")->required();
-  std::string known;
-  for (const auto& k : simulate::known_dmms()) known += (known.empty() ? "" : ", ") + k;
+  auto [cmd, o] = add_trace_command<SimulateCmdOptions>(
+      app, run, "simulate", "Simulate dynamic memory managers on a trace and measure them", simulate_cmd);
   cmd->add_option("--dmm", o->dmms,
-                  "Comma-separated DMMs: built-ins (" + known + ") or DMM spec files (FILE.json, docs/dmm.md)")
+                  fmt::format("Comma-separated DMMs: built-ins ({}) or DMM spec files (FILE.json, docs/dmm.md)",
+                              fmt::join(simulate::known_dmms(), ", ")))
       ->capture_default_str();
   cmd->add_option("--threads", o->threads, "DMMs simulated at once (default: one per core)");
   cmd->add_option("--front", o->front,
@@ -351,7 +342,6 @@ void add_simulate(CLI::App& app, Runner& run) {
                 "it); the simulation times are then the loops' alone");
   cmd->add_flag("--check", o->check,
                 "Verify after every operation: no overlap, inside system memory, size, alignment, high-water mark");
-  cmd->callback([o, &run] { run = [o] { return simulate_cmd(*o); }; });
 }
 
 }  // namespace tailor::cli

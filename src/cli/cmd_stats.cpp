@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "exit_status.h"
 #include "strides.h"
 #include "tailor/trace/reader.h"
 #include "trace_stats.h"
@@ -106,8 +107,7 @@ int strides(const StatsCmdOptions& o) {
   if (!o.no_symbols) analyze::symbolize_sites(sites, r.modules());
   if (o.json) {
     fmt::print("{}\n", analyze::to_json(sites).dump(2));
-    if (!r.complete()) fmt::print(stderr, "tailor stats: {}: {}\n", o.trace, r.cut());
-    return 0;
+    return exit_status(r, "stats");
   }
   fmt::print("trace     {}\n", r.path());
   if (!r.complete()) fmt::print("warning   {}\n", r.cut());
@@ -146,16 +146,14 @@ int stats(const StatsCmdOptions& o) {
   } else {
     print_text(r, s);
   }
-  if (!r.complete()) fmt::print(stderr, "tailor stats: {}: {}\n", o.trace, r.cut());
-  return 0;
+  return exit_status(r, "stats");
 }
 
 }  // namespace
 
 void add_stats(CLI::App& app, Runner& run) {
-  auto o = std::make_shared<StatsCmdOptions>();
-  CLI::App* cmd = app.add_subcommand("stats", "Exact statistics of a trace: Table 2 of the DMM paper and more");
-  cmd->add_option("trace", o->trace, "Trace file")->required();
+  auto [cmd, o] = add_trace_command<StatsCmdOptions>(
+      app, run, "stats", "Exact statistics of a trace: Table 2 of the DMM paper and more", stats);
   cmd->add_flag("--json", o->json, "Machine-readable output");
   cmd->add_flag("--no-symbols", o->no_symbols, "Do not symbolize call sites");
   CLI::Option* strides = cmd->add_flag("--strides", o->strides,
@@ -165,7 +163,6 @@ void add_stats(CLI::App& app, Runner& run) {
                 "With --strides: model TAILOR_POOLS=2, which also pools the first one-size site of each slot size")
       ->needs(strides);
   cmd->add_option("--top", o->top, "Entries in each top list")->capture_default_str();
-  cmd->callback([o, &run] { run = [o] { return stats(*o); }; });
 }
 
 }  // namespace tailor::cli

@@ -188,10 +188,11 @@ int tune_cmd(TuneCmdOptions& o) {
 }  // namespace
 
 void add_tune(CLI::App& app, Runner& run) {
-  auto o = std::make_shared<TuneCmdOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "tune", "Tailor libtailor to a program: record it, search tunables and DMMs, verify on the program, write the "
-              "winner's config");
+  auto [cmd, o] = add_command<TuneCmdOptions>(
+      app, run, "tune",
+      "Tailor libtailor to a program: record it, search tunables and DMMs, verify on the program, write the "
+      "winner's config",
+      tune_cmd);
   cmd->add_option("--objective", o->objective, "What to improve: time, memory (peak RSS) or balanced")
       ->check(CLI::IsMember({"time", "memory", "balanced"}))
       ->capture_default_str();
@@ -231,7 +232,6 @@ void add_tune(CLI::App& app, Runner& run) {
       "The command runs once recorded (its output passes through) and then several times with its output discarded.\n"
       "Exit status: 0 when tuned (a config written or default libtailor kept), 2 when the command failed or did "
       "not allocate.");
-  cmd->callback([o, &run] { run = [o] { return tune_cmd(*o); }; });
 }
 
 }  // namespace tailor::cli

@@ -188,9 +188,10 @@ int validate_cmd(const ValidateCmdOptions& o) {
 }  // namespace
 
 void add_validate(CLI::App& app, Runner& run) {
-  auto o = std::make_shared<ValidateCmdOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "validate", "Compare each DMM's simulation with the same DMM run for real (seed 002's Table 5); fit the time model");
+  auto [cmd, o] = add_command<ValidateCmdOptions>(
+      app, run, "validate",
+      "Compare each DMM's simulation with the same DMM run for real (seed 002's Table 5); fit the time model",
+      validate_cmd);
   cmd->add_option("trace", o->traces, "Trace file (several with --fit)")->required();
   cmd->add_option("--dmm", o->dmms, "DMMs: kng, lea, fib, buddy, s10, exa or a spec FILE.json, comma-separated "
                                     "(kng is added if missing: everything is normalized to it)")
@@ -225,7 +226,6 @@ void add_validate(CLI::App& app, Runner& run) {
   cmd->add_flag("--fit", o->fit, "Fit the time model on the real runs of every trace given, and write it (-o)");
   cmd->add_option("-o,--output", o->output, "With --fit: the model file written")->capture_default_str();
   cmd->add_flag("--json", o->json, "Machine-readable output");
-  cmd->callback([o, &run] { run = [o] { return validate_cmd(*o); }; });
 }
 
 }  // namespace tailor::cli
