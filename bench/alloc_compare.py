@@ -25,10 +25,9 @@ import argparse
 import math
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
-import time
+
+from measured_run import run_with_peak_rss
 
 LIBDIR = "/usr/lib/x86_64-linux-gnu"
 PEERS = {
@@ -54,25 +53,16 @@ SCALABLE = {"mt_random_small": 10000000, "mt_false_sharing": 100000, "mt_server"
 
 
 def run_measured(cmd, preload, extra_env=None):
-    """Wall time, peak RSS (KiB) and stdout of one run.
-
-    Peak RSS comes from GNU time's %M (wait4's ru_maxrss of its child): a
-    child forked straight from Python would count Python's own pages, which
-    the kernel records in ru_maxrss at exec."""
+    """Wall time, peak RSS (KiB, see measured_run) and stdout of one run."""
     env = dict(os.environ)
     env.pop("LD_PRELOAD", None)
     if preload:
         env["LD_PRELOAD"] = preload
     env.update(extra_env or {})
-    with tempfile.NamedTemporaryFile("r", prefix="alloc-compare-", suffix=".rss") as rss_file:
-        start = time.perf_counter()
-        proc = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss_file.name] + cmd, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        elapsed = time.perf_counter() - start
-        if proc.returncode != 0:
-            sys.exit(f"alloc_compare: {' '.join(cmd)} (LD_PRELOAD={preload}) exited {proc.returncode}:\n"
-                     f"{proc.stderr.decode(errors='replace')[-2000:]}")
-        rss = int(rss_file.read().split()[-1])
+    elapsed, rss, proc = run_with_peak_rss(
+        cmd, env, "alloc-compare-",
+        lambda failed: f"alloc_compare: {' '.join(cmd)} (LD_PRELOAD={preload}) exited {failed.returncode}:\n"
+                       f"{failed.stderr.decode(errors='replace')[-2000:]}")
     return elapsed, rss, proc.stdout.decode()
 
 

@@ -27,8 +27,8 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
-import time
+
+from measured_run import run_with_peak_rss
 
 POINTER_CHASING = ["olden_em3d", "olden_health", "olden_mst", "olden_treeadd", "olden_tsp", "olden_perimeter",
                    "olden_bisort", "ptrdist_ft"]
@@ -73,14 +73,9 @@ def env_for(extra, preload):
 
 
 def run_timed(cmd, env):
-    with tempfile.NamedTemporaryFile("r", prefix="pools-compare-", suffix=".rss") as rss_file:
-        start = time.perf_counter()
-        p = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss_file.name] + cmd, env=env,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        elapsed = time.perf_counter() - start
-        if p.returncode != 0:
-            sys.exit(f"pools_compare: {' '.join(cmd)} exited {p.returncode}:\n{p.stderr.decode()[-2000:]}")
-        rss = int(rss_file.read().split()[-1])
+    elapsed, rss, p = run_with_peak_rss(
+        cmd, env, "pools-compare-",
+        lambda failed: f"pools_compare: {' '.join(cmd)} exited {failed.returncode}:\n{failed.stderr.decode()[-2000:]}")
     return elapsed, rss, p.stdout.decode(), p.stderr.decode()
 
 

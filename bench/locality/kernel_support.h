@@ -8,6 +8,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 namespace tailor::bench {
@@ -40,6 +43,21 @@ inline double thread_cpu_seconds() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+/// Ends a run whose command line is wrong: "<program>: <why>", then the
+/// usage text, on stderr, and exit status 2.
+[[noreturn]] inline void usage_error(const char* program, const std::string& why, const char* usage) {
+  std::fprintf(stderr, "%s: %s\n%s", program, why.c_str(), usage);
+  std::exit(2);
+}
+
+/// The argument after the option argv[i], moving i onto it; when argv[i] is
+/// the last argument, usage("missing value after <option>") instead.
+template <class Usage>
+const char* option_value(int argc, char** argv, int& i, Usage usage) {
+  if (i + 1 >= argc) usage("missing value after " + std::string(argv[i]));
+  return argv[++i];
 }
 
 }  // namespace tailor::bench

@@ -45,13 +45,10 @@ struct Options {
   bool huge = false;
 };
 
-[[noreturn]] void usage(const char* why) {
-  std::fprintf(stderr,
-               "layout_bound: %s\n"
-               "usage: layout_bound --layout insertion|key|random|top-then-key [--n N] [--spread S]\n"
-               "                    [--chunk BYTES] [--top-depth D] [--seed S] [--huge]\n",
-               why);
-  std::exit(2);
+[[noreturn]] void usage(const std::string& why) {
+  tailor::bench::usage_error("layout_bound", why,
+                             "usage: layout_bound --layout insertion|key|random|top-then-key [--n N] [--spread S]\n"
+                             "                    [--chunk BYTES] [--top-depth D] [--seed S] [--huge]\n");
 }
 
 Options parse(int argc, char** argv) {
@@ -59,15 +56,14 @@ Options parse(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto number = [&]() -> std::size_t {
-      if (i + 1 >= argc) usage(("missing value after " + a).c_str());
+      const char* text = tailor::bench::option_value(argc, argv, i, usage);
       char* end = nullptr;
-      const unsigned long long v = std::strtoull(argv[++i], &end, 10);
-      if (*end != '\0') usage(("not a number after " + a + ": " + argv[i]).c_str());
+      const unsigned long long v = std::strtoull(text, &end, 10);
+      if (*end != '\0') usage("not a number after " + a + ": " + text);
       return static_cast<std::size_t>(v);
     };
     if (a == "--layout") {
-      if (i + 1 >= argc) usage("missing value after --layout");
-      o.layout = argv[++i];
+      o.layout = tailor::bench::option_value(argc, argv, i, usage);
     } else if (a == "--n") {
       o.n = number();
     } else if (a == "--spread") {
@@ -81,7 +77,7 @@ Options parse(int argc, char** argv) {
     } else if (a == "--huge") {
       o.huge = true;
     } else {
-      usage(("unknown argument " + a).c_str());
+      usage("unknown argument " + a);
     }
   }
   if (o.layout != "insertion" && o.layout != "key" && o.layout != "random" && o.layout != "top-then-key")

@@ -51,23 +51,18 @@ struct Options {
   double dynamism = 10;  // percent, for --kernel mixed
 };
 
-[[noreturn]] void usage(const char* msg) {
-  std::fprintf(stderr,
-               "locality_kernels: %s\n"
-               "usage: locality_kernels --kernel list|tree|mixed [--alloc std|tailor] [--predicate first|match|path]\n"
-               "                        [--k K] [--n N] [--seed S] [--walk-before-sort] [--dynamism D]\n",
-               msg);
-  std::exit(2);
+[[noreturn]] void usage(const std::string& why) {
+  tailor::bench::usage_error(
+      "locality_kernels", why,
+      "usage: locality_kernels --kernel list|tree|mixed [--alloc std|tailor] [--predicate first|match|path]\n"
+      "                        [--k K] [--n N] [--seed S] [--walk-before-sort] [--dynamism D]\n");
 }
 
 Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) usage(("missing value after " + a).c_str());
-      return argv[++i];
-    };
+    auto value = [&]() -> std::string { return tailor::bench::option_value(argc, argv, i, usage); };
     if (a == "--kernel")
       o.kernel = value();
     else if (a == "--alloc")
@@ -85,7 +80,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--walk-before-sort")
       o.walk_before_sort = true;
     else
-      usage(("unknown argument " + a).c_str());
+      usage("unknown argument " + a);
   }
   if (o.kernel != "list" && o.kernel != "tree" && o.kernel != "mixed") usage("--kernel must be list, tree or mixed");
   if (!(o.dynamism > 0 && o.dynamism < 100)) usage("--dynamism must be in (0, 100)");
@@ -180,25 +175,22 @@ auto warm_up(const Alloc& a, std::size_t total, std::size_t freed, Rng& rng) {
 
 // Each timed phase runs inside a function of its own that is never inlined,
 // so that callgrind (bench/locality_kernels.py --cache) can report the cache
-// misses of each phase as the inclusive cost of phase_<name>.
-template <class F>
-[[gnu::noinline]] void phase_warmup(F&& f) { f(); }
-template <class F>
-[[gnu::noinline]] void phase_build(F&& f) { f(); }
-template <class F>
-[[gnu::noinline]] void phase_walk_built(F&& f) { f(); }
-template <class F>
-[[gnu::noinline]] void phase_sort(F&& f) { f(); }
-template <class F>
-[[gnu::noinline]] void phase_for_each(F&& f) { f(); }
-template <class F>
-[[gnu::noinline]] void phase_clear(F&& f) { f(); }
-template <class F>
-[[gnu::noinline]] void phase_insert(F&& f) { f(); }
-template <class F>
-[[gnu::noinline]] void phase_find(F&& f) { f(); }
-template <class F>
-[[gnu::noinline]] void phase_destroy(F&& f) { f(); }
+// misses of each phase as the inclusive cost of phase_<name>. They differ
+// only in that name, which a macro pastes.
+#define LOCALITY_KERNELS_PHASE(name) \
+  template <class F>                 \
+  [[gnu::noinline]] void phase_##name(F&& f) { f(); }
+LOCALITY_KERNELS_PHASE(warmup)
+LOCALITY_KERNELS_PHASE(build)
+LOCALITY_KERNELS_PHASE(walk_built)
+LOCALITY_KERNELS_PHASE(sort)
+LOCALITY_KERNELS_PHASE(for_each)
+LOCALITY_KERNELS_PHASE(clear)
+LOCALITY_KERNELS_PHASE(insert)
+LOCALITY_KERNELS_PHASE(find)
+LOCALITY_KERNELS_PHASE(destroy)
+LOCALITY_KERNELS_PHASE(mixed)
+#undef LOCALITY_KERNELS_PHASE
 
 template <class Alloc>
 std::uint64_t list_kernel(const Options& o, const Alloc& a, Phases& ph) {
@@ -296,9 +288,6 @@ std::uint64_t tree_kernel(const Options& o, const Alloc& a, Phases& ph) {
   release();
   return check;
 }
-
-template <class F>
-[[gnu::noinline]] void phase_mixed(F&& f) { f(); }
 
 /// The dynamism kernel: after the list warm-up, a list of N elements is
 /// worked on in rounds of one full traversal (N non-modifying steps) and x

@@ -29,15 +29,15 @@ namespace {
 constexpr const char* kProg = "wl_boolean_sets";
 constexpr int kMinInputs = 6;
 constexpr int kMaxInputs = 14;
+constexpr wl::ProgramInfo kInfo{kProg,
+                                "espresso-like: complement, expand and irredundant cover of random "
+                                "boolean functions with heap-allocated bit sets.",
+                                "functions to minimize", 400, 1, 100000000};
 
 std::uint64_t g_sets = 0;
 std::uint64_t g_families = 0;
 
-void* xmalloc(std::size_t bytes) {
-  void* p = std::malloc(bytes);
-  if (p == nullptr) wl::out_of_memory(kProg, bytes);
-  return p;
-}
+void* xmalloc(std::size_t bytes) { return wl::checked_malloc(kProg, bytes); }
 
 // ---------------------------------------------------------------------------
 // Sets: word 0 holds the number of data words, words 1..n the bits.
@@ -489,12 +489,7 @@ void minimize(wl::Rng& rng, std::uint64_t index, Totals& tot, wl::Checksum& chec
 }  // namespace
 
 int main(int argc, char** argv) {
-  const wl::ProgramInfo info{kProg,
-                             "espresso-like: complement, expand and irredundant cover of random "
-                             "boolean functions with heap-allocated bit sets.",
-                             "functions to minimize", 400, 1, 100000000};
-  const wl::Options opt = wl::parse_args(argc, argv, info);
-  wl::Rng rng(opt.seed);
+  auto [opt, rng] = wl::start(argc, argv, kInfo);
   Totals tot;
   wl::Checksum check;
   for (std::uint64_t i = 0; i < opt.size; ++i) minimize(rng, i, tot, check);

@@ -33,6 +33,10 @@ constexpr double kCell = 2.0 * kMaxRadius;
 constexpr int kGrid = 17;  // ceil(kBox / kCell)
 constexpr double kDt = 0.01;
 constexpr double kContactMargin = 0.05;
+constexpr wl::ProgramInfo kInfo{kProg,
+                                "boxed-sim-like: elastic spheres in a box, contact events as small "
+                                "malloc'd objects.",
+                                "time steps", 5000, 1, 100000000};
 
 struct Sphere {
   double x[3];
@@ -57,8 +61,7 @@ constexpr std::uint32_t kWall = 0xffffffffu;
 std::uint64_t g_allocs = 0;
 
 void* xmalloc(std::size_t bytes) {
-  void* p = std::malloc(bytes);
-  if (p == nullptr) wl::out_of_memory(kProg, bytes);
+  void* p = wl::checked_malloc(kProg, bytes);
   ++g_allocs;
   return p;
 }
@@ -81,12 +84,7 @@ int cell_of(double x) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const wl::ProgramInfo info{kProg,
-                             "boxed-sim-like: elastic spheres in a box, contact events as small "
-                             "malloc'd objects.",
-                             "time steps", 5000, 1, 100000000};
-  const wl::Options opt = wl::parse_args(argc, argv, info);
-  wl::Rng rng(opt.seed);
+  auto [opt, rng] = wl::start(argc, argv, kInfo);
 
   auto* spheres = static_cast<Sphere*>(xmalloc(kSpheres * sizeof(Sphere)));
   // Initial placement: a random subset of the sites of a 13^3 lattice, each

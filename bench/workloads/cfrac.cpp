@@ -27,6 +27,10 @@
 namespace {
 
 constexpr const char* kProg = "wl_cfrac";
+constexpr wl::ProgramInfo kInfo{kProg,
+                                "cfrac: continued-fraction factorization of seeded semiprimes "
+                                "with heap-allocated bignums.",
+                                "number of composites to factor", 80, 1, 100000};
 
 // ---------------------------------------------------------------------------
 // Arbitrary-precision non-negative integers.
@@ -38,11 +42,7 @@ constexpr std::uint32_t kBase = 1u << kDigitBits;
 
 std::uint64_t g_big_allocs = 0;
 
-void* xmalloc(std::size_t bytes) {
-  void* p = std::malloc(bytes);
-  if (p == nullptr) wl::out_of_memory(kProg, bytes);
-  return p;
-}
+void* xmalloc(std::size_t bytes) { return wl::checked_malloc(kProg, bytes); }
 
 Big big_alloc(std::size_t n) {
   ++g_big_allocs;
@@ -686,12 +686,7 @@ Big cfrac_try(const digit* n, std::uint32_t k, Stats& st) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const wl::ProgramInfo info{kProg,
-                             "cfrac: continued-fraction factorization of seeded semiprimes "
-                             "with heap-allocated bignums.",
-                             "number of composites to factor", 80, 1, 100000};
-  const wl::Options opt = wl::parse_args(argc, argv, info);
-  wl::Rng rng(opt.seed);
+  auto [opt, rng] = wl::start(argc, argv, kInfo);
 
   static const std::uint32_t kMultipliers[] = {1, 3, 5, 7, 11, 13, 15, 17, 19, 21, 23, 29, 31, 33, 35, 37};
   Stats st;

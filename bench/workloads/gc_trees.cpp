@@ -24,6 +24,10 @@ namespace {
 constexpr const char* kProg = "wl_gc_trees";
 constexpr int kMinTreeDepth = 4;
 constexpr std::size_t kArraySize = 500000;
+constexpr wl::ProgramInfo kInfo{kProg,
+                                "GCBench: build and drop complete binary trees top-down and bottom-up, "
+                                "with a long-lived tree and array.",
+                                "maximum tree depth (stretch tree: N+2, long-lived tree: N)", 18, 4, 22};
 
 std::uint64_t g_nodes_allocated = 0;
 
@@ -113,11 +117,7 @@ void check_tree(const Node* t, int depth, const char* what) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const wl::ProgramInfo info{kProg,
-                             "GCBench: build and drop complete binary trees top-down and bottom-up, "
-                             "with a long-lived tree and array.",
-                             "maximum tree depth (stretch tree: N+2, long-lived tree: N)", 18, 4, 22};
-  const wl::Options opt = wl::parse_args(argc, argv, info);
+  const wl::Options opt = wl::parse_args(argc, argv, kInfo);
   g_seed = opt.seed;
   const int max_depth = static_cast<int>(opt.size);
   const int stretch_depth = max_depth + 2;

@@ -32,6 +32,10 @@ constexpr std::uint32_t kBurstInjectPerStep = kNodes / 4;
 constexpr std::uint32_t kPhaseSteps = 50;
 constexpr std::uint32_t kLinkCapacity = 1;  // messages per link per step
 constexpr int kMaxLatency = 256;
+constexpr wl::ProgramInfo kInfo{kProg,
+                                "lindsay-like hypercube network simulator: many short-lived "
+                                "heap-allocated messages routed hop by hop.",
+                                "messages to send", 5000000, 1, 1000000000};
 
 struct Message {
   Message* next = nullptr;
@@ -96,12 +100,7 @@ std::uint32_t payload_checksum(const std::uint8_t* p, std::uint16_t len) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const wl::ProgramInfo info{kProg,
-                             "lindsay-like hypercube network simulator: many short-lived "
-                             "heap-allocated messages routed hop by hop.",
-                             "messages to send", 5000000, 1, 1000000000};
-  const wl::Options opt = wl::parse_args(argc, argv, info);
-  wl::Rng rng(opt.seed);
+  auto [opt, rng] = wl::start(argc, argv, kInfo);
 
   auto* nodes = new Node[kNodes];
   std::uint64_t latency_hist[kMaxLatency + 1] = {};

@@ -22,17 +22,16 @@ namespace {
 
 constexpr const char* kProg = "wl_list_kernel";
 constexpr int kRounds = 3;
+constexpr wl::ProgramInfo kInfo{kProg,
+                                "Defero list micro-kernel: fragmenting warm-up, then "
+                                "push_back/push_front, sort, for_each, clear.",
+                                "list length N (warm-up allocates 2N)", 500000, 1, 50000000};
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const wl::ProgramInfo info{kProg,
-                             "Defero list micro-kernel: fragmenting warm-up, then "
-                             "push_back/push_front, sort, for_each, clear.",
-                             "list length N (warm-up allocates 2N)", 500000, 1, 50000000};
-  const wl::Options opt = wl::parse_args(argc, argv, info);
+  auto [opt, rng] = wl::start(argc, argv, kInfo);
   const std::size_t n = opt.size;
-  wl::Rng rng(opt.seed);
 
   // Warm-up: 2N allocations, then N random erasures.
   std::list<int> warm;

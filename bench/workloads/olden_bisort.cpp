@@ -18,6 +18,8 @@
 namespace {
 
 constexpr const char* kProg = "wl_olden_bisort";
+constexpr wl::ProgramInfo kInfo{kProg, "Olden bisort: bitonic sort of values in a binary tree of malloc'd nodes.",
+                                "tree levels (leaves = 2^N)", 19, 1, 24};
 
 struct Node {
   std::uint32_t value;
@@ -101,11 +103,8 @@ void release(Node* t) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const wl::ProgramInfo info{kProg, "Olden bisort: bitonic sort of values in a binary tree of malloc'd nodes.",
-                             "tree levels (leaves = 2^N)", 19, 1, 24};
-  const wl::Options opt = wl::parse_args(argc, argv, info);
+  auto [opt, rng] = wl::start(argc, argv, kInfo);
   const int levels = static_cast<int>(opt.size);
-  wl::Rng rng(opt.seed);
   Node* root = build(levels, rng);
   Summary input;
   summarize(root, true, input);

@@ -24,6 +24,8 @@ namespace {
 constexpr const char* kProg = "wl_olden_em3d";
 constexpr int kDegree = 10;
 constexpr int kIterations = 40;
+constexpr wl::ProgramInfo kInfo{kProg, "Olden em3d: propagate values on a bipartite graph of malloc'd nodes.",
+                                "nodes of each kind", 60000, 16, 2000000};
 
 struct Node {
   double value;
@@ -34,20 +36,13 @@ struct Node {
   int id;
 };
 
-void* xmalloc(std::size_t n) {
-  void* p = std::malloc(n);
-  if (p == nullptr) wl::out_of_memory(kProg, n);
-  return p;
-}
+void* xmalloc(std::size_t n) { return wl::checked_malloc(kProg, n); }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const wl::ProgramInfo info{kProg, "Olden em3d: propagate values on a bipartite graph of malloc'd nodes.",
-                             "nodes of each kind", 60000, 16, 2000000};
-  const wl::Options opt = wl::parse_args(argc, argv, info);
+  auto [opt, rng] = wl::start(argc, argv, kInfo);
   const int n = static_cast<int>(opt.size);
-  wl::Rng rng(opt.seed);
 
   // Each kind's nodes, allocated in list order with their arrays.
   Node* heads[2] = {nullptr, nullptr};

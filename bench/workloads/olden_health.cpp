@@ -29,6 +29,10 @@ namespace {
 
 constexpr const char* kProg = "wl_olden_health";
 constexpr int kLevels = 6;  // 1365 villages, as in Olden's larger inputs
+constexpr wl::ProgramInfo kInfo{kProg,
+                                "Olden health: hierarchical health-care simulation with malloc'd "
+                                "patients in linked lists.",
+                                "simulated time steps", 500, 1, 1000000};
 
 struct Village;
 
@@ -68,11 +72,7 @@ struct Village {
 std::uint64_t g_patients = 0;
 std::uint64_t g_list_cells = 0;
 
-void* xmalloc(std::size_t bytes) {
-  void* p = std::malloc(bytes);
-  if (p == nullptr) wl::out_of_memory(kProg, bytes);
-  return p;
-}
+void* xmalloc(std::size_t bytes) { return wl::checked_malloc(kProg, bytes); }
 
 void init_list(List* l) {
   l->patient = nullptr;
@@ -302,11 +302,7 @@ void free_tree(Village* v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const wl::ProgramInfo info{kProg,
-                             "Olden health: hierarchical health-care simulation with malloc'd "
-                             "patients in linked lists.",
-                             "simulated time steps", 500, 1, 1000000};
-  const wl::Options opt = wl::parse_args(argc, argv, info);
+  const wl::Options opt = wl::parse_args(argc, argv, kInfo);
 
   Village* top = alloc_tree(kLevels, 0, nullptr, opt.seed);
   const std::uint64_t villages = ((std::uint64_t{1} << (2 * kLevels)) - 1) / 3;

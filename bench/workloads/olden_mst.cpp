@@ -22,6 +22,8 @@ namespace {
 constexpr const char* kProg = "wl_olden_mst";
 constexpr int kRounds = 3;
 constexpr std::uint32_t kInf = 0xffffffffu;
+constexpr wl::ProgramInfo kInfo{kProg, "Olden mst: Prim's minimum spanning tree over per-vertex edge hash tables.",
+                                "vertices", 1400, 2, 20000};
 
 struct Vertex;
 
@@ -39,11 +41,7 @@ struct Vertex {
   HashEntry** table;
 };
 
-void* xmalloc(std::size_t n) {
-  void* p = std::malloc(n);
-  if (p == nullptr) wl::out_of_memory(kProg, n);
-  return p;
-}
+void* xmalloc(std::size_t n) { return wl::checked_malloc(kProg, n); }
 
 std::uint32_t weight_of(std::uint64_t seed, int a, int b) {
   if (a > b) { int t = a; a = b; b = t; }
@@ -110,11 +108,8 @@ std::uint64_t prim_reference(std::uint64_t seed, int n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const wl::ProgramInfo info{kProg, "Olden mst: Prim's minimum spanning tree over per-vertex edge hash tables.",
-                             "vertices", 1400, 2, 20000};
-  const wl::Options opt = wl::parse_args(argc, argv, info);
+  auto [opt, rng] = wl::start(argc, argv, kInfo);
   const int n = static_cast<int>(opt.size);
-  wl::Rng rng(opt.seed);
   std::uint64_t tree = 0;
   std::uint64_t entries = 0;
   for (int round = 0; round < kRounds; ++round) {

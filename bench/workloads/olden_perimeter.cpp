@@ -21,6 +21,8 @@ namespace {
 constexpr const char* kProg = "wl_olden_perimeter";
 constexpr int kRounds = 4;
 constexpr int kDisks = 6;
+constexpr wl::ProgramInfo kInfo{kProg, "Olden perimeter: perimeter of an image by neighbour finding in a quadtree.",
+                                "image levels (2^N x 2^N pixels)", 12, 1, 14};
 
 enum Color : std::uint8_t { kWhite, kBlack, kGrey };
 enum Quad : std::uint8_t { kNW, kNE, kSW, kSE, kRoot };
@@ -174,11 +176,8 @@ void release(QNode* t) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const wl::ProgramInfo info{kProg, "Olden perimeter: perimeter of an image by neighbour finding in a quadtree.",
-                             "image levels (2^N x 2^N pixels)", 12, 1, 14};
-  const wl::Options opt = wl::parse_args(argc, argv, info);
+  auto [opt, rng] = wl::start(argc, argv, kInfo);
   const std::int64_t size = std::int64_t{1} << opt.size;
-  wl::Rng rng(opt.seed);
   std::int64_t last = 0;
   constexpr int kWalks = 32;
   for (int round = 0; round < kRounds; ++round) {

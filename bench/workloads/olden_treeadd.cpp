@@ -22,6 +22,9 @@ namespace {
 constexpr const char* kProg = "wl_olden_treeadd";
 constexpr int kRounds = 8;
 constexpr int kSumsPerRound = 8;
+constexpr wl::ProgramInfo kInfo{kProg,
+                                "Olden treeadd: build a binary tree with malloc, sum it repeatedly.",
+                                "tree levels (nodes = 2^N - 1)", 22, 1, 25};
 
 struct Tree {
   int val;
@@ -49,24 +52,13 @@ std::int64_t tree_add(const Tree* t) {
   return tree_add(t->left) + tree_add(t->right) + t->val;
 }
 
-void tree_free(Tree* t) {
-  if (t == nullptr) return;
-  tree_free(t->left);
-  tree_free(t->right);
-  std::free(t);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  const wl::ProgramInfo info{kProg,
-                             "Olden treeadd: build a binary tree with malloc, sum it repeatedly.",
-                             "tree levels (nodes = 2^N - 1)", 22, 1, 25};
-  const wl::Options opt = wl::parse_args(argc, argv, info);
+  auto [opt, rng] = wl::start(argc, argv, kInfo);
   const int levels = static_cast<int>(opt.size);
 
   // Coefficients of the node values; a*i + b stays below 2^31 for i < 2^27.
-  wl::Rng rng(opt.seed);
   const int a = static_cast<int>(rng.range(1, 15));
   const int b = static_cast<int>(rng.range(0, 999));
 
@@ -88,7 +80,7 @@ int main(int argc, char** argv) {
       }
       last = total;
     }
-    tree_free(root);
+    wl::free_binary_tree(root);
   }
   if (opt.verbose) {
     std::fprintf(stderr, "%s: %llu nodes allocated (%zu bytes each)\n", kProg,

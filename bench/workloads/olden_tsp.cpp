@@ -21,6 +21,8 @@ namespace {
 
 constexpr const char* kProg = "wl_olden_tsp";
 constexpr int kRounds = 4;
+constexpr wl::ProgramInfo kInfo{kProg, "Olden tsp: divide-and-conquer tour over a 2-d tree of malloc'd cities.",
+                                "cities", 500000, 1, 10000000};
 
 struct City {
   double x, y;
@@ -100,21 +102,11 @@ City* tour(City* t) {
   return merge(merge(t, l), r);
 }
 
-void release(City* t) {
-  if (t == nullptr) return;
-  release(t->left);
-  release(t->right);
-  std::free(t);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  const wl::ProgramInfo info{kProg, "Olden tsp: divide-and-conquer tour over a 2-d tree of malloc'd cities.",
-                             "cities", 500000, 1, 10000000};
-  const wl::Options opt = wl::parse_args(argc, argv, info);
+  auto [opt, rng] = wl::start(argc, argv, kInfo);
   const int n = static_cast<int>(opt.size);
-  wl::Rng rng(opt.seed);
   double length = 0;
   auto* seen = static_cast<unsigned char*>(std::malloc(static_cast<std::size_t>(n)));
   if (seen == nullptr) wl::out_of_memory(kProg, static_cast<std::size_t>(n));
@@ -142,7 +134,7 @@ int main(int argc, char** argv) {
     } while (c != start);
     if (std::fabs(fwd - bwd) > 1e-9 * (fwd + 1)) wl::fail(kProg, "round %d: forward %.12f, backward %.12f", round, fwd, bwd);
     length = fwd;
-    release(root);
+    wl::free_binary_tree(root);
   }
   std::free(seen);
   std::printf("tsp: %d cities in the unit square, %d rounds\n", n, kRounds);

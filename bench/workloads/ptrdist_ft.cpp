@@ -22,6 +22,9 @@ constexpr const char* kProg = "wl_ptrdist_ft";
 constexpr int kRounds = 3;
 constexpr int kExtraEdges = 3;  // per vertex, besides the one joining it to an earlier vertex
 constexpr std::uint64_t kInf = ~std::uint64_t{0};
+constexpr wl::ProgramInfo kInfo{kProg,
+                                "Ptrdist ft: Prim's minimum spanning tree on a Fibonacci heap of malloc'd items.",
+                                "vertices", 80000, 2, 5000000};
 
 struct Vertex;
 struct Item;
@@ -51,11 +54,7 @@ struct Item {
   bool marked;
 };
 
-void* xmalloc(std::size_t n) {
-  void* p = std::malloc(n);
-  if (p == nullptr) wl::out_of_memory(kProg, n);
-  return p;
-}
+void* xmalloc(std::size_t n) { return wl::checked_malloc(kProg, n); }
 
 class FibHeap {
  public:
@@ -197,11 +196,8 @@ int find(int* parent, int x) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const wl::ProgramInfo info{kProg, "Ptrdist ft: Prim's minimum spanning tree on a Fibonacci heap of malloc'd items.",
-                             "vertices", 80000, 2, 5000000};
-  const wl::Options opt = wl::parse_args(argc, argv, info);
+  auto [opt, rng] = wl::start(argc, argv, kInfo);
   const int n = static_cast<int>(opt.size);
-  wl::Rng rng(opt.seed);
   std::uint64_t weight = 0;
   for (int round = 0; round < kRounds; ++round) {
     auto** vs = static_cast<Vertex**>(xmalloc(sizeof(Vertex*) * n));

@@ -30,6 +30,10 @@ namespace {
 constexpr const char* kProg = "wl_robot_kinematics";
 constexpr int kJoints = 6;
 constexpr double kPi = 3.14159265358979323846;
+constexpr wl::ProgramInfo kInfo{kProg,
+                                "roboop-like: kinematics, Jacobians and torques of a PUMA 560 along a "
+                                "trajectory, with heap-allocated matrices.",
+                                "trajectory points", 60000, 1, 100000000};
 
 std::uint64_t g_matrix_allocs = 0;
 
@@ -303,12 +307,7 @@ Matrix pose_jacobian(const Kinematics& k) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const wl::ProgramInfo info{kProg,
-                             "roboop-like: kinematics, Jacobians and torques of a PUMA 560 along a "
-                             "trajectory, with heap-allocated matrices.",
-                             "trajectory points", 60000, 1, 100000000};
-  const wl::Options opt = wl::parse_args(argc, argv, info);
-  wl::Rng rng(opt.seed);
+  auto [opt, rng] = wl::start(argc, argv, kInfo);
 
   // Trajectory q_i(t) = c_i + A_i sin(w_i t + phi_i).  Shoulder, elbow and
   // wrist stay in ranges free of singularities (|det J| > 0.005 there), so

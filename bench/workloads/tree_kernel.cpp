@@ -22,17 +22,16 @@ namespace {
 
 constexpr const char* kProg = "wl_tree_kernel";
 constexpr int kRounds = 2;
+constexpr wl::ProgramInfo kInfo{kProg,
+                                "Defero tree micro-kernel: fragmenting warm-up, then map "
+                                "insert, find, for_each, destroy.",
+                                "tree size N (warm-up inserts 3N)", 300000, 1, 20000000};
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const wl::ProgramInfo info{kProg,
-                             "Defero tree micro-kernel: fragmenting warm-up, then map "
-                             "insert, find, for_each, destroy.",
-                             "tree size N (warm-up inserts 3N)", 300000, 1, 20000000};
-  const wl::Options opt = wl::parse_args(argc, argv, info);
+  auto [opt, rng] = wl::start(argc, argv, kInfo);
   const std::size_t n = opt.size;
-  wl::Rng rng(opt.seed);
 
   // Warm-up: 3N inserts, then erase N of the inserted keys chosen at random.
   std::set<std::uint32_t> warm;

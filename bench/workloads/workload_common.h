@@ -1,8 +1,10 @@
 // Shared pieces of the bundled workloads: command-line parsing, a small
 // deterministic PRNG and helpers for self-checks.
 //
-// Everything here is header-only and allocation-free, so that the
-// allocation behaviour of a workload is that of its own code.
+// Everything here is header-only and allocates nothing on its own, so that
+// the allocation behaviour of a workload is that of its own code
+// (checked_malloc allocates where the workload calls it; free_binary_tree
+// frees in the order the workloads' own release functions did).
 //
 // Conventions every workload follows:
 //   wl_<name> [--seed S] [--size N] [--verbose] [--help]
@@ -136,6 +138,28 @@ inline void fail(const char* prog, const char* fmt, ...) {
 }
 
 // ---------------------------------------------------------------------------
+// Memory.
+
+// std::malloc that ends the run on failure. Always inlined, so that a
+// workload's xmalloc compiles exactly as when it called malloc itself: its
+// malloc call sites, which libtailor's pools key on, stay where they were.
+[[gnu::always_inline]] inline void* checked_malloc(const char* prog, std::size_t bytes) {
+  void* p = std::malloc(bytes);
+  if (p == nullptr) out_of_memory(prog, bytes);
+  return p;
+}
+
+// Frees a binary tree of malloc'd nodes (members `left` and `right`): both
+// subtrees, left first, then the node itself.
+template <class Node>
+void free_binary_tree(Node* t) {
+  if (t == nullptr) return;
+  free_binary_tree(t->left);
+  free_binary_tree(t->right);
+  std::free(t);
+}
+
+// ---------------------------------------------------------------------------
 // Command line.
 
 struct Options {
@@ -228,6 +252,18 @@ inline Options parse_args(int argc, char** argv, const ProgramInfo& info) {
                 static_cast<unsigned long long>(info.max_size));
   }
   return opt;
+}
+
+// What most workloads start from: the parsed command line and a generator
+// seeded with --seed.
+struct Start {
+  Options opt;
+  Rng rng;
+};
+
+inline Start start(int argc, char** argv, const ProgramInfo& info) {
+  const Options opt = parse_args(argc, argv, info);
+  return Start{opt, Rng(opt.seed)};
 }
 
 // ---------------------------------------------------------------------------
