@@ -10,27 +10,12 @@
 #include <vector>
 
 #include "address_map.h"
+#include "same_as_unordered_map.h"
 
 namespace {
 
 using tailor::analyze::AddressMap;
-
-void expect_same(AddressMap<std::uint64_t>& map, const std::unordered_map<std::uint64_t, std::uint64_t>& want) {
-  ASSERT_EQ(map.size(), want.size());
-  for (const auto& [address, value] : want) {
-    const std::uint64_t* got = map.find(address);
-    ASSERT_NE(got, nullptr) << address;
-    EXPECT_EQ(*got, value) << address;
-  }
-  std::size_t visited = 0;
-  map.for_each([&](std::uint64_t address, const std::uint64_t& value) {
-    ++visited;
-    auto it = want.find(address);
-    ASSERT_NE(it, want.end()) << address;
-    EXPECT_EQ(it->second, value);
-  });
-  EXPECT_EQ(visited, want.size());
-}
+using tailor::test::expect_same;
 
 TEST(AddressMap, AgreesWithUnorderedMapUnderChurn) {
   for (std::uint64_t pool : {100ull, 5000ull, 300000ull}) {  // few and many live blocks (growth past 2^16 slots)

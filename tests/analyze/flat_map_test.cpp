@@ -8,27 +8,12 @@
 #include <unordered_map>
 
 #include "flat_map.h"
+#include "same_as_unordered_map.h"
 
 namespace {
 
 using tailor::analyze::FlatMap;
-
-void expect_same(FlatMap<std::uint64_t>& map, const std::unordered_map<std::uint64_t, std::uint64_t>& want) {
-  ASSERT_EQ(map.size(), want.size());
-  for (const auto& [key, value] : want) {
-    const std::uint64_t* got = map.find(key);
-    ASSERT_NE(got, nullptr) << key;
-    EXPECT_EQ(*got, value) << key;
-  }
-  std::size_t visited = 0;
-  map.for_each([&](std::uint64_t key, const std::uint64_t& value) {
-    ++visited;
-    auto it = want.find(key);
-    ASSERT_NE(it, want.end()) << key;
-    EXPECT_EQ(it->second, value);
-  });
-  EXPECT_EQ(visited, want.size());
-}
+using tailor::test::expect_same;
 
 TEST(FlatMap, AgreesWithUnorderedMapOnRandomOperations) {
   // Few keys (sizes of one program), many (call sites of a large one, growth

@@ -10,18 +10,14 @@
 #include <random>
 #include <string>
 
+#include "locality/same_elements.h"
 #include "tailor/list.h"
 
 namespace {
 
 using tailor::locality_heap;
+using tailor::test::expect_same_elements;
 
-template <class A, class B>
-void expect_same(const A& mine, const B& theirs, int step) {
-  ASSERT_EQ(mine.size(), theirs.size()) << "step " << step;
-  ASSERT_TRUE(std::equal(mine.begin(), mine.end(), theirs.begin(), theirs.end())) << "step " << step;
-  ASSERT_TRUE(std::equal(mine.rbegin(), mine.rend(), theirs.rbegin(), theirs.rend())) << "step " << step;
-}
 
 template <class P>
 void random_ops(unsigned seed, unsigned k) {
@@ -99,23 +95,23 @@ void random_ops(unsigned seed, unsigned k) {
         other.splice(other.end(), a, a.begin());
         other_b.splice(other_b.end(), b, b.begin());
       }
-      expect_same(other, other_b, step);
+      expect_same_elements(other, other_b, step);
     } else if (op == 18) {
       const std::size_t n = rng() % (a.size() + 5);
       a.resize(n, "r"), b.resize(n, "r");
     } else if (op == 19) {
       L copy(a);
-      expect_same(copy, b, step);
+      expect_same_elements(copy, b, step);
       L moved(std::move(copy));
       a = moved;
       L assigned(alloc);
       assigned = std::move(moved);
       a.swap(assigned);
-      expect_same(assigned, b, step);
+      expect_same_elements(assigned, b, step);
       if (rng() % 10 == 0) a.clear(), b.clear();
     }
     (void)pos;
-    expect_same(a, b, step);
+    expect_same_elements(a, b, step);
   }
 }
 

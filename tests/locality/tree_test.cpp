@@ -12,6 +12,7 @@
 #include <set>
 #include <string>
 
+#include "locality/same_elements.h"
 #include "tailor/map.h"
 #include "tailor/set.h"
 
@@ -22,9 +23,7 @@ using tailor::locality_heap;
 template <class A, class B>
 void expect_same(const A& mine, const B& theirs, int step) {
   ASSERT_TRUE(mine.is_valid()) << "step " << step;
-  ASSERT_EQ(mine.size(), theirs.size()) << "step " << step;
-  ASSERT_TRUE(std::equal(mine.begin(), mine.end(), theirs.begin(), theirs.end())) << "step " << step;
-  ASSERT_TRUE(std::equal(mine.rbegin(), mine.rend(), theirs.rbegin(), theirs.rend())) << "step " << step;
+  tailor::test::expect_same_elements(mine, theirs, step);
 }
 
 template <class P>

@@ -35,6 +35,7 @@
 #include "tailor/trace/writer.h"
 #include "trace_stats.h"
 #include "common/temp_dir.h"
+#include "common/trace_file.h"
 #include "symbolizer.h"
 
 namespace {
@@ -706,16 +707,7 @@ TEST(Record, DumpPrintsOneLinePerEvent) {
   std::vector<Event> events;
   auto add = [&](std::uint64_t t, std::uint32_t thread, Op op, std::uint8_t flags, std::uint64_t size,
                  std::uint64_t address, std::uint64_t aux) {
-    Event e;
-    e.time_ns = t;
-    e.thread = thread;
-    e.op = op;
-    e.flags = flags;
-    e.size = size;
-    e.address = address;
-    e.aux = aux;
-    e.callsite = 0x401000 + t;
-    events.push_back(e);
+    events.push_back(tailor::test::event(thread, t, op, size, address, aux, flags, 0x401000 + t));
   };
   add(1000, 0, Op::ThreadStart, 0, 321, 0, 0);
   add(1100, 0, Op::Malloc, 0, 100, 0x1000, 0);
@@ -727,22 +719,12 @@ TEST(Record, DumpPrintsOneLinePerEvent) {
   add(1700, 0, Op::Free, 0, 0, 0x3000, 0);
   add(1800, 0, Op::ThreadExit, 0, 0, 0, 0);
   {
-    int fd = ::open(trace.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ASSERT_GE(fd, 0);
-    tr::Writer w;
-    ASSERT_TRUE(w.init(64));
-    w.attach(fd);
-    tr::HeaderFields h;
-    h.page_size = 4096;
-    h.pid = 4321;
-    h.ppid = 1;
-    h.start_monotonic_ns = 1000;
-    h.executable = "/usr/bin/prog";
-    h.command_line = std::string_view("prog\0arg", 8);
-    ASSERT_TRUE(w.write_header(h));
+    std::optional<tailor::test::TraceOut> out;
+    ASSERT_NO_THROW(out.emplace(trace, 64));  // the file is made and the Writer set up
+    tr::Writer& w = out->writer();
+    ASSERT_TRUE(w.write_header(tailor::test::process_header(4321, 1000, "/usr/bin/prog", {"prog\0arg", 8})));
     ASSERT_TRUE(w.write_events(0, events.data(), events.size()));
     ASSERT_TRUE(w.write_end({tr::EndReason::Exit, 0, events.size(), 0, 2000}));
-    ::close(fd);
   }
 
   Result full = run({TAILOR_BIN, "dump", "--no-time", trace});

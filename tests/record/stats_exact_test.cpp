@@ -4,7 +4,6 @@
 // on a synthetic trace written with the Writer every number (lifetimes,
 // percentiles, cross-thread and unknown releases, ...) is worked out by hand
 // below.
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
@@ -29,6 +28,7 @@
 #include "tailor/trace/writer.h"
 #include "trace_stats.h"
 #include "common/temp_dir.h"
+#include "common/trace_file.h"
 
 namespace {
 
@@ -302,11 +302,7 @@ std::vector<Event> own_events(const Recording& r) {
 
 // Writes events (of any threads, in order) as a trace of their own.
 void write_trace(const std::string& path, const tr::Header& header, const std::vector<Event>& events) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) throw std::runtime_error("cannot create " + path);
-  tr::Writer w;
-  if (!w.init(1024)) throw std::runtime_error("Writer::init failed");
-  w.attach(fd);
+  tailor::test::TraceOut out(path, 1024);
   std::string cmd;
   for (const auto& a : header.command_line) {
     if (&a != &header.command_line.front()) cmd += '\0';
@@ -320,15 +316,10 @@ void write_trace(const std::string& path, const tr::Header& header, const std::v
   h.start_monotonic_ns = header.start_monotonic_ns;
   h.executable = header.executable;
   h.command_line = cmd;
-  bool ok = w.write_header(h);
-  std::map<std::uint32_t, std::vector<Event>> per_thread;
-  for (const auto& e : events) per_thread[e.thread].push_back(e);
-  for (const auto& [thread, v] : per_thread)
-    for (std::size_t i = 0; ok && i < v.size(); i += w.max_events())
-      ok = w.write_events(thread, v.data() + i, std::min(w.max_events(), v.size() - i));
-  std::uint64_t last = events.empty() ? 0 : events.back().time_ns;
-  ok = ok && w.write_end({tr::EndReason::Exit, 0, events.size(), 0, last});
-  ::close(fd);
+  const std::uint64_t last = events.empty() ? 0 : events.back().time_ns;
+  const bool ok = out->write_header(h) && tailor::test::write_chunks_by_thread(out.writer(), events) &&
+                  out->write_end({tr::EndReason::Exit, 0, events.size(), 0, last});
+  out.close();
   if (!ok) throw std::runtime_error("cannot write " + path);
 }
 
@@ -425,15 +416,7 @@ TEST(StatsExact, KnownCountsOneIterationMoreAddsExactlyOneIteration) {
 
 Event ev(std::uint64_t time, Op op, std::uint8_t flags, std::uint64_t size, std::uint64_t address, std::uint64_t aux,
          std::uint64_t callsite) {
-  Event e;
-  e.time_ns = time;
-  e.op = op;
-  e.flags = flags;
-  e.size = size;
-  e.address = address;
-  e.aux = aux;
-  e.callsite = callsite;
-  return e;
+  return tailor::test::event(0, time, op, size, address, aux, flags, callsite);
 }
 
 std::vector<Event> thread0() {
@@ -553,23 +536,14 @@ json expected_synthetic() {
 
 std::string write_synthetic(const TempDir& dir) {
   std::string path = dir.file("synthetic.trace");
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) throw std::runtime_error("open failed");
-  tr::Writer w;
-  if (!w.init()) throw std::runtime_error("init failed");
-  w.attach(fd);
-  tr::HeaderFields h;
-  h.page_size = 4096;
-  h.pid = 4242;
-  h.ppid = 1;
-  h.start_monotonic_ns = 900;
-  h.executable = "/bin/synthetic";
-  h.command_line = "synthetic";
+  tailor::test::TraceOut out(path);
+  const tr::HeaderFields h = tailor::test::process_header(4242, 900, "/bin/synthetic", "synthetic");
   std::vector<Event> t0 = thread0(), t1 = thread1();
   // File order differs from time order: thread 1 first, thread 0 in two chunks.
+  tr::Writer& w = out.writer();
   bool ok = w.write_header(h) && w.write_events(1, t1.data(), t1.size()) && w.write_events(0, t0.data(), 7) &&
             w.write_events(0, t0.data() + 7, t0.size() - 7) && w.write_end({tr::EndReason::Exit, 0, 26, 0, 3500});
-  ::close(fd);
+  out.close();
   if (!ok) throw std::runtime_error("write failed");
   return path;
 }

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "common/temp_dir.h"
+#include "common/trace_file.h"
 #include "replay/run_command.h"
-#include "replay/thread_trace.h"
 #include "replay_plan.h"
 #include "replay_runner.h"
 #include "tailor/trace/reader.h"

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "common/temp_dir.h"
-#include "replay/thread_trace.h"
+#include "common/trace_file.h"
 #include "replay_plan.h"
 #include "tailor/trace/reader.h"
 #include "trace_stats.h"

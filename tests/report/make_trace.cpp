@@ -15,6 +15,7 @@
 #include <cstring>
 #include <vector>
 
+#include "common/trace_file.h"
 #include "tailor/trace/writer.h"
 
 namespace tr = tailor::trace;
@@ -22,13 +23,7 @@ namespace tr = tailor::trace;
 namespace {
 
 tr::Event event(std::uint64_t time, tr::Op op, std::uint64_t size, std::uint64_t address, std::uint64_t callsite) {
-  tr::Event e;
-  e.time_ns = time;
-  e.op = op;
-  e.size = size;
-  e.address = address;
-  e.callsite = callsite;
-  return e;
+  return tailor::test::event(0, time, op, size, address, 0, 0, callsite);
 }
 
 bool write_threads(tr::Writer& w) {
@@ -53,8 +48,7 @@ bool write_threads(tr::Writer& w) {
   for (std::uint32_t t = 0; t < 3; ++t) {
     std::vector<tr::Event> all = per_thread[t];
     all.insert(all.end(), frees[t].begin(), frees[t].end());
-    for (std::size_t at = 0; at < all.size(); at += 50)
-      if (!w.write_events(t, all.data() + at, std::min<std::size_t>(50, all.size() - at))) return false;
+    if (!tailor::test::write_chunks(w, t, all.data(), all.size(), 50)) return false;
   }
   return true;
 }
@@ -74,14 +68,7 @@ int main(int argc, char** argv) {
   tr::Writer w;
   if (!w.init(64, 1)) return 1;
   w.attach(fd);
-  tr::HeaderFields h;
-  h.page_size = 4096;
-  h.pid = 4242;
-  h.ppid = 1;
-  h.start_monotonic_ns = 1000;
-  h.executable = "/usr/bin/example";
-  h.command_line = std::string_view("example\0--test", 14);
-  bool ok = w.write_header(h);
+  bool ok = w.write_header(tailor::test::process_header(4242, 1000, "/usr/bin/example", {"example\0--test", 14}));
   std::uint64_t events = 1;
   if (std::strcmp(argv[2], "one") == 0) {
     const tr::Event e = event(1000, tr::Op::Malloc, 24, 0x5000, 0x401000);

@@ -25,6 +25,8 @@
 #include "common/temp_dir.h"
 #include "dmm/fibonacci_buddy.h"
 #include "replay_trace.h"
+#include "simulate/checked_run.h"
+#include "simulate/random_trace.h"
 #include "simulated_memory.h"
 #include "simulator.h"
 #include "tailor/trace/reader.h"
@@ -482,80 +484,22 @@ TEST(FibonacciBuddy, TheSplitTreeCatchesWrongBits) {
 
 // ------------------------------------------------------------ both, checked
 
-tr::Event ev(tr::Op op, std::uint64_t size, std::uint64_t address, std::uint64_t aux = 0) {
-  tr::Event e;
-  e.op = op;
-  e.size = size;
-  e.address = address;
-  e.aux = aux;
-  return e;
-}
-
 // 100k events: sizes 0..2 MiB (mostly small), random lifetimes, some calloc,
 // realloc and memalign; addresses reused after release.
 std::vector<tr::Event> random_events(std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<tr::Event> v;
-  std::vector<std::uint64_t> live, freed;
-  std::uint64_t next_address = 0x10000;
-  auto size = [&] {
+  return tailor::test::random_events(seed, 100000, [](std::mt19937_64& rng) {
     const std::uint64_t r = rng() % 100;
     return r == 0 ? rng() % (std::uint64_t{2} << 20) : r < 25 ? rng() % 100000 : rng() % 257;
-  };
-  auto address = [&] {
-    if (!freed.empty() && rng() % 2) {
-      const std::size_t k = rng() % freed.size();
-      const std::uint64_t a = freed[k];
-      freed[k] = freed.back();
-      freed.pop_back();
-      return a;
-    }
-    return next_address += 0x1000;
-  };
-  while (v.size() < 100000) {
-    tr::Event e;
-    const std::uint64_t r = rng() % 100;
-    if (live.empty() || r < 50) {
-      e = ev(tr::Op::Malloc, size(), address());
-      if (r < 5) e.op = tr::Op::Calloc, e.aux = 1 + rng() % 8;
-      if (r == 5) e.op = tr::Op::Memalign, e.aux = std::uint64_t{8} << (rng() % 12);
-      live.push_back(e.address);
-    } else {
-      const std::size_t k = rng() % live.size();
-      const std::uint64_t old = live[k];
-      if (r < 55) {
-        e = ev(tr::Op::Realloc, size(), address(), old);
-        live[k] = e.address;
-      } else {
-        e = ev(tr::Op::Free, 0, old);
-        live[k] = live.back();
-        live.pop_back();
-      }
-      if (e.address != old) freed.push_back(old);
-    }
-    e.time_ns = v.size() + 1;
-    v.push_back(e);
-  }
-  return v;
+  });
 }
 
 TEST(Buddies, CheckerPassesOnARandomTrace) {
   const sim::ReplayTrace t = sim::build_replay(random_events(2026));
   for (const char* name : {"fib", "buddy"}) {
-    sim::SimulateOptions o;
-    o.check = true;
-    sim::Metrics checked;
-    ASSERT_NO_THROW(checked = sim::simulate(t, name, o)) << name;
-    EXPECT_EQ(checked.dmm, name);
-    EXPECT_GE(checked.memory_usage, t.summary.max_in_use_bytes) << name;
-    const sim::Metrics plain = sim::simulate(t, name);
-    EXPECT_EQ(plain.steps, checked.steps) << name;
-    EXPECT_EQ(plain.reads, checked.reads) << name;
-    EXPECT_EQ(plain.writes, checked.writes) << name;
-    EXPECT_EQ(plain.memory_usage, checked.memory_usage) << name;
-    EXPECT_EQ(plain.internal_fragmentation + plain.external_fragmentation + plain.requested_at_peak,
-              plain.held_usage)
-        << name;
+    SCOPED_TRACE(name);
+    tailor::test::CheckedAndPlain runs;
+    ASSERT_NO_THROW(runs = tailor::test::expect_checked_run_as_plain(t, name));
+    EXPECT_EQ(runs.checked.dmm, name);
   }
 }
 

@@ -8,15 +8,17 @@
 #include "simulate/recorded_cfrac.h"
 
 #include <cstdlib>
-#include <random>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
 #include "checker.h"
 #include "common/temp_dir.h"
+#include "common/trace_file.h"
 #include "dmm/kingsley.h"
 #include "replay_trace.h"
-#include "simulate/write_trace.h"
+#include "simulate/checked_run.h"
+#include "simulate/random_trace.h"
 #include "simulated_memory.h"
 #include "simulator.h"
 #include "tailor/trace/reader.h"
@@ -56,13 +58,7 @@ struct Broken {
   sim::Address last = 0, next = 0;
 };
 
-tr::Event ev(tr::Op op, std::uint64_t size, std::uint64_t address) {
-  tr::Event e;
-  e.op = op;
-  e.size = size;
-  e.address = address;
-  return e;
-}
+tr::Event ev(tr::Op op, std::uint64_t size, std::uint64_t address) { return tailor::test::untimed(op, size, address); }
 
 // e0 thread start, e1..e4 malloc(16) x 4, e5 free(first).
 sim::ReplayTrace small_trace() {
@@ -85,19 +81,17 @@ std::string check_error(Broken::Defect d) {
   return "";
 }
 
+// The checker's error for `d` says each of `parts`.
+void expect_check_error(Broken::Defect d, std::initializer_list<const char*> parts) {
+  const std::string e = check_error(d);
+  for (const char* part : parts) EXPECT_NE(e.find(part), std::string::npos) << e;
+}
+
 TEST(Checker, PassesACorrectAllocator) { EXPECT_EQ(check_error(Broken::kNone), ""); }
 
-TEST(Checker, CatchesOverlap) {
-  const std::string e = check_error(Broken::kOverlap);
-  EXPECT_NE(e.find("at event 3 (operation 2)"), std::string::npos) << e;
-  EXPECT_NE(e.find("overlaps"), std::string::npos) << e;
-}
+TEST(Checker, CatchesOverlap) { expect_check_error(Broken::kOverlap, {"at event 3 (operation 2)", "overlaps"}); }
 
-TEST(Checker, CatchesMisalignment) {
-  const std::string e = check_error(Broken::kMisaligned);
-  EXPECT_NE(e.find("at event 3"), std::string::npos) << e;
-  EXPECT_NE(e.find("not aligned to 16"), std::string::npos) << e;
-}
+TEST(Checker, CatchesMisalignment) { expect_check_error(Broken::kMisaligned, {"at event 3", "not aligned to 16"}); }
 
 // Below 16, alignment follows the size: 24 bytes may be 8-aligned, 32 may not.
 TEST(Checker, SizesThatAreMultiplesOf16Need16) {
@@ -115,20 +109,12 @@ TEST(Checker, SizesThatAreMultiplesOf16Need16) {
 }
 
 TEST(Checker, CatchesMemoryNotObtained) {
-  const std::string e = check_error(Broken::kOutside);
-  EXPECT_NE(e.find("at event 3"), std::string::npos) << e;
-  EXPECT_NE(e.find("not inside memory obtained"), std::string::npos) << e;
+  expect_check_error(Broken::kOutside, {"at event 3", "not inside memory obtained"});
 }
 
-TEST(Checker, CatchesShortBlock) {
-  const std::string e = check_error(Broken::kShort);
-  EXPECT_NE(e.find("a block of 15 bytes serves a request of 16"), std::string::npos) << e;
-}
+TEST(Checker, CatchesShortBlock) { expect_check_error(Broken::kShort, {"a block of 15 bytes serves a request of 16"}); }
 
-TEST(Checker, CatchesWrongReleaseSize) {
-  const std::string e = check_error(Broken::kWrongRelease);
-  EXPECT_NE(e.find("at event 5 (operation 4)"), std::string::npos) << e;
-}
+TEST(Checker, CatchesWrongReleaseSize) { expect_check_error(Broken::kWrongRelease, {"at event 5 (operation 4)"}); }
 
 TEST(Checker, CatchesHeldBelowInUse) {
   // A memory that gives back what is still in use: held drops below in use.
@@ -154,78 +140,17 @@ TEST(Checker, CatchesHeldBelowInUse) {
   }
 }
 
-// 100k events: sizes 1..100000 (mostly small), random lifetimes, some calloc,
-// realloc and aligned calls, addresses reused after release as a real malloc does.
-std::vector<tr::Event> random_events(std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<tr::Event> v;
-  std::vector<std::uint64_t> live, freed;
-  std::uint64_t next_address = 0x10000;
-  auto size = [&] {
-    const std::uint64_t bound = rng() % 4 == 0 ? 100000 : 256;
-    return 1 + rng() % bound;
-  };
-  auto address = [&] {
-    if (!freed.empty() && rng() % 2) {
-      const std::size_t k = rng() % freed.size();
-      const std::uint64_t a = freed[k];
-      freed[k] = freed.back();
-      freed.pop_back();
-      return a;
-    }
-    next_address += 0x1000;
-    return next_address;
-  };
-  while (v.size() < 100000) {
-    tr::Event e;
-    const std::uint64_t r = rng() % 100;
-    if (live.empty() || r < 50) {
-      e = ev(tr::Op::Malloc, size(), address());
-      if (r < 5) e.op = tr::Op::Calloc, e.aux = 1 + rng() % 8;
-      if (r == 5) e.op = tr::Op::Memalign, e.aux = std::uint64_t{8} << (rng() % 12);
-      live.push_back(e.address);
-    } else {
-      const std::size_t k = rng() % live.size();
-      const std::uint64_t old = live[k];
-      if (r < 55) {
-        e = ev(tr::Op::Realloc, size(), address());
-        e.aux = old;
-        live[k] = e.address;
-      } else {
-        e = ev(tr::Op::Free, 0, old);
-        live[k] = live.back();
-        live.pop_back();
-      }
-      if (e.address != old) freed.push_back(old);
-    }
-    e.time_ns = v.size() + 1;
-    v.push_back(e);
-  }
-  return v;
-}
-
 TEST(Checker, KingsleyOnARandomTrace) {
   tailor::test::TempDir dir;
   const std::string path = dir.file("random.trace");
-  tailor::test::write_trace(path, random_events(2024));
+  tailor::test::write_trace(path, tailor::test::random_events(2024, 100000));
   tr::Reader reader(path);
   sim::ReplayTrace t = sim::load_replay(reader);
   EXPECT_EQ(t.summary.max_in_use_bytes, tailor::analyze::compute_stats(reader).max_in_use);
   EXPECT_EQ(t.summary.unknown_releases, 0u);
-  sim::SimulateOptions o;
-  o.check = true;
-  sim::Metrics checked = sim::simulate(t, "kng", o);
-  EXPECT_GE(checked.memory_usage, t.summary.max_in_use_bytes);
-  // A checked run measures exactly what an unchecked one does.
-  sim::Metrics plain = sim::simulate(t, "kng");
-  EXPECT_EQ(plain.steps, checked.steps);
-  EXPECT_EQ(plain.reads, checked.reads);
-  EXPECT_EQ(plain.writes, checked.writes);
-  EXPECT_EQ(plain.memory_usage, checked.memory_usage);
+  const auto [checked, plain] = tailor::test::expect_checked_run_as_plain(t, "kng");
   EXPECT_EQ(plain.internal_fragmentation, checked.internal_fragmentation);
   EXPECT_EQ(plain.external_fragmentation, checked.external_fragmentation);
-  EXPECT_EQ(plain.internal_fragmentation + plain.external_fragmentation + plain.requested_at_peak,
-            plain.held_usage);
   EXPECT_EQ(plain.series.size(), sim::SimulateOptions::kDefaultSamples + 1);  // every n/1000 ops, and the last
 }
 

@@ -9,7 +9,7 @@
 #include <sys/wait.h>
 
 #include "common/temp_dir.h"
-#include "simulate/write_trace.h"
+#include "common/trace_file.h"
 
 namespace {
 
@@ -37,12 +37,7 @@ std::string small_trace(const tailor::test::TempDir& dir) {
   std::vector<tr::Event> v;
   std::uint64_t t = 1;
   auto ev = [&](tr::Op op, std::uint64_t size, std::uint64_t address) {
-    tr::Event e;
-    e.op = op;
-    e.size = size;
-    e.address = address;
-    e.time_ns = t++;
-    v.push_back(e);
+    v.push_back(tailor::test::event(0, t++, op, size, address));
   };
   for (std::uint64_t i = 0; i < 2000; ++i) ev(tr::Op::Malloc, 8 + (i * 37) % 3000, 0x100000 + i * 0x1000);
   for (std::uint64_t i = 0; i < 2000; i += 2) ev(tr::Op::Free, 0, 0x100000 + i * 0x1000);

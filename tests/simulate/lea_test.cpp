@@ -11,8 +11,10 @@
 #include <set>
 #include <vector>
 
+#include "common/trace_file.h"
 #include "dmm/lea.h"
 #include "replay_trace.h"
+#include "simulate/checked_run.h"
 #include "simulated_memory.h"
 #include "simulator.h"
 
@@ -383,13 +385,7 @@ TEST(Lea, InvariantsHoldOnRandomOperations) {
   }
 }
 
-tr::Event ev(tr::Op op, std::uint64_t size, std::uint64_t address) {
-  tr::Event e;
-  e.op = op;
-  e.size = size;
-  e.address = address;
-  return e;
-}
+tr::Event ev(tr::Op op, std::uint64_t size, std::uint64_t address) { return tailor::test::untimed(op, size, address); }
 
 // 60k events: sizes mostly small, some up to 600 KiB (mmapped), memalign,
 // realloc; phases of growth and release so that top is trimmed.
@@ -434,17 +430,7 @@ std::vector<tr::Event> random_events(std::uint64_t seed) {
 TEST(Lea, CheckerPassesOnARandomTrace) {
   const std::vector<tr::Event> events = random_events(7);
   sim::ReplayTrace t = sim::build_replay(events);
-  sim::SimulateOptions o;
-  o.check = true;
-  sim::Metrics checked = sim::simulate(t, "lea", o);
-  EXPECT_GE(checked.memory_usage, t.summary.max_in_use_bytes);
-  sim::Metrics plain = sim::simulate(t, "lea");
-  EXPECT_EQ(plain.steps, checked.steps);
-  EXPECT_EQ(plain.reads, checked.reads);
-  EXPECT_EQ(plain.writes, checked.writes);
-  EXPECT_EQ(plain.memory_usage, checked.memory_usage);
-  EXPECT_EQ(plain.internal_fragmentation + plain.external_fragmentation + plain.requested_at_peak,
-            plain.held_usage);
+  const sim::Metrics plain = tailor::test::expect_checked_run_as_plain(t, "lea").plain;
   // LEA returns memory: what it holds at the end is below its high-water mark.
   EXPECT_LT(plain.series.back().held, plain.held_usage);
   // And uses less than Kingsley on the same trace.

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
-// A random trace for simulator tests: sizes 1..100000 (mostly small), random
-// lifetimes, calloc, realloc and aligned calls; addresses reused after
-// release. Deterministic for a seed.
+// A random trace for simulator tests: sizes 1..100000 (mostly small) or
+// another distribution a test passes, random lifetimes, calloc, realloc and
+// aligned calls; addresses reused after release as a real malloc does.
+// Deterministic for a seed. One generator for every test that wants such a
+// trace, so that they do not each carry a copy.
 #pragma once
 
 #include <cstdint>
@@ -12,12 +14,19 @@
 
 namespace tailor::test {
 
-inline std::vector<trace::Event> random_events(std::uint64_t seed, std::size_t count) {
+/// The sizes random_events() draws unless told otherwise: 1..100000, three in four up to 256.
+struct SmallSizes {
+  std::uint64_t operator()(std::mt19937_64& rng) const { return 1 + rng() % (rng() % 4 == 0 ? 100000 : 256); }
+};
+
+/// `count` events, sizes drawn by `sizes` (called with the generator).
+template <class Sizes = SmallSizes>
+std::vector<trace::Event> random_events(std::uint64_t seed, std::size_t count, Sizes sizes = {}) {
   std::mt19937_64 rng(seed);
   std::vector<trace::Event> v;
   std::vector<std::uint64_t> live, freed;
   std::uint64_t next_address = 0x10000;
-  auto size = [&] { return 1 + rng() % (rng() % 4 == 0 ? 100000 : 256); };
+  auto size = [&] { return sizes(rng); };
   auto address = [&] {
     if (!freed.empty() && rng() % 2) {
       const std::size_t k = rng() % freed.size();

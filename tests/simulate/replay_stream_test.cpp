@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "common/temp_dir.h"
+#include "common/trace_file.h"
 #include "replay_stream.h"
 #include "simulate/random_trace.h"
-#include "simulate/write_trace.h"
 #include "simulator.h"
 #include "tailor/trace/reader.h"
 

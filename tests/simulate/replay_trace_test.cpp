@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "common/temp_dir.h"
+#include "common/trace_file.h"
 #include "replay_trace.h"
 #include "simulate/random_trace.h"
-#include "simulate/write_trace.h"
 #include "tailor/trace/reader.h"
 #include "trace_stats.h"
 
@@ -22,12 +22,7 @@ using tr::Event;
 using tr::Op;
 
 Event ev(Op op, std::uint64_t size, std::uint64_t address, std::uint64_t aux = 0) {
-  Event e;
-  e.op = op;
-  e.size = size;
-  e.address = address;
-  e.aux = aux;
-  return e;
+  return tailor::test::untimed(op, size, address, aux);
 }
 
 std::vector<Event> mixed_events() {

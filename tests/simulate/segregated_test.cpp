@@ -15,6 +15,7 @@
 #include "dmm.h"
 #include "simulated_memory.h"
 #include "simulator.h"
+#include "simulate/checked_run.h"
 #include "simulate/random_trace.h"
 
 namespace {
@@ -360,17 +361,7 @@ TEST(Segregated, CheckerPassesS10AndExaOnARandomTrace) {
   ASSERT_GT(t.operations.size(), 50000u);
   for (const char* name : {"s10", "exa"}) {
     SCOPED_TRACE(name);
-    sim::SimulateOptions o;
-    o.check = true;
-    const sim::Metrics checked = sim::simulate(t, name, o);
-    EXPECT_GE(checked.memory_usage, t.summary.max_in_use_bytes);
-    const sim::Metrics plain = sim::simulate(t, name);
-    EXPECT_EQ(plain.steps, checked.steps);
-    EXPECT_EQ(plain.reads, checked.reads);
-    EXPECT_EQ(plain.writes, checked.writes);
-    EXPECT_EQ(plain.memory_usage, checked.memory_usage);
-    EXPECT_EQ(plain.internal_fragmentation + plain.external_fragmentation + plain.requested_at_peak,
-              plain.held_usage);
+    tailor::test::expect_checked_run_as_plain(t, name);
   }
 }
 

@@ -11,15 +11,14 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "keep.h"
+
 namespace {
 
 constexpr long kReadyPairs = 200000;
 constexpr std::int64_t kMaxSeconds = 120;
 
-__attribute__((noinline)) void* keep(void* p) {
-  asm volatile("" : : "r"(p) : "memory");
-  return p;
-}
+using tailor::test::keep;
 
 std::int64_t seconds() {
   struct timespec ts;

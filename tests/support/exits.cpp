@@ -17,6 +17,8 @@
 #include <cstring>
 #include <unistd.h>
 
+#include "keep.h"
+
 namespace {
 
 constexpr int kBlocks = 7;
@@ -24,10 +26,7 @@ constexpr std::size_t kBlockSize = 7001;
 constexpr int kSignalPairs = 200000;
 constexpr std::size_t kSignalSize = 7003;
 
-__attribute__((noinline)) void* keep(void* p) {
-  asm volatile("" : : "r"(p) : "memory");
-  return p;
-}
+using tailor::test::keep;
 
 void* volatile blocks[kBlocks];
 

@@ -24,6 +24,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "keep.h"
+
 namespace {
 
 constexpr std::size_t kRootSize = 1111;
@@ -35,10 +37,7 @@ constexpr std::size_t kBeforeExecSize = 5557;
 constexpr int kBeforeExecBlocks = 2;
 constexpr std::size_t kImageSize = 3333;
 
-__attribute__((noinline)) void* keep(void* p) {
-  asm volatile("" : : "r"(p) : "memory");
-  return p;
-}
+using tailor::test::keep;
 
 pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 pthread_cond_t cv = PTHREAD_COND_INITIALIZER;

@@ -42,15 +42,11 @@
 #include <cstring>
 #include <new>
 
+#include "keep.h"
+
 namespace {
 
-// Opaque to the optimizer: gcc may delete malloc/free and new/delete pairs
-// whose blocks are never used; a pointer that escapes into an asm statement
-// with a memory clobber, in a function that is not inlined, is used.
-__attribute__((noinline)) void* keep(void* p) {
-  asm volatile("" : : "r"(p) : "memory");
-  return p;
-}
+using tailor::test::keep;  // opaque to the optimizer, which may delete unused pairs
 
 volatile std::size_t huge = SIZE_MAX - 4096;  // fails every allocation call (> PTRDIFF_MAX)
 void* volatile leaked[1024];

@@ -4,65 +4,36 @@
 // damaged header or payload), read a cut trace up to its last whole chunk,
 // and never crash or throw anything else.
 //
-// The on-disk layout is restated here on purpose (see src/trace/format.h):
-// these tests patch files at byte level, re-checksumming where they want the
-// damage to get past the checksums, so a silent layout change fails them.
-#include <fcntl.h>
+// The on-disk layout is restated on purpose in chunk_layout.h (see
+// src/trace/format.h): these tests patch files at byte level, re-checksumming
+// where they want the damage to get past the checksums, so a silent layout
+// change fails them.
 #include <gtest/gtest.h>
-#include <stdlib.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <optional>
-#include <iterator>
 #include <random>
 #include <set>
 #include <string>
 #include <vector>
-
-#define XXH_INLINE_ALL
-#include <xxhash.h>
 
 #include "tailor/trace/event.h"
 #include "tailor/trace/metadata.h"
 #include "tailor/trace/reader.h"
 #include "tailor/trace/writer.h"
 #include "common/temp_dir.h"
+#include "common/trace_file.h"
+#include "trace/chunk_layout.h"
 
 namespace {
 
 namespace tr = tailor::trace;
 using tr::Event;
 using tr::Op;
-using Bytes = std::vector<std::uint8_t>;
-
-// --- the format, as documented in src/trace/format.h -------------------------
-constexpr std::size_t kFilePrefix = 16;  // magic(8) version(2) flags(2) body_size(4)
-constexpr std::size_t kChunkHeader = 56;
-constexpr std::size_t kChunkHashed = 48;
-constexpr std::uint32_t kChunkMagic = 0x4b484354;
-enum ChunkType : std::uint8_t { kEvents = 1, kModules = 2, kEnd = 3 };
-enum Codec : std::uint8_t { kRaw = 0, kZstd = 1 };
-// Field offsets inside a chunk header.
-constexpr std::size_t kType = 4, kCodec = 5, kThread = 8, kCount = 12, kRawSize = 16, kStoredSize = 20,
-                      kFirstTime = 24, kLastTime = 32, kPayloadHash = 40, kHeaderHash = 48;
-
-std::uint64_t hash64(const std::uint8_t* p, std::size_t n) { return XXH3_64bits(p, n); }
-
-template <class T>
-T get(const Bytes& b, std::size_t at) {
-  T v;
-  std::memcpy(&v, b.data() + at, sizeof v);
-  return v;
-}
-template <class T>
-void put(Bytes& b, std::size_t at, T v) {
-  std::memcpy(b.data() + at, &v, sizeof v);
-}
+using namespace tailor::test::layout;  // the format, as documented in src/trace/format.h
 
 struct ChunkAt {
   std::size_t offset;  // of the header
@@ -72,8 +43,6 @@ struct ChunkAt {
   std::size_t payload() const { return offset + kChunkHeader; }
   std::size_t end() const { return payload() + stored; }
 };
-
-std::size_t header_end(const Bytes& b) { return kFilePrefix + get<std::uint32_t>(b, 12) + 8; }
 
 // Walks the chunks of a well-formed file.
 std::vector<ChunkAt> chunks_of(const Bytes& b) {
@@ -85,14 +54,6 @@ std::vector<ChunkAt> chunks_of(const Bytes& b) {
     at = c.end();
   }
   return v;
-}
-
-// Makes a chunk's checksums right again after its bytes were changed.
-void rehash_chunk(Bytes& b, std::size_t at) {
-  if (at + kChunkHeader > b.size()) return;
-  std::uint32_t stored = get<std::uint32_t>(b, at + kStoredSize);
-  if (at + kChunkHeader + stored <= b.size()) put<std::uint64_t>(b, at + kPayloadHash, hash64(b.data() + at + kChunkHeader, stored));
-  put<std::uint64_t>(b, at + kHeaderHash, hash64(b.data() + at, kChunkHashed));
 }
 
 // A whole chunk (header and payload) with correct checksums.
@@ -126,27 +87,8 @@ Bytes end_payload(std::uint8_t reason, std::int32_t status) {
 
 using tailor::test::TempDir;
 
-void write_file(const std::string& path, const std::uint8_t* data, std::size_t n) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(n));
-  if (!out) throw std::runtime_error("cannot write " + path);
-}
-void write_file(const std::string& path, const Bytes& b) { write_file(path, b.data(), b.size()); }
-
-Bytes read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return Bytes(std::istreambuf_iterator<char>(in), {});
-}
-
 Event ev(std::uint64_t time, Op op, std::uint64_t size, std::uint64_t address, std::uint64_t aux = 0) {
-  Event e;
-  e.time_ns = time;
-  e.op = op;
-  e.size = size;
-  e.address = address;
-  e.aux = aux;
-  e.callsite = 0x400000 + size;
-  return e;
+  return tailor::test::event(0, time, op, size, address, aux, 0, 0x400000 + size);
 }
 
 // A small trace of several chunks, with the byte range of every chunk and the
@@ -166,19 +108,10 @@ struct SmallTrace {
 SmallTrace make_small_trace(const TempDir& dir, bool with_end = true) {
   SmallTrace t;
   std::string path = dir.file("small.trace");
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) throw std::runtime_error("open failed");
-  tr::Writer w;
-  if (!w.init(64)) throw std::runtime_error("init failed");
-  w.attach(fd);
-  tr::HeaderFields h;
-  h.page_size = 4096;
-  h.pid = 42;
-  h.ppid = 1;
-  h.start_monotonic_ns = 1000;
-  h.executable = "/bin/prog";
-  h.command_line = std::string_view("prog\0x", 6);
-  if (!w.write_header(h)) throw std::runtime_error("header failed");
+  tailor::test::TraceOut out(path, 64);
+  tr::Writer& w = out.writer();
+  if (!w.write_header(tailor::test::process_header(42, 1000, "/bin/prog", {"prog\0x", 6})))
+    throw std::runtime_error("header failed");
   t.header_end = w.bytes_written();
 
   auto part = [&](auto&& write, std::vector<Event> events, bool modules) {
@@ -208,7 +141,7 @@ SmallTrace make_small_trace(const TempDir& dir, bool with_end = true) {
     tr::EndRecord end{tr::EndReason::Exit, 0, 8, 0, 3000};
     part([&] { return w.write_end(end); }, {}, false);
   }
-  ::close(fd);
+  out.close();
   t.bytes = read_file(path);
   std::filesystem::remove(path);
   return t;
@@ -659,11 +592,9 @@ TEST(Fuzz, MutatedTracesNeverCrash) {
   // A base trace with more variety than SmallTrace: zstd chunks of several sizes.
   std::string base_path = dir.file("base.trace");
   {
-    int fd = ::open(base_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ASSERT_GE(fd, 0);
-    tr::Writer w;
-    ASSERT_TRUE(w.init(256));
-    w.attach(fd);
+    std::optional<tailor::test::TraceOut> out;
+    ASSERT_NO_THROW(out.emplace(base_path, 256));  // the file is made and the Writer set up
+    tr::Writer& w = out->writer();
     tr::HeaderFields h;
     h.executable = "/x";
     h.command_line = "x";
@@ -678,7 +609,6 @@ TEST(Fuzz, MutatedTracesNeverCrash) {
       ASSERT_TRUE(w.write_events(static_cast<std::uint32_t>(c % 3), events.data(), events.size()));
     }
     ASSERT_TRUE(w.write_end({tr::EndReason::Exit, 0, 1, 0, t}));
-    ::close(fd);
   }
   const Bytes base = read_file(base_path);
   const std::vector<ChunkAt> layout = chunks_of(base);

@@ -7,42 +7,34 @@
 // sizes), and on damaged and cut traces the same events before the damage,
 // then the same Error or the same cut; also with other threads decoding for
 // the reader through Reader::help_decode, as simulations do.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <optional>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
 #include <zstd.h>
 
 #include "common/temp_dir.h"
+#include "common/trace_file.h"
 #include "tailor/trace/reader.h"
 #include "tailor/trace/writer.h"
+#include "trace/chunk_layout.h"
 
 namespace {
 
 namespace tr = tailor::trace;
 using tr::Event;
 using tr::Op;
-using Bytes = std::vector<std::uint8_t>;
 using tailor::test::TempDir;
-
-// The chunk header, as docs/trace-format.md lays it out (restated on purpose,
-// as in damage_test.cpp: the tests patch bytes).
-constexpr std::size_t kFilePrefix = 16, kChunkHeader = 56, kChunkHashed = 48;
-constexpr std::size_t kType = 4, kCodec = 5, kRawSize = 16, kStoredSize = 20, kPayloadHash = 40, kHeaderHash = 48;
-constexpr std::uint8_t kEvents = 1;
+// The chunk header, as docs/trace-format.md lays it out (restated on purpose in
+// chunk_layout.h: the tests patch bytes).
+using namespace tailor::test::layout;
 
 struct Shape {
   const char* name;
@@ -63,11 +55,8 @@ const Shape kShapes[] = {
 
 // Writes a trace of `shape` with the public Writer; returns its bytes.
 Bytes write_trace(const std::string& path, const Shape& shape, std::uint64_t seed) {
-  tr::Writer w;
-  if (!w.init(shape.max_events, 1)) throw std::runtime_error("Writer::init failed");
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) throw std::runtime_error("cannot create " + path);
-  w.attach(fd);
+  tailor::test::TraceOut out(path, shape.max_events, 1);
+  tr::Writer& w = out.writer();
   tr::HeaderFields h;
   h.page_size = 4096;
   h.executable = "/bin/shape";
@@ -95,14 +84,8 @@ Bytes write_trace(const std::string& path, const Shape& shape, std::uint64_t see
   }
   tr::EndRecord end;
   if (!w.write_end(end)) throw std::runtime_error("write_end failed");
-  ::close(fd);
-  std::ifstream in(path, std::ios::binary);
-  return Bytes(std::istreambuf_iterator<char>(in), {});
-}
-
-void write_file(const std::string& path, const Bytes& b) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+  out.close();
+  return read_file(path);
 }
 
 // What one reading gives: the events before the end or the first Error, and
@@ -179,10 +162,8 @@ const unsigned kThreadCounts[] = {2, 3, 8};
 
 // Offsets of the Events chunks of a well-formed file.
 std::vector<std::size_t> event_chunks(const Bytes& b) {
-  std::uint32_t body = 0;
-  std::memcpy(&body, b.data() + 12, 4);
   std::vector<std::size_t> v;
-  for (std::size_t at = kFilePrefix + body + 8; at + kChunkHeader <= b.size();) {
+  for (std::size_t at = header_end(b); at + kChunkHeader <= b.size();) {
     std::uint32_t stored = 0;
     std::memcpy(&stored, b.data() + at + kStoredSize, 4);
     if (b[at + kType] == kEvents) v.push_back(at);
@@ -196,50 +177,66 @@ void damage_payload(Bytes& b, std::size_t at, std::mt19937_64& rng) {
   std::uint32_t stored = 0;
   std::memcpy(&stored, b.data() + at + kStoredSize, 4);
   for (int i = 0; i < 4; ++i) b[at + kChunkHeader + rng() % stored] ^= static_cast<std::uint8_t>(1 + rng() % 255);
-  const std::uint64_t payload = XXH3_64bits(b.data() + at + kChunkHeader, stored);
-  std::memcpy(b.data() + at + kPayloadHash, &payload, 8);
-  const std::uint64_t header = XXH3_64bits(b.data() + at, kChunkHashed);
-  std::memcpy(b.data() + at + kHeaderHash, &header, 8);
+  rehash_chunk(b, at);
 }
 
-TEST(ParallelRead, SameEventsAsSequentialOnEveryShape) {
+// The trace of each shape written with `seed` to a file of a TempDir, then
+// `check(shape, path, its bytes)`, which may write other files next to it.
+// Stops at the first fatal failure, as an ASSERT in the loop of a test does.
+template <class Check>
+void on_every_shape(std::uint64_t seed, Check check) {
   TempDir dir;
+  const std::string path = dir.file("shape.trace");
   for (const Shape& shape : kShapes) {
     SCOPED_TRACE(shape.name);
-    const std::string path = dir.file(std::string(shape.name) + ".trace");
-    write_trace(path, shape, 7);
-    const Reading want = read(path, 1);
-    ASSERT_FALSE(want.error) << *want.error;
-    ASSERT_GT(want.events.size(), 1000u);
-    for (unsigned threads : kThreadCounts) expect_same(want, read(path, threads), threads);
+    const Bytes bytes = write_trace(path, shape, seed);
+    check(shape, path, bytes);
+    if (::testing::Test::HasFatalFailure()) return;
   }
 }
 
-TEST(ParallelRead, RunsGiveTheSameEventsAsNext) {
+// The same, each trace read sequentially, which must succeed; then
+// `check(shape, path, that reading)`.
+template <class Check>
+void on_every_shape_read(std::uint64_t seed, Check check) {
+  on_every_shape(seed, [&](const Shape& shape, const std::string& path, const Bytes&) {
+    const Reading sequential = read(path, 1);
+    ASSERT_FALSE(sequential.error) << *sequential.error;
+    check(shape, path, sequential);
+  });
+}
+
+// The trace of one shape, written with a seed to a file of its own.
+struct ShapeFile {
+  ShapeFile(const Shape& shape, std::uint64_t seed) { write_trace(path, shape, seed); }
   TempDir dir;
-  for (const Shape& shape : kShapes) {
-    SCOPED_TRACE(shape.name);
-    const std::string path = dir.file(std::string(shape.name) + ".trace");
-    write_trace(path, shape, 13);
-    const Reading want = read(path, 1);
-    ASSERT_FALSE(want.error) << *want.error;
+  std::string path = dir.file("shape.trace");
+};
+
+TEST(ParallelRead, SameEventsAsSequentialOnEveryShape) {
+  on_every_shape_read(7, [](const Shape&, const std::string& path, const Reading& want) {
+    ASSERT_GT(want.events.size(), 1000u);
+    for (unsigned threads : kThreadCounts) expect_same(want, read(path, threads), threads);
+  });
+}
+
+TEST(ParallelRead, RunsGiveTheSameEventsAsNext) {
+  on_every_shape_read(13, [](const Shape&, const std::string& path, const Reading& want) {
     for (unsigned threads : {1u, 2u, 8u}) {
       SCOPED_TRACE("runs");
       expect_same(want, read(path, threads, How::runs), threads);
       SCOPED_TRACE("runs and single events alternating");
       expect_same(want, read(path, threads, How::mixed), threads);
     }
-  }
+  });
 }
 
 TEST(ParallelRead, RewindInTheMiddleStartsOver) {
-  TempDir dir;
-  const std::string path = dir.file("t.trace");
-  write_trace(path, kShapes[1], 3);
-  tr::Reader sequential(path);
+  const ShapeFile f(kShapes[1], 3);
+  tr::Reader sequential(f.path);
   sequential.set_decode_threads(1);
   const std::vector<Event> want = sequential.read_all();
-  tr::Reader r(path);
+  tr::Reader r(f.path);
   r.set_decode_threads(4);
   Event e;
   for (int i = 0; i < 5000; ++i) ASSERT_TRUE(r.next(e));
@@ -251,12 +248,8 @@ TEST(ParallelRead, RewindInTheMiddleStartsOver) {
 }
 
 TEST(ParallelRead, DamagedChunksGiveTheSameEventsThenTheSameError) {
-  TempDir dir;
   std::mt19937_64 rng(11);
-  const std::string path = dir.file("damaged.trace");
-  for (const Shape& shape : kShapes) {
-    SCOPED_TRACE(shape.name);
-    const Bytes good = write_trace(path, shape, 5);
+  on_every_shape(5, [&](const Shape&, const std::string& path, const Bytes& good) {
     const std::vector<std::size_t> chunks = event_chunks(good);
     ASSERT_GT(chunks.size(), 3u);
     for (std::size_t k : {std::size_t{0}, chunks.size() / 3, chunks.size() / 2, chunks.size() - 1}) {
@@ -269,15 +262,11 @@ TEST(ParallelRead, DamagedChunksGiveTheSameEventsThenTheSameError) {
       expect_same(want, read(path, 1, How::runs), 1);
       expect_same(want, read(path, 2, How::runs), 2);
     }
-  }
+  });
 }
 
 TEST(ParallelRead, CutTracesGiveTheSameEventsAndCut) {
-  TempDir dir;
-  const std::string path = dir.file("cut.trace");
-  for (const Shape& shape : kShapes) {
-    SCOPED_TRACE(shape.name);
-    const Bytes good = write_trace(path, shape, 9);
+  on_every_shape(9, [](const Shape&, const std::string& path, const Bytes& good) {
     for (std::size_t size : {good.size() / 5, good.size() / 2, good.size() - 100, good.size() - 1}) {
       SCOPED_TRACE("cut to " + std::to_string(size) + " bytes");
       write_file(path, Bytes(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(size)));
@@ -285,7 +274,7 @@ TEST(ParallelRead, CutTracesGiveTheSameEventsAndCut) {
       ASSERT_FALSE(want.cut.empty());
       for (unsigned threads : kThreadCounts) expect_same(want, read(path, threads), threads);
     }
-  }
+  });
 }
 
 // The trace as format version 1 wrote it: each Events chunk's columns after
@@ -293,9 +282,7 @@ TEST(ParallelRead, CutTracesGiveTheSameEventsAndCut) {
 // callsite) and compressed as one zstd frame (codec 1), where version 2
 // writes them in three frames (codec 2, docs/trace-format.md).
 Bytes as_version_1(const Bytes& v2) {
-  std::uint32_t body = 0;
-  std::memcpy(&body, v2.data() + 12, 4);
-  std::size_t at = kFilePrefix + body + 8;
+  std::size_t at = header_end(v2);
   Bytes v1(v2.begin(), v2.begin() + static_cast<std::ptrdiff_t>(at));
   v1[8] = 1;
   v1[9] = 0;
@@ -329,10 +316,7 @@ Bytes as_version_1(const Bytes& v2) {
       chunk[kCodec] = 1;
       const auto packed_size = static_cast<std::uint32_t>(packed.size());
       std::memcpy(chunk.data() + kStoredSize, &packed_size, 4);
-      const std::uint64_t payload = XXH3_64bits(chunk.data() + kChunkHeader, packed.size());
-      std::memcpy(chunk.data() + kPayloadHash, &payload, 8);
-      const std::uint64_t header = XXH3_64bits(chunk.data(), kChunkHashed);
-      std::memcpy(chunk.data() + kHeaderHash, &header, 8);
+      rehash_chunk(chunk, 0);
     }
     v1.insert(v1.end(), chunk.begin(), chunk.end());
   }
@@ -342,11 +326,9 @@ Bytes as_version_1(const Bytes& v2) {
 // Traces of format version 1 read as they always did: the same events as the
 // same trace in version 2, with every column and with the replay's.
 TEST(ParallelRead, VersionOneTracesGiveTheSameEvents) {
-  TempDir dir;
-  for (const Shape& shape : kShapes) {
-    SCOPED_TRACE(shape.name);
-    const std::string v2 = dir.file("v2.trace"), v1 = dir.file("v1.trace");
-    write_file(v1, as_version_1(write_trace(v2, shape, 37)));
+  on_every_shape(37, [](const Shape&, const std::string& v2, const Bytes& good) {
+    const std::string v1 = v2 + ".v1";
+    write_file(v1, as_version_1(good));
     {
       tr::Reader reader(v1);
       EXPECT_EQ(reader.header().version, 1);
@@ -357,19 +339,15 @@ TEST(ParallelRead, VersionOneTracesGiveTheSameEvents) {
       ASSERT_FALSE(want.error) << *want.error;
       for (unsigned threads : {1u, 3u}) expect_same(want, read(v1, threads, How::runs, !replay, !replay), threads);
     }
-  }
+  });
 }
 
 // Threads that help (Reader::help_decode) change nothing: the same events,
 // the same Error after a damaged chunk, the same cut, whether the reader has
 // decoding threads of its own or not, and with columns skipped.
 TEST(ParallelRead, HelpersGiveTheSameEventsErrorsAndCuts) {
-  TempDir dir;
   std::mt19937_64 rng(23);
-  const std::string path = dir.file("helped.trace");
-  for (const Shape& shape : kShapes) {
-    SCOPED_TRACE(shape.name);
-    const Bytes good = write_trace(path, shape, 29);
+  on_every_shape(29, [&](const Shape&, const std::string& path, const Bytes& good) {
     const std::vector<std::size_t> chunks = event_chunks(good);
     Bytes damaged = good;
     damage_payload(damaged, chunks[chunks.size() / 2], rng);
@@ -387,17 +365,15 @@ TEST(ParallelRead, HelpersGiveTheSameEventsErrorsAndCuts) {
       SCOPED_TRACE("call sites skipped, helped by 1 thread");
       expect_same(read(path, 1, How::runs, true, false), read(path, 1, How::runs, true, false, 1), 1);
     }
-  }
+  });
 }
 
 // Rewinds and column changes while other threads help: each waits for the
 // chunk a helper is decoding, and the events read afterwards are whole.
 TEST(ParallelRead, RewindsAndColumnChangesWhileHelped) {
-  TempDir dir;
-  const std::string path = dir.file("t.trace");
-  write_trace(path, kShapes[0], 31);
-  const Reading want = read(path, 1);
-  tr::Reader reader(path);
+  const ShapeFile f(kShapes[0], 31);
+  const Reading want = read(f.path, 1);
+  tr::Reader reader(f.path);
   reader.set_decode_threads(1);
   Helpers helping(reader, 2);
   const Event* run = nullptr;
@@ -416,13 +392,7 @@ TEST(ParallelRead, RewindsAndColumnChangesWhileHelped) {
 // the same order with those fields 0, on every shape and decoding thread
 // count; times are kept where the merge needs them (more than one thread).
 TEST(ParallelRead, SkippedColumnsLeaveTheOtherFieldsAndTheOrder) {
-  TempDir dir;
-  for (const Shape& shape : kShapes) {
-    SCOPED_TRACE(shape.name);
-    const std::string path = dir.file(std::string(shape.name) + ".trace");
-    write_trace(path, shape, 17);
-    const Reading full = read(path, 1);
-    ASSERT_FALSE(full.error) << *full.error;
+  on_every_shape_read(17, [](const Shape& shape, const std::string& path, const Reading& full) {
     for (unsigned threads : {1u, 2u, 8u}) {
       for (const bool times : {false, true}) {
         for (const bool sites : {false, true}) {
@@ -436,16 +406,14 @@ TEST(ParallelRead, SkippedColumnsLeaveTheOtherFieldsAndTheOrder) {
         }
       }
     }
-  }
+  });
 }
 
 // set_columns(true, true) after a skipping reading reads every column again.
 TEST(ParallelRead, EveryColumnIsReadAgainWhenAskedFor) {
-  TempDir dir;
-  const std::string path = dir.file("one_thread.trace");
-  write_trace(path, kShapes[0], 19);
-  const Reading full = read(path, 2);
-  tr::Reader reader(path);
+  const ShapeFile f(kShapes[0], 19);
+  const Reading full = read(f.path, 2);
+  tr::Reader reader(f.path);
   reader.set_columns(false, false);
   Event e;
   ASSERT_TRUE(reader.next(e));

@@ -24,6 +24,7 @@
 #include "tailor/trace/reader.h"
 #include "tailor/trace/writer.h"
 #include "common/temp_dir.h"
+#include "common/trace_file.h"
 
 namespace {
 
@@ -37,15 +38,7 @@ using tailor::test::TempDir;
 
 Event ev(std::uint64_t time, Op op, std::uint8_t flags = 0, std::uint64_t size = 0, std::uint64_t address = 0,
          std::uint64_t aux = 0, std::uint64_t callsite = 0) {
-  Event e;
-  e.time_ns = time;
-  e.op = op;
-  e.flags = flags;
-  e.size = size;
-  e.address = address;
-  e.aux = aux;
-  e.callsite = callsite;
-  return e;
+  return tailor::test::event(0, time, op, size, address, aux, flags, callsite);
 }
 
 tr::HeaderFields default_header() {
@@ -58,6 +51,17 @@ tr::HeaderFields default_header() {
   h.executable = "/usr/bin/example";
   h.command_line = std::string_view("example\0--flag", 14);
   return h;
+}
+
+// The end record the tests write unless they test the end record.
+tr::EndRecord end_record(tr::EndReason reason = tr::EndReason::Exit, std::int32_t status = 0) {
+  tr::EndRecord e;
+  e.reason = reason;
+  e.status = status;
+  e.events = 42;
+  e.dropped = 7;
+  e.time_ns = 999'999;
+  return e;
 }
 
 // Writes a trace through the public Writer API into a file made with mkstemp,
@@ -104,6 +108,12 @@ class TraceFile {
   void close() {
     ::close(fd_);
     fd_ = -1;
+  }
+
+  // The usual end record, and the file closed.
+  void finish() {
+    end(end_record());
+    close();
   }
 
   const std::string& path() const { return path_; }
@@ -166,16 +176,6 @@ void expect_same_events(const std::vector<Event>& got, const std::vector<Event>&
   }
 }
 
-tr::EndRecord end_record(tr::EndReason reason = tr::EndReason::Exit, std::int32_t status = 0) {
-  tr::EndRecord e;
-  e.reason = reason;
-  e.status = status;
-  e.events = 42;
-  e.dropped = 7;
-  e.time_ns = 999'999;
-  return e;
-}
-
 // ---------------------------------------------------------------------------
 
 TEST(RoundTrip, EveryOperationWithEveryFlagCombination) {
@@ -192,8 +192,7 @@ TEST(RoundTrip, EveryOperationWithEveryFlagCombination) {
     }
   }
   f.chunk(3, events);
-  f.end(end_record());
-  f.close();
+  f.finish();
 
   tr::Reader r(f.path());
   EXPECT_TRUE(r.complete()) << r.cut();
@@ -283,8 +282,7 @@ TEST(RoundTrip, ExtremeFieldValues) {
   };
   f.chunk(0, events);
   f.chunk(UINT32_MAX, {ev(5, Op::Malloc, 0, 1, 2, 3, 4)});  // the largest thread index
-  f.end(end_record());
-  f.close();
+  f.finish();
 
   tr::Reader r(f.path());
   expect_same_events(r.read_all(), f.expected());
@@ -309,8 +307,7 @@ TEST(RoundTrip, ReallocOldAboveAndBelowNew) {
                  ev(108, Op::Realloc, 0, 1, kMax, 1),                      // old - new = -(2^64 - 2)
                  ev(109, Op::Malloc, 0, 8, 0x2000, 0x1234),                // aux of other ops is plain
              });
-  f.end(end_record());
-  f.close();
+  f.finish();
 
   tr::Reader r(f.path());
   expect_same_events(r.read_all(), f.expected());
@@ -325,8 +322,7 @@ TEST(RoundTrip, TimeGoesBackBetweenChunksOfOneThread) {
   // reader keeps them in file order rather than interleaving them by time.
   f.chunk(0, {ev(100, Op::Malloc, 0, 1, 0x10), ev(200, Op::Malloc, 0, 2, 0x20), ev(300, Op::Malloc, 0, 3, 0x30)});
   f.chunk(0, {ev(50, Op::Free, 0, 0, 0x10), ev(250, Op::Free, 0, 0, 0x20), ev(350, Op::Free, 0, 0, 0x30)});
-  f.end(end_record());
-  f.close();
+  f.finish();
 
   tr::Reader r(f.path());
   std::vector<Event> got = r.read_all();
@@ -348,8 +344,7 @@ TEST(RoundTrip, TimeGoesBackInsideOneChunk) {
   std::vector<Event> events = {ev(300, Op::Malloc, 0, 1, 0x10), ev(100, Op::Malloc, 0, 2, 0x20),
                                ev(200, Op::Free, 0, 0, 0x10), ev(100, Op::Free, 0, 0, 0x20)};
   f.chunk(4, events);
-  f.end(end_record());
-  f.close();
+  f.finish();
 
   tr::Reader r(f.path());
   for (auto& e : events) e.thread = 4;
@@ -377,8 +372,7 @@ TEST(RoundTrip, ThreadsMergeByTimeAndTiesKeepFileOrder) {
       f.chunk(static_cast<std::uint32_t>(t), events);
     }
   }
-  f.end(end_record());
-  f.close();
+  f.finish();
 
   tr::Reader r(f.path());
   EXPECT_EQ(r.thread_count(), static_cast<std::uint32_t>(kThreads));
@@ -402,8 +396,7 @@ TEST(RoundTrip, EqualTimesAcrossThreadsComeInFileOrder) {
   f.chunk(2, {ev(77, Op::Malloc, 0, 3), ev(77, Op::Malloc, 0, 4)});
   f.chunk(5, {ev(77, Op::Malloc, 0, 5)});
   f.chunk(9, {ev(76, Op::Malloc, 0, 0), ev(77, Op::Malloc, 0, 6)});
-  f.end(end_record());
-  f.close();
+  f.finish();
 
   tr::Reader r(f.path());
   std::vector<Event> got = r.read_all();
@@ -430,8 +423,7 @@ TEST(RoundTrip, Modules) {
   f.chunk(0, {ev(20, Op::Malloc, 0, 8, 0x100)});
   f.modules(second);
   f.modules({});  // writes nothing
-  f.end(end_record());
-  f.close();
+  f.finish();
 
   tr::Reader r(f.path());
   std::vector<tr::Module> want = first;
@@ -457,8 +449,7 @@ TEST(RoundTrip, HeaderFields) {
   static constexpr char cmd[] = "\0prog\0\0--x=1\0\0\0last arg";
   h.command_line = std::string_view(cmd, sizeof cmd - 1);
   f.header(h);
-  f.end(end_record());
-  f.close();
+  f.finish();
 
   tr::Reader r(f.path());
   const tr::Header& got = r.header();
@@ -482,8 +473,7 @@ TEST(RoundTrip, HeaderWithEmptyExecutableAndOneArgument) {
   h.executable = "";
   h.command_line = "single";
   f.header(h);
-  f.end(end_record());
-  f.close();
+  f.finish();
   tr::Reader r(f.path());
   EXPECT_EQ(r.header().executable, "");
   EXPECT_EQ(r.header().command_line, (std::vector<std::string>{"single"}));
@@ -499,8 +489,7 @@ TEST(RoundTrip, HeaderKeepsTrailingEmptyArgument) {
   static constexpr char cmd[] = "prog\0a\0";
   h.command_line = std::string_view(cmd, sizeof cmd - 1);
   f.header(h);
-  f.end(end_record());
-  f.close();
+  f.finish();
   tr::Reader r(f.path());
   EXPECT_EQ(r.header().command_line, (std::vector<std::string>{"prog", "a", ""}));
 }
@@ -533,8 +522,7 @@ TEST(RoundTrip, HeaderAndEndOnly) {
   TraceFile f(dir);
   f.header();
   EXPECT_TRUE(f.writer().write_events(0, nullptr, 0));  // nothing to write is not an error
-  f.end(end_record());
-  f.close();
+  f.finish();
   tr::Reader r(f.path());
   EXPECT_TRUE(r.complete());
   EXPECT_EQ(r.event_count(), 0u);
@@ -566,8 +554,7 @@ TEST(RoundTrip, LargestChunk) {
   EXPECT_FALSE(f.writer().write_events(0, too_many.data(), too_many.size()));
   EXPECT_EQ(f.writer().last_error(), E2BIG);
   EXPECT_EQ(f.writer().bytes_written(), before);
-  f.end(end_record());
-  f.close();
+  f.finish();
 
   tr::Reader r(f.path());
   EXPECT_EQ(r.event_count(), tr::Writer::kDefaultChunkEvents);
@@ -620,8 +607,7 @@ TEST(RoundTrip, CompressionLevelsAndChunkLimits) {
       for (std::size_t i = 0; i < all.size(); i += max_events)
         f.chunk(0, std::vector<Event>(all.begin() + static_cast<std::ptrdiff_t>(i),
                                       all.begin() + static_cast<std::ptrdiff_t>(std::min(all.size(), i + max_events))));
-      f.end(end_record());
-      f.close();
+      f.finish();
       tr::Reader r(f.path());
       expect_same_events(r.read_all(), f.expected());
     }
