@@ -59,7 +59,7 @@ test-tsan: deps
 	  --gtest_filter='Stress.*:CoreApi.*:-Stress.ThreadsDoNotShareCacheLines'
 	# The DMM front end (TAILOR_DMM, docs/deploy.md): one DMM for all threads behind its lock. Per-thread
 	# heaps' own property (no cache line shared between threads) is not a single heap's.
-	for dmm in kng lea $(CURDIR)/share/dmm/seed002-table4.json; do \
+	for dmm in kng lea $(CURDIR)/share/dmm/simulator-paper-table4.json; do \
 	  TAILOR_CONFIG=/dev/null TAILOR_DMM=$$dmm $(BUILD)-thread/bin/test_alloc_core \
 	    --gtest_filter='Stress.*:CoreApi.*:-Stress.ThreadsDoNotShareCacheLines' || exit 1; done
 
@@ -73,7 +73,7 @@ bench-simulate: build
 bench-alloc: build
 	./bench/alloc_compare.py --build $(BUILD) --runs $(or $(RUNS),3) --scaling
 
-# Seed 000's list and tree kernels on every allocator configuration, times
+# The Defero paper's list and tree kernels on every allocator configuration, times
 # and callgrind cache misses (docs/issues/06-locality.md).
 bench-locality: build
 	./bench/locality_kernels.py --build $(BUILD) --cache

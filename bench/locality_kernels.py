@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The list and tree micro-kernels of seed 000 (Defero) on every allocator
+"""The list and tree micro-kernels of the Defero paper on every allocator
 configuration of issue 6: std::allocator on glibc, with mimalloc preloaded
 and with libtailor preloaded; tailor::allocator on the locality heap with
 the First, Match and Path predicates for a sweep of K (its slabs from mmap,

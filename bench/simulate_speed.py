@@ -24,7 +24,7 @@ def main():
     ap.add_argument("--dmm", default="kng", help="comma-separated DMMs (default: kng)")
     ap.add_argument("--runs", type=int, default=3, help="simulations per trace (median is reported)")
     ap.add_argument("--front", type=int, default=0,
-                    help="tailor simulate --front (default 0: the mechanisms alone, as seed 002 measured them)")
+                    help="tailor simulate --front (default 0: the mechanisms alone, as the DMM simulator paper measured them)")
     ap.add_argument("--workloads", default=",".join(WORKLOADS), help="comma-separated subset")
     args = ap.parse_args()
 

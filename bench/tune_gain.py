@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`tailor tune` on the ten bundled workloads (issue 14): for each workload and
 objective, one `tailor tune --json` at the given budget, and a table of what
-it found: on the replay of the trace (allocation calls only, seed 001's
+it found: on the replay of the trace (allocation calls only, the tunable allocator paper's
 measure), the winner against glibc and default libtailor; on the program's
 own runs, the winner against default libtailor (time and peak RSS), the
 winner's settings, or why no configuration was kept.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's demo: record a bundled workload with `tailor record`, print
 # the statistics of its trace with `tailor stats`, then simulate the five
-# classic dynamic memory managers and seed 002's Table 4 DMM (a spec) on it
+# classic dynamic memory managers and the DMM simulator paper's Table 4 DMM (a spec) on it
 # with `tailor simulate`, run a short `tailor search` for a custom DMM, run
 # it for real and validate it, and end with `tailor tune --objective memory`
 # on a workload: its before/after table and the config it keeps.
@@ -18,8 +18,8 @@ echo
 echo "== tailor stats $out/$workload.trace"
 "$build/bin/tailor" stats "$out/$workload.trace"
 echo
-echo "== tailor simulate $out/$workload.trace --dmm kng,lea,fib,s10,exa,share/dmm/seed002-table4.json"
-"$build/bin/tailor" simulate "$out/$workload.trace" --dmm kng,lea,fib,s10,exa,share/dmm/seed002-table4.json
+echo "== tailor simulate $out/$workload.trace --dmm kng,lea,fib,s10,exa,share/dmm/simulator-paper-table4.json"
+"$build/bin/tailor" simulate "$out/$workload.trace" --dmm kng,lea,fib,s10,exa,share/dmm/simulator-paper-table4.json
 echo
 # A short search (the default is 100 generations of 60) on a smaller trace of
 # the same workload, so that the demo stays under a minute.

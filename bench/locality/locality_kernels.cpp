@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The list and tree micro-kernels of seed 000 (Defero), with the allocator
+// The list and tree micro-kernels of the Defero paper, with the allocator
 // chosen on the command line, printing the time of each phase as one JSON
 // object; bench/locality_kernels.py runs it over the configurations of
 // docs/issues/06-locality.md.

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 // Does software prefetching pay in the walks of tailor::list and tailor::set
-// (seed 003's second half, docs/pools.md)? Walks each container with three
+// (the pool allocation paper's second half, docs/pools.md)? Walks each container with three
 // loops and prints the median time per element of each, interleaved:
 //
 //   none    the plain iterator loop;
 //   next    also prefetches the node two ahead (an iterator kept two steps
 //           in front: the greedy pointer-chasing prefetch an iterator could do);
 //   stride  also prefetches the address 5 cache lines past the current node
-//           (seed 003's p = 5 * b + s, which assumes nodes laid out in
+//           (the pool allocation paper's p = 5 * b + s, which assumes nodes laid out in
 //           traversal order, as pools lay them out when the walk follows
 //           the allocation order).
 //

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Locality by hints (seed 000, Defero), the C entry points: allocate near a
+/* Locality by hints (the Defero paper, Defero), the C entry points: allocate near a
  * hint address from the process-wide locality heap (Match predicate, default
  * K). When libtailor is the process's malloc (linked or LD_PRELOADed), the
  * heap lives in libtailor's memory and free, realloc and malloc_usable_size

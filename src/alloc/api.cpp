@@ -63,7 +63,7 @@ void* calloc_impl(std::size_t count, std::size_t size) noexcept {
 }
 
 void* realloc_impl(void* p, std::size_t size) noexcept {
-  if (p == nullptr) return malloc_inline_at(size, nullptr);  // realloc is not pooled (seed 003)
+  if (p == nullptr) return malloc_inline_at(size, nullptr);  // realloc is not pooled (the pool allocation paper)
   // p came from an allocation, so the process is set up and dmm_active() is settled.
   if (TAILOR_UNLIKELY(secure_active()) && secure_owns(segment_of(p))) return secure_realloc(p, size);
   if (TAILOR_UNLIKELY(dmm_active())) return dmm_realloc(p, size);
@@ -91,7 +91,7 @@ void* realloc_impl(void* p, std::size_t size) noexcept {
   } else {
     Page* pg = page_of(seg, p);
     avail = usable_size(p);
-    // A pooled block always moves out, freeing its slot (seed 003).
+    // A pooled block always moves out, freeing its slot (the pool allocation paper).
     if (size <= avail && size >= avail / 2 && pg->site_pool == 0) return p;
     if (pg->kind == PageKind::kLarge && size > avail && size <= g_config.large_max &&
         seg->heap.load(std::memory_order_relaxed) == tl_heap) {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Tunables of libtailor (seed 001: parameters that change the policy per
+// Tunables of libtailor (the tunable allocator paper: parameters that change the policy per
 // program). Read once, at the first allocation, from TAILOR_* environment
 // variables and an optional config file, validated, and frozen. Parsing uses
 // no malloc and no C++ runtime: it runs inside malloc, possibly before main.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Call-site pools (seed 003, docs/pools.md): with TAILOR_POOLS=1 every
+// Call-site pools (the pool allocation paper, docs/pools.md): with TAILOR_POOLS=1 every
 // allocation request carries the return address of its caller (the call
 // site); a monitor per site watches its first requests, and a site whose
 // requests keep one size gets pools of its own: per thread heap, pages of

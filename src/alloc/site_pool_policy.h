@@ -17,7 +17,7 @@ namespace tailor::alloc::pools_policy {
 constexpr std::size_t kPoolMaxRequest = 1024;
 
 // Requests a monitor watches before it decides; the site is pooled when at
-// least 7/8 of them had the size of the request before (seed 003's "the
+// least 7/8 of them had the size of the request before (the pool allocation paper's "the
 // last entry matches the size of the new request"). The first request has
 // nothing before it: kWindow - 1 comparisons.
 constexpr std::uint32_t kWindow = 64;

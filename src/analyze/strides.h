@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Call sites as seed 003's pools see them, from a trace: per allocation call
+// Call sites as the pool allocation paper's pools see them, from a trace: per allocation call
 // site, how consistent its request sizes are, how many objects it makes and
 // how long they live, whether libtailor's monitor would pool it, and how
 // regular the address stride between its successive allocations is, as

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The statistics of one trace: seed 002's Table 2 (objects, total bytes, peak
+// The statistics of one trace: the DMM simulator paper's Table 2 (objects, total bytes, peak
 // bytes in use, average size, memory operations) and the breakdowns behind
 // them (sizes, lifetimes, call sites, threads, realloc and aligned calls,
 // anomalies). Exact: computed from every event, in time order.
@@ -73,7 +73,7 @@ struct ThreadStats {
 };
 
 struct TraceStats {
-  // Seed 002, Table 2.
+  // The DMM simulator paper, Table 2.
   std::uint64_t objects = 0;
   std::uint64_t total_bytes = 0;
   std::uint64_t max_in_use = 0;

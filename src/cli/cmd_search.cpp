@@ -5,7 +5,7 @@
 // --migrate-every G --migrants K --share-among R] [--checkpoint F --checkpoint-every G]
 // [--resume F]`:
 // grammatical evolution of a custom DMM for one trace or a set of traces
-// (src/search), with a live progress line, then seed 002's Table 3 (the
+// (src/search), with a live progress line, then the DMM simulator paper's Table 3 (the
 // found DMM against KNG, LEA, FIB, S10 and EXA, as improvements over
 // Kingsley) and Table 4 (the found DMM, allocator by allocator). The written
 // spec loads in `tailor simulate`. Under mpirun (a build with TAILOR_MPI)
@@ -466,7 +466,7 @@ int search_run(const SearchCmdOptions& o, srch::Ring* ring) {
                res.validations, where);
   }
   fmt::print("\n");
-  fmt::print("Improvement over Kingsley (seed 002's Table 3; higher is better){}\n",
+  fmt::print("Improvement over Kingsley (the DMM simulator paper's Table 3; higher is better){}\n",
              multi ? fmt::format(", {} over the {} traces", how == srch::Aggregate::kMean ? "mean" : "worst", sets.size())
                    : std::string());
   fmt::print("{:<20}", "");
@@ -490,7 +490,7 @@ int search_run(const SearchCmdOptions& o, srch::Ring* ring) {
     }
   }
 
-  fmt::print("\nThe found DMM (seed 002's Table 4): {} allocator(s)\n", best.allocators.size());
+  fmt::print("\nThe found DMM (the DMM simulator paper's Table 4): {} allocator(s)\n", best.allocators.size());
   for (const auto& a : best.allocators) fmt::print("  {}\n", describe(a));
   if (o.pareto) {
     fmt::print("\nPareto front ({} DMMs; time, memory, energy normalized to Kingsley, lower is better{})\n",

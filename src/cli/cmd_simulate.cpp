@@ -131,7 +131,7 @@ void print_text(const trace::Reader& r, const simulate::ReplayTrace& t, const st
     return m.seconds > 0 ? fmt::format("{:.1f} M", static_cast<double>(m.operations) / m.seconds / 1e6)
                          : std::string("-");
   });
-  // Seed 002's Figures 6-7 and its access counts: Kingsley's value divided by
+  // The DMM simulator paper's Figures 6-7 and its access counts: Kingsley's value divided by
   // each DMM's, so that greater than 1 is better than Kingsley.
   auto kng = std::find_if(all.begin(), all.end(), [](const M& m) { return m.dmm == "kng"; });
   if (kng != all.end() && all.size() > 1) {

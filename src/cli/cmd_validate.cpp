@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // `tailor validate TRACE... --dmm kng,lea,fib,s10,exa,FILE.json [--runs N]
 // [--tolerance PCT] [--time-tolerance PCT] [--time-model FILE] [--fit [-o FILE]]
-// [--json]`: seed 002's Table 5 for this machine (src/deploy/validation.h):
+// [--json]`: the DMM simulator paper's Table 5 for this machine (src/deploy/validation.h):
 // each DMM simulated and run for real, memory and time compared, each
 // normalized to Kingsley. With --fit, the simulator's time model is fitted
 // on the real runs of every trace given and written (-o). Exits 3 when a
@@ -190,7 +190,7 @@ int validate_cmd(const ValidateCmdOptions& o) {
 void add_validate(CLI::App& app, Runner& run) {
   auto [cmd, o] = add_command<ValidateCmdOptions>(
       app, run, "validate",
-      "Compare each DMM's simulation with the same DMM run for real (seed 002's Table 5); fit the time model",
+      "Compare each DMM's simulation with the same DMM run for real (the DMM simulator paper's Table 5); fit the time model",
       validate_cmd);
   cmd->add_option("trace", o->traces, "Trace file (several with --fit)")->required();
   cmd->add_option("--dmm", o->dmms, "DMMs: kng, lea, fib, buddy, s10, exa or a spec FILE.json, comma-separated "

@@ -27,7 +27,7 @@
 //    not block + 16, the word 16 bytes before the data holds "indirect" and
 //    the distance back to the block (one more write; release reads it first).
 //
-// Time complexity, in abstract steps as seed 002 counts them (one per list
+// Time complexity, in abstract steps as the DMM simulator paper counts them (one per list
 // operation and per loop iteration; constant-time arithmetic such as the
 // order of a size is free):
 //   allocate: (j - k + 1) lists examined + 1 (pop) + (j - k) splits (one per
@@ -259,7 +259,7 @@ class BinaryBuddy {
     return std::uint64_t{1} << order;
   }
 
-  /// Turns merging off (seed 002's buddy systems with coalesce = false):
+  /// Turns merging off (the DMM simulator paper's buddy systems with coalesce = false):
   /// a released block stays on its own order's list.
   void set_coalesce(bool on) noexcept { coalesce_ = on; }
   /// A buddy splits blocks and gives whole chunks back.

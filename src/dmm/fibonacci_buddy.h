@@ -33,7 +33,7 @@
 //  - requests with n + 16 > F_top, and aligned calls, are handled exactly as
 //    in binary_buddy.h (direct blocks returned on release; indirect word).
 //
-// Time complexity, in abstract steps as seed 002 counts them (one per list
+// Time complexity, in abstract steps as the DMM simulator paper counts them (one per list
 // operation and per loop iteration; the index of a size is free):
 //   allocate: (j - k + 1) lists examined + 1 (pop, or the system request of a
 //             fresh chunk, when j is the top) + 1 per split;
@@ -188,7 +188,7 @@ class FibonacciBuddy {
     return sizes_[index];
   }
 
-  /// Turns merging off (seed 002's buddy systems with coalesce = false):
+  /// Turns merging off (the DMM simulator paper's buddy systems with coalesce = false):
   /// a released block stays on its own order's list.
   void set_coalesce(bool on) noexcept { coalesce_ = on; }
   /// A buddy splits blocks and gives whole chunks back.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // FreeBlocks: the free blocks of one list of the DMM model's general
-// mechanism (segregated_fit.h), in any of seed 002's three data structures
+// mechanism (segregated_fit.h), in any of the DMM simulator paper's three data structures
 // (singly linked list, doubly linked list, binary search tree), taken by any
 // of its four allocation mechanisms (first, best, exact, farthest fit) under
 // either policy (FIFO, LIFO). Blocks of any size may share it, so every
@@ -26,10 +26,10 @@
 // first node visited on the descent); best = the smallest large enough (ties
 // broken by the policy); exact = the first of exactly the size (on a tree,
 // by order); farthest = the large-enough block farthest in address from the
-// hottest block (the last one allocated or released by the owner: seed 002's
+// hottest block (the last one allocated or released by the owner: the DMM simulator paper's
 // temperature-aware fit), which examines every block.
 //
-// Counting, as seed 002 counts (free_list.h has the same rules): 1 step per
+// Counting, as the DMM simulator paper counts (free_list.h has the same rules): 1 step per
 // block examined or tree node visited, per insertion and per rotation
 // (a uniform list, whose blocks all have one size, takes its head: 1 step); examining reads the
 // header and the link followed (2 reads; a tree node's key is 1 read more

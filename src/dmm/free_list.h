@@ -14,11 +14,11 @@
 // FIFO at the tail; both take from the head side, so a search meets the most
 // recently freed block first under LIFO and the oldest first under FIFO.
 //
-// Counting, as seed 002 counts (one step per loop iteration of a search and
+// Counting, as the DMM simulator paper counts (one step per loop iteration of a search and
 // per list operation; accesses are the loads and stores made on the Memory):
 //   take: 1 step per block examined; examining a block reads its link (1
 //         read) and, unless the list is uniform (all its blocks one size, so
-//         the head always fits), its header (1 read): seed 002's "2 accesses
+//         the head always fits), its header (1 read): the DMM simulator paper's "2 accesses
 //         per iteration". Unlinking a block that is not the head writes its
 //         predecessor's link (1 write). First fit stops at the first block
 //         large enough, exact fit at the first of exactly the size, best fit
@@ -35,7 +35,7 @@
 
 namespace tailor::dmm {
 
-/// Seed 002's allocation mechanisms; FreeList (below) implements the first
+/// The DMM simulator paper's allocation mechanisms; FreeList (below) implements the first
 /// three, FreeBlocks (free_blocks.h) all four.
 enum class Fit : std::uint8_t { kFirst, kBest, kExact, kFarthest };
 enum class Policy : std::uint8_t { kLifo, kFifo };

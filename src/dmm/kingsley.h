@@ -24,7 +24,7 @@
 // aligned address in the block, with a second header word before it that
 // holds the bucket index and the distance back to the real data start.
 //
-// Time complexity, in abstract steps as seed 002 counts them (one per list
+// Time complexity, in abstract steps as the DMM simulator paper counts them (one per list
 // operation and per loop iteration; constant-time arithmetic such as picking
 // the bucket is free):
 //   allocate: 1 (pop) + on an empty bucket 1 (system request) + nblocks - 1

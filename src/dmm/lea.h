@@ -52,7 +52,7 @@
 // (release_unused_segments is left out). dlmalloc maps big requests only once
 // top exists, so a first request of 256 KiB or more is served from a segment.
 //
-// Time complexity, in abstract steps as seed 002 counts them (one per list
+// Time complexity, in abstract steps as the DMM simulator paper counts them (one per list
 // operation and per loop iteration of a search; bitmaps, picking a bin and
 // header arithmetic are free):
 //   - 1 per taking of a chunk: a small bin pop, a tree unlink, a cut from dv or

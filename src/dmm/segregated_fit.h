@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SegregatedFit: the general list-based mechanism of the DMM model
 // (docs/dmm.md, "The model"), over the Memory concept (memory.h). One
-// template covers four of seed 002's mechanisms by configuration:
+// template covers four of the DMM simulator paper's mechanisms by configuration:
 //   segregated free lists   one list per class, searched alone;
 //   segregated fit          lists by class; when a class has no fit, the next
 //                           larger non-empty classes are tried (and the block
@@ -43,7 +43,7 @@
 // ever read. With `returns` (which needs coalescing), a free block that,
 // after coalescing, covers a whole region goes back to the system.
 //
-// Counting (seed 002; free_blocks.h for the list operations): 1 step per list
+// Counting (the DMM simulator paper; free_blocks.h for the list operations): 1 step per list
 // examined beyond the first, per carve, per split, per coalesce, and per
 // system request; accesses are every load and store on the Memory.
 #pragma once

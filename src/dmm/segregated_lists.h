@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Segregated free lists as a mechanism over the Memory concept (memory.h),
-// and the built-ins S10 and EXA of seed 002 made from it. Written to be
+// and the built-ins S10 and EXA of the DMM simulator paper made from it. Written to be
 // reused by the DMM model: a size-class map (size_classes.h), one singly
 // linked free list per class with a fit and a policy (free_list.h), a header
 // word per block stored through the Memory, memory obtained from the system
@@ -33,7 +33,7 @@
 // usage compares with KNG's. A region never straddles two system requests,
 // so this works on any Memory, contiguous or not.
 //
-// Time complexity, in abstract steps as seed 002 counts them (one per loop
+// Time complexity, in abstract steps as the DMM simulator paper counts them (one per loop
 // iteration in a search and per list operation; constant-time arithmetic such
 // as finding the class is free), and memory accesses (loads and stores on the
 // Memory; list heads and tails, the bump pointer and the class map are the
@@ -47,22 +47,22 @@
 //             word) + the push (1 step; LIFO 1 write, FIFO 2, or 1 on an empty
 //             list).
 //
-// S10 (seed 002's "list of 10 segregated free lists"): classes (0,16],
+// S10 (the DMM simulator paper's "list of 10 segregated free lists"): classes (0,16],
 // (16,32], (32,64], ..., (2048,4096] and (4096, inf) of request sizes: powers
 // of two, as Kingsley's, so that the lists cover what programs ask for
 // (mostly small) with a list per doubling, and the last one takes every large
-// request. First fit, LIFO: seed 002's own example of a segregated free list
+// request. First fit, LIFO: the DMM simulator paper's own example of a segregated free list
 // (Table 1: "SegregatedFreeList, split = false: SLL, FIRST (LIFO)"). Lists
 // keep the order of release (unordered by size): a size-ordered list would
 // make first fit a best fit and every release a search, which is not what
-// seed 002's free lists do (their policies are FIFO and LIFO).
+// the DMM simulator paper's free lists do (their policies are FIFO and LIFO).
 //
 // EXA (exact segregated fit, "a separate free list for each possible block
 // size"): one class per size the trace uses (SizeClasses::assign_exact over
 // sizes_of(trace.operations), src/simulate/trace_sizes.h), large sizes too, strict (round_to_class), so every
 // list is uniform and a freed block is reused only by a request of its own
 // size; an open last class above the largest size (empty for its own trace)
-// with exact fit. FIFO, as seed 002's ExactSegregatedFit example (SLL, FIRST,
+// with exact fit. FIFO, as the DMM simulator paper's ExactSegregatedFit example (SLL, FIRST,
 // FIFO).
 #pragma once
 
@@ -229,7 +229,7 @@ class SegregatedLists {
   bool ok_ = false;
 };
 
-/// S10: seed 002's ten segregated free lists (see the top of this file).
+/// S10: the DMM simulator paper's ten segregated free lists (see the top of this file).
 template <Arena A>
 bool assign_s10_classes(SizeClasses<A>& classes) {
   return classes.assign_powers_of_two(4, 12, true);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// SimpleSegregatedStorage: seed 002's simple segregated storage as a
+// SimpleSegregatedStorage: the DMM simulator paper's simple segregated storage as a
 // mechanism over the Memory concept (memory.h). Storage is divided into
 // areas, each holding blocks of a single class; blocks carry no header, so a
 // block's class is found from its area: areas are `chunk` bytes aligned to

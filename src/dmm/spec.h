@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The DMM model of seed 002 as plain data (docs/dmm.md, "The model"): a DMM
+// The DMM model of the DMM simulator paper as plain data (docs/dmm.md, "The model"): a DMM
 // is an ordered list of allocators, each owning a range (min, max] of
 // request sizes, with a mechanism, a free-list structure, a fit, a policy,
 // splitting and coalescing, a header size and alignment, its size classes,

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Evaluator: the fitness of a DMM on one trace, as seed 002's search
+// Evaluator: the fitness of a DMM on one trace, as the DMM simulator paper's search
 // computes it: the DMM is simulated (src/simulate) and its execution time
 // (steps), memory usage and energy are divided by Kingsley's on the same
 // trace, so that 1 is Kingsley and lower is better; the weighted fitness is

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Grammatical evolution over the DMM grammar (seed 002 section 3 and its
+// Grammatical evolution over the DMM grammar (the DMM simulator paper section 3 and its
 // group's GECCO'09 work): variable-length chromosomes of 8-bit codons mapped
 // through the grammar (mapper.h) to DMM specs (phenotype.h), evaluated by
 // simulation (evaluator.h). Tournament selection, variable-length one-point

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Grammar: a BNF grammar loaded at run time (share/search/dmm.bnf), the
-// design space of grammatical evolution (seed 002, section 3): rules of
+// design space of grammatical evolution (the DMM simulator paper, section 3): rules of
 // alternatives, each a sequence of nonterminals and quoted terminals. A user
 // narrows or widens the search by editing the file; a malformed file is an
 // error naming its line.

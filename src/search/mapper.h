@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The genotype-to-phenotype mapping of grammatical evolution (O'Neill and
-// Ryan; seed 002, section 3): a chromosome of 8-bit codons drives a leftmost
+// Ryan; the DMM simulator paper, section 3): a chromosome of 8-bit codons drives a leftmost
 // derivation of the grammar; at each nonterminal with k alternatives the
 // next codon picks alternative (codon mod k), and a nonterminal with one
 // alternative takes no codon. When the codons run out the chromosome wraps

@@ -13,7 +13,7 @@
 
 namespace tailor::search {
 
-/// Most allocators in a searched DMM (seed 002: 1 to 10).
+/// Most allocators in a searched DMM (the DMM simulator paper: 1 to 10).
 inline constexpr std::size_t kMaxAllocators = 10;
 
 /// Throws simulate::SpecError (field and why) for a phenotype the model rejects.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// DmmSpec: the DMM model of seed 002 as data (docs/dmm.md, "The model"). A
+// DmmSpec: the DMM model of the DMM simulator paper as data (docs/dmm.md, "The model"). A
 // DMM is an ordered list of allocators, each owning a range (min, max] of
 // request sizes; each allocator has a mechanism, a free-list structure, a
 // fit, a policy, splitting and coalescing, a header size and alignment, its

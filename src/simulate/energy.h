@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The energy model of a simulated DMM: seed 002 computes energy from the
+// The energy model of a simulated DMM: the DMM simulator paper computes energy from the
 // execution time, the memory usage and the memory accesses of a run (after
 // its group's earlier model); this is ours, with every constant written
 // down (docs/dmm.md, "Energy"). Three terms, in nanojoules:

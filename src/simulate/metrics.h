@@ -35,7 +35,7 @@ struct Metrics {
   /// plus the DMM's own state (class tables, list heads, records of
   /// released ranges), what the machine gives a DMM run for real.
   std::uint64_t memory_usage = 0;
-  std::uint64_t held_usage = 0;        ///< high-water mark of bytes held from the system (seed 002's memory usage)
+  std::uint64_t held_usage = 0;        ///< high-water mark of bytes held from the system (the DMM simulator paper's memory usage)
   std::uint64_t peak_operation = 0;    ///< operation after which held first reached held_usage
   std::uint64_t requested_at_peak = 0;
   std::uint64_t block_bytes_at_peak = 0;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // TimeModel: the time a DMM takes for real on a trace, predicted from what
-// its simulation counted. Seed 002 ranks DMMs by abstract steps; real time
+// its simulation counted. The DMM simulator paper ranks DMMs by abstract steps; real time
 // also pays for the calls themselves, the front of free blocks, metadata
 // accesses, first-touched pages and the system's work on released ranges,
 // in proportions that are the machine's. So the model is linear in those
@@ -23,7 +23,7 @@
 //              previous miss (a prefetcher's stream); stores fill the
 //              model's cache (a replay writes each block's first byte)
 //              without counting (simulated_memory.h)
-//     steps_*  the abstract steps (seed 002's time complexity) of each
+//     steps_*  the abstract steps (the DMM simulator paper's time complexity) of each
 //              mechanism family apart: a step of a list search is a
 //              dependent load, one of a split or a push is not
 //

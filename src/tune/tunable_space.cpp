@@ -35,7 +35,7 @@ std::vector<Dimension> tunable_space(Objective o, const TraceTraits& t) {
     d.push_back({"remote_batch", {"16", "1", "4", "64"}, "cross-thread frees gathered before one hand-back"});
   if (t.huge_blocks) d.push_back({"huge_cache", {"64M", "0", "256M"}, "freed huge mappings kept for reuse"});
   if (t.large_blocks) d.push_back({"large_max", {"32M", "4M"}, "largest block carved from a segment"});
-  // Call-site pools (seed 003, docs/pools.md): objects of one site together.
+  // Call-site pools (the pool allocation paper, docs/pools.md): objects of one site together.
   if (o != Objective::kMemory)
     d.push_back({"pools", {"0", "1", "2"}, "call-site pools: same-size requests of one site in a pool"});
   if (o == Objective::kMemory) {

@@ -5,9 +5,9 @@
 //   1. record the program (tailor record's recorder);
 //   2. search libtailor's tunables (tunable_space.h) by coordinate descent,
 //      each candidate ranked by the real replay of the trace against the
-//      incumbent in interleaved rounds (seed 001's evaluation);
+//      incumbent in interleaved rounds (the tunable allocator paper's evaluation);
 //   3. search DMM structures by grammatical evolution on the simulator
-//      (seed 002), the best few of the final front kept;
+//      (the DMM simulator paper), the best few of the final front kept;
 //   4. replay the finalists and glibc against default libtailor, more rounds;
 //   5. run the program itself, interleaved rounds, under glibc, default
 //      libtailor and the finalists that beat it on the replay, and keep the

@@ -86,7 +86,7 @@ with tempfile.TemporaryDirectory(prefix="tailor-pools-") as d:
         check(s is not None, f"stats --strides reports the profiled site {module} {offset}")
         if s is not None:
             check(s["pooled"] and s["slot"] == int(slot), f"stats --strides: {module} {offset} pooled, slot {slot}")
-            # Pooling makes strides regular (seed 003): the most common one is the slot, at least as
+            # Pooling makes strides regular (the pool allocation paper): the most common one is the slot, at least as
             # often as the recorded most common one (an area boundary may break a run of strides).
             check(s["pool_stride"] == int(slot) and s["pool_stride_share"] >= s["stride_share"] - 0.01,
                   f"stats --strides: {module} {offset} with pools strides by its slot "

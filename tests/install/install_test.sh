@@ -26,7 +26,7 @@ cmake --install "$build" --prefix "$prefix" > /dev/null
 step "the prefix is complete"
 for f in bin/tailor lib/libtailor.so lib/libtailor.a lib/libtailor_locality.so lib/libtailor_trace.so \
          lib/tailor/libtailor-record.so libexec/tailor/tailor-replay-driver \
-         share/tailor/search/dmm.bnf share/tailor/dmm/kng.json share/tailor/dmm/seed002-table4.json \
+         share/tailor/search/dmm.bnf share/tailor/dmm/kng.json share/tailor/dmm/simulator-paper-table4.json \
          include/tailor/tailor.h include/tailor/locality.h include/tailor/list.h include/tailor/set.h \
          include/tailor/map.h include/tailor/allocator.h include/tailor/locality/heap.h include/tailor/trace.h \
          include/tailor/trace/reader.h lib/pkgconfig/tailor.pc lib/pkgconfig/tailor-locality.pc \
@@ -94,7 +94,7 @@ counts = dict(line.split() for line in open(sys.argv[2]))
 assert int(counts["events"]) == stats["events"] and int(counts["events"]) > 0, (counts, stats["events"])
 assert int(counts["threads"]) == len(stats["threads"]), (counts, stats["threads"])
 PY
-  "$tailor" simulate w.trace --dmm kng,lea,"$p/share/tailor/dmm/seed002-table4.json" > simulate.txt ||
+  "$tailor" simulate w.trace --dmm kng,lea,"$p/share/tailor/dmm/simulator-paper-table4.json" > simulate.txt ||
     fail "tailor simulate"
   "$tailor" search w.trace --generations 2 --population 6 --seed 1 -o best.json > search.txt || fail "tailor search"
   [ -s best.json ] || fail "tailor search wrote no spec"

@@ -99,7 +99,7 @@ def cut():
 
 
 def dmms_and_heap_maps():
-    spec = os.path.join(share, "dmm", "seed002-table4.json")
+    spec = os.path.join(share, "dmm", "simulator-paper-table4.json")
     d = report("dmms", trace("threads"), "--dmm", f"kng,lea,s10,{spec}")
     names = [x["name"] for x in d["dmms"]]
     expect(len(names) == 4 and names[0] == "kng", f"dmms {names}")

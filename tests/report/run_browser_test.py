@@ -16,7 +16,7 @@ os.makedirs(work)
 trace = os.path.join(work, "threads.trace")
 report = os.path.join(work, "report.html")
 subprocess.run([make_trace, trace, "threads"], check=True)
-subprocess.run([tailor, "report", trace, "--dmm", "kng,lea," + os.path.join(share, "dmm", "seed002-table4.json"),
+subprocess.run([tailor, "report", trace, "--dmm", "kng,lea," + os.path.join(share, "dmm", "simulator-paper-table4.json"),
                 "--search", "--generations", "3", "--population", "6", "-o", report], check=True)
 args = [sys.executable, os.path.join(here, "browser_test.py"), mode, report]
 if mode == "render":

@@ -93,7 +93,7 @@ TEST(SimulateCli, SpecFilesRunInParallelWithTheBuiltIns) {
   std::string trace = small_trace(dir);
   const std::string share = std::string(TAILOR_SHARE_DIR) + "/dmm/";
   Output o = run(std::string(TAILOR_BIN) + " simulate " + trace + " --threads 3 --json --dmm kng," + share +
-                 "seed002-table4.json,buddy," + share + "buddy.json");
+                 "simulator-paper-table4.json,buddy," + share + "buddy.json");
   ASSERT_EQ(o.status, 0) << o.text;
   auto j = nlohmann::json::parse(o.text);
   ASSERT_EQ(j["dmms"].size(), 4u);

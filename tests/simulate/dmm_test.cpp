@@ -50,7 +50,7 @@ TEST(Dmm, RoutesBySizeAndSumsMemory) {
 
 TEST(Dmm, ShippedSpecsPassTheChecker) {
   const sim::ReplayTrace t = sim::build_replay(tailor::test::random_events(3, 20000));
-  for (const char* name : {"kng", "s10", "exa", "fib", "buddy", "seed002-table4", "lea-like"}) {
+  for (const char* name : {"kng", "s10", "exa", "fib", "buddy", "simulator-paper-table4", "lea-like"}) {
     SCOPED_TRACE(name);
     const sim::DmmSpec spec = sim::load_dmm_spec(std::string(TAILOR_SHARE_DIR) + "/dmm/" + name + ".json");
     sim::SimulateOptions o;
@@ -71,7 +71,7 @@ TEST(Dmm, ShippedSpecsPassTheCheckerOnARecordedWorkload) {
   ASSERT_FALSE(path.empty());
   tailor::trace::Reader reader(path);
   const sim::ReplayTrace t = sim::load_replay(reader);
-  for (const char* name : {"kng", "s10", "exa", "fib", "buddy", "seed002-table4", "lea-like"}) {
+  for (const char* name : {"kng", "s10", "exa", "fib", "buddy", "simulator-paper-table4", "lea-like"}) {
     SCOPED_TRACE(name);
     sim::SimulateOptions o;
     o.check = true;

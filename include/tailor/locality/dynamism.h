@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Dynamism (seed 000, section 4): how much of a container's work changes it.
+// Dynamism (the Defero paper, section 4): how much of a container's work changes it.
 // D = M / (M + NM) * 100, with M the modifying operations (an element
 // inserted or erased, a sort, splice, merge, reverse or unique) and NM the
 // non-modifying ones (a step of an iterator, a lookup: find, count,

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The locality heap (seed 000, section 2): free memory organized in two
+// The locality heap (the Defero paper, section 2): free memory organized in two
 // dimensions, size first, then address. Requests up to kMaxSmall bytes are
 // rounded to a size class (multiples of 16 bytes); each size class keeps the
 // K-classes (kbit.h) that hold a free chunk of that size in a red-black tree

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The K-Bit partition of seed 000 (Defero): two addresses are equivalent when
+// The K-Bit partition of the Defero paper: two addresses are equivalent when
 // their K high-order bits are equal, so each equivalence class (a K-class) is
 // an aligned region of 2^(64-K) bytes, its index the address shifted right by
 // 64-K. This file holds that arithmetic, the default K, and kclass: the

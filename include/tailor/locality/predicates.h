@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Allocation predicates (seed 000, section 3): how the heap picks, among the
+// Allocation predicates (the Defero paper, section 3): how the heap picks, among the
 // K-classes of a size class that have a free chunk, the one to allocate from.
 // The heap keeps those K-classes in a red-black tree ordered by address and
 // walks it from the root; at each K-class the predicate answers, as Defero's
@@ -84,7 +84,7 @@ struct Match {
 /// Path aims at the parent instead: the path picks the region, the parent the
 /// spot in it.
 ///
-/// Seed 000 follows the turns literally down its own tree of K-classes. We
+/// The Defero paper follows the turns literally down its own tree of K-classes. We
 /// tried that first, then aiming within the span of the K-classes that still
 /// have free chunks: both move the target as K-classes fill up and leave the
 /// tree (rebalancing; the ends of the span), so equal turns soon lead to

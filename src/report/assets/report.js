@@ -231,7 +231,7 @@
                                                        : 'No cross-thread frees') },
       scales: { y: { beginAtZero: true, title: title('releases') } } } });
 
-  // Simulated DMMs compared (seed 002's Figures 5-8).
+  // Simulated DMMs compared (the DMM simulator paper's Figures 5-8).
   const withNorm = data.dmms.filter(d => d.normalized_to_kng);
   if (data.dmms.length) {
     document.getElementById('dmms').hidden = false;
@@ -256,7 +256,7 @@
     }
   }
 
-  // The found DMM (seed 002's Table 4) and the fitness over generations.
+  // The found DMM (the DMM simulator paper's Table 4) and the fitness over generations.
   if (data.search) {
     const sr = data.search;
     document.getElementById('search').hidden = false;
