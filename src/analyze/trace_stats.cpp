@@ -9,10 +9,9 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "address_map.h"
 #include "exact_distribution.h"
-#include "flat_map.h"
 #include "symbolizer.h"
+#include "util/flat_map.h"
 
 namespace tailor::analyze {
 
@@ -65,7 +64,7 @@ class SizeCounts {
  private:
   std::vector<std::uint64_t> dense_ = std::vector<std::uint64_t>(kDense);
   std::size_t distinct_dense_ = 0;
-  FlatMap<std::uint64_t> sparse_;
+  util::FlatMap<std::uint64_t> sparse_;
 };
 
 class Accumulator {
@@ -296,9 +295,9 @@ class Accumulator {
 
   StatsOptions options_;
   TraceStats s_;
-  AddressMap<LiveBlock> live_;
+  util::FlatMap<LiveBlock> live_{std::size_t{1} << 16};
   SizeCounts sizes_;                            // request size -> allocations
-  FlatMap<std::uint32_t> sites_;                // call site -> index in site_list_
+  util::FlatMap<std::uint32_t> sites_;                // call site -> index in site_list_
   std::vector<SiteAccumulator> site_list_;
   std::map<std::uint32_t, ThreadStats> threads_;
   ThreadStats* last_thread_ = nullptr;

@@ -36,7 +36,7 @@
 #include <utility>
 #include <vector>
 
-#include "analyze/address_map.h"
+#include "util/flat_map.h"
 #include "tailor/trace/event.h"
 #include "tailor/trace/reader.h"
 
@@ -160,7 +160,7 @@ class ReplayBuilder {
   std::uint32_t new_size_index(std::uint64_t bytes);
 
   ReplayTrace r_;
-  analyze::AddressMap<std::uint32_t> live_;  // address -> block id (open addressing: no node per block)
+  util::FlatMap<std::uint32_t> live_{std::size_t{1} << 16};  // address -> block id (open addressing: no node per block)
   std::vector<std::uint32_t> free_ids_;
   std::uint64_t in_use_ = 0;
   std::uint64_t event_ = 0;  // index of the event being added

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// FlatMap (src/analyze/flat_map.h) against std::unordered_map under random
+// FlatMap (src/util/flat_map.h) against std::unordered_map under random
 // insertions and lookups of keys that include 0, through growth.
 #include <gtest/gtest.h>
 
@@ -7,12 +7,12 @@
 #include <random>
 #include <unordered_map>
 
-#include "flat_map.h"
 #include "same_as_unordered_map.h"
+#include "util/flat_map.h"
 
 namespace {
 
-using tailor::analyze::FlatMap;
+using tailor::util::FlatMap;
 using tailor::test::expect_same;
 
 TEST(FlatMap, AgreesWithUnorderedMapOnRandomOperations) {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The check that the open-addressing maps of src/analyze (AddressMap, FlatMap)
-// hold what a std::unordered_map fed the same operations holds: both maps'
-// tests compare them so, through the same find / for_each interface.
+// The check that util::FlatMap holds what a std::unordered_map fed the same
+// operations holds, through its find / for_each interface: the tests of its
+// counting use (any key, 0 included) and of its live-block use (insertions
+// and removals of addresses) compare it so.
 #pragma once
 
 #include <gtest/gtest.h>

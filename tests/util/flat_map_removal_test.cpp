@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// AddressMap (src/analyze/address_map.h) against std::unordered_map under
-// random insertions and removals of block-like addresses, through growth,
-// long probe runs and wrap-around.
+// FlatMap (src/util/flat_map.h) as a map of live blocks by address, against
+// std::unordered_map under random insertions and removals of block-like
+// addresses, through growth, long probe runs and wrap-around.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -9,19 +9,19 @@
 #include <unordered_map>
 #include <vector>
 
-#include "address_map.h"
 #include "same_as_unordered_map.h"
+#include "util/flat_map.h"
 
 namespace {
 
-using tailor::analyze::AddressMap;
+using tailor::util::FlatMap;
 using tailor::test::expect_same;
 
-TEST(AddressMap, AgreesWithUnorderedMapUnderChurn) {
+TEST(FlatMapRemoval, AgreesWithUnorderedMapUnderChurn) {
   for (std::uint64_t pool : {100ull, 5000ull, 300000ull}) {  // few and many live blocks (growth past 2^16 slots)
     SCOPED_TRACE(pool);
     std::mt19937_64 rng(pool);
-    AddressMap<std::uint64_t> map;
+    FlatMap<std::uint64_t> map(std::size_t{1} << 16);
     std::unordered_map<std::uint64_t, std::uint64_t> want;
     for (int step = 0; step < 600000; ++step) {
       const std::uint64_t address = 0x7f0000000000ull + 16 * (1 + rng() % pool);
@@ -53,11 +53,11 @@ TEST(AddressMap, AgreesWithUnorderedMapUnderChurn) {
   }
 }
 
-TEST(AddressMap, DenseTableAndRemovalInsideRuns) {
+TEST(FlatMapRemoval, DenseTableAndRemovalInsideRuns) {
   // 32000 addresses in the first 65536 slots, just under the growth
   // threshold: long probe runs, some wrapping past the last slot, then every
   // third address removed from inside them and the rest still found.
-  AddressMap<std::uint64_t> map;
+  FlatMap<std::uint64_t> map(std::size_t{1} << 16);
   std::unordered_map<std::uint64_t, std::uint64_t> want;
   std::mt19937_64 rng(42);
   std::vector<std::uint64_t> addresses;
@@ -71,7 +71,25 @@ TEST(AddressMap, DenseTableAndRemovalInsideRuns) {
     want.erase(addresses[i]);
   }
   expect_same(map, want);
-  EXPECT_THROW(map.try_emplace(0), std::invalid_argument);
+}
+
+TEST(FlatMapRemoval, KeyZeroIsRemovedAndTakenLikeAnyOther) {
+  FlatMap<std::uint64_t> map;
+  std::uint64_t out = 9;
+  EXPECT_FALSE(map.take(0, out));
+  EXPECT_EQ(out, 9u);
+  map[0] = 3;
+  map[16] = 4;
+  EXPECT_TRUE(map.take(0, out));
+  EXPECT_EQ(out, 3u);
+  EXPECT_EQ(map.find(0), nullptr);
+  EXPECT_EQ(map.size(), 1u);
+  map[0] = 5;
+  map.erase(0);
+  EXPECT_EQ(map.find(0), nullptr);
+  ASSERT_NE(map.find(16), nullptr);
+  EXPECT_EQ(*map.find(16), 4u);
+  EXPECT_EQ(map.size(), 1u);
 }
 
 }  // namespace
