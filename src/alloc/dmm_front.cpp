@@ -24,6 +24,7 @@
 #include "dmm_spec_file.h"
 #include "heap.h"
 #include "os.h"
+#include "spin_lock.h"
 
 namespace tailor::alloc {
 
@@ -44,24 +45,11 @@ std::size_t g_arena_used = 0;
 
 // ---------------------------------------------------------------- lock
 
-// One lock for the DMM: test-and-test-and-set, yielding after a while (two
-// cores are common; a holder that was preempted must get to run).
-std::atomic<bool> g_locked{false};
+// One lock for the DMM (spin_lock.h).
+SpinLock g_lock;
 
-void lock() noexcept {
-  for (unsigned spins = 0; g_locked.exchange(true, std::memory_order_acquire); ++spins) {
-    while (g_locked.load(std::memory_order_relaxed)) {
-      if (++spins > 64) {
-        sched_yield();
-      } else {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
-      }
-    }
-  }
-}
-void unlock() noexcept { g_locked.store(false, std::memory_order_release); }
+void lock() noexcept { g_lock.lock(); }
+void unlock() noexcept { g_lock.unlock(); }
 
 // No lock while the process has one thread: glibc clears
 // __libc_single_threaded in pthread_create before the second thread runs,

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <mutex>
 #include <new>
 
 #include "heap.h"
@@ -17,30 +18,25 @@ namespace tailor::alloc {
 
 namespace {
 
-class PoolLock {
+// A region pool's lock, held for a scope.
+class PoolLock : public std::lock_guard<SpinLock> {
  public:
-  explicit PoolLock(RegionPool* p) noexcept : p_(p) { spin_lock(p_->locked); }
-  ~PoolLock() { spin_unlock(p_->locked); }
-  PoolLock(const PoolLock&) = delete;
-  PoolLock& operator=(const PoolLock&) = delete;
-
- private:
-  RegionPool* p_;
+  explicit PoolLock(RegionPool* p) noexcept : std::lock_guard<SpinLock>(p->lock) {}
 };
 
 // The live pools, for the fork handlers, under their own spin lock (taken
 // before any pool's).
 RegionPool* g_live = nullptr;
-std::atomic<bool> g_live_locked{false};
+SpinLock g_live_lock;
 pthread_once_t g_fork_once = PTHREAD_ONCE_INIT;
 
 void fork_prepare() noexcept {
-  spin_lock(g_live_locked);
-  for (RegionPool* p = g_live; p != nullptr; p = p->next_live) spin_lock(p->locked);
+  g_live_lock.lock();
+  for (RegionPool* p = g_live; p != nullptr; p = p->next_live) p->lock.lock();
 }
 void fork_parent() noexcept {
-  for (RegionPool* p = g_live; p != nullptr; p = p->next_live) spin_unlock(p->locked);
-  spin_unlock(g_live_locked);
+  for (RegionPool* p = g_live; p != nullptr; p = p->next_live) p->lock.unlock();
+  g_live_lock.unlock();
 }
 // In the child only this thread exists: every lock it took in prepare is
 // its own, and no other holder is left.
@@ -49,18 +45,16 @@ void register_fork_handlers() noexcept { pthread_atfork(&fork_prepare, &fork_par
 
 void link_live(RegionPool* rp) noexcept {
   pthread_once(&g_fork_once, &register_fork_handlers);
-  spin_lock(g_live_locked);
+  std::lock_guard guard(g_live_lock);
   rp->next_live = g_live;
   if (g_live != nullptr) g_live->prev_live = rp;
   g_live = rp;
-  spin_unlock(g_live_locked);
 }
 void unlink_live(RegionPool* rp) noexcept {
-  spin_lock(g_live_locked);
+  std::lock_guard guard(g_live_lock);
   if (rp->prev_live != nullptr) rp->prev_live->next_live = rp->next_live;
   else g_live = rp->next_live;
   if (rp->next_live != nullptr) rp->next_live->prev_live = rp->prev_live;
-  spin_unlock(g_live_locked);
 }
 
 std::size_t pool_bytes() { return (sizeof(RegionPool) + os::page_size() - 1) & ~(os::page_size() - 1); }

@@ -31,12 +31,13 @@
 #include <cstddef>
 
 #include "segment.h"
+#include "spin_lock.h"
 #include "tailor/tailor.h"
 
 namespace tailor::alloc {
 
 struct RegionPool {
-  std::atomic<bool> locked{false};
+  SpinLock lock;
   RegionPool* next_live = nullptr;  // the list of live pools (fork handlers)
   RegionPool* prev_live = nullptr;
   tailor_region_hooks hooks{};

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 #include <new>
 
 #include "calloc_zero.h"
@@ -328,7 +329,7 @@ struct alignas(64) SecureHeap {
 // Metadata lives in mappings of its own, never next to blocks: carved from
 // 1 MiB chunks, recycled through free lists by size (64-byte units).
 constexpr std::size_t kMetaUnit = 64, kMetaChunk = 1 << 20, kMetaLists = 128;
-std::atomic<bool> g_meta_locked{false};
+SpinLock g_meta_lock;
 void* g_meta_free[kMetaLists + 1];
 std::uint8_t* g_meta_bump = nullptr;
 std::uint8_t* g_meta_end = nullptr;
@@ -336,25 +337,24 @@ std::uint8_t* g_meta_end = nullptr;
 void* meta_alloc(std::size_t bytes) {
   const std::size_t units = (bytes + kMetaUnit - 1) / kMetaUnit;
   if (units > kMetaLists) return nullptr;
-  spin_lock(g_meta_locked);
-  void* m = g_meta_free[units];
-  if (m != nullptr) {
-    g_meta_free[units] = *static_cast<void**>(m);
-  } else {
-    if (g_meta_bump == nullptr || g_meta_bump + units * kMetaUnit > g_meta_end) {
-      auto* chunk = static_cast<std::uint8_t*>(os::reserve_aligned(kMetaChunk, os::page_size()));
-      if (chunk == nullptr) {
-        spin_unlock(g_meta_locked);
-        return nullptr;
+  void* m;
+  {
+    std::lock_guard guard(g_meta_lock);
+    m = g_meta_free[units];
+    if (m != nullptr) {
+      g_meta_free[units] = *static_cast<void**>(m);
+    } else {
+      if (g_meta_bump == nullptr || g_meta_bump + units * kMetaUnit > g_meta_end) {
+        auto* chunk = static_cast<std::uint8_t*>(os::reserve_aligned(kMetaChunk, os::page_size()));
+        if (chunk == nullptr) return nullptr;
+        g_meta_bump = chunk;
+        g_meta_end = chunk + kMetaChunk;
+        g_meta_bytes.fetch_add(kMetaChunk, std::memory_order_relaxed);
       }
-      g_meta_bump = chunk;
-      g_meta_end = chunk + kMetaChunk;
-      g_meta_bytes.fetch_add(kMetaChunk, std::memory_order_relaxed);
+      m = g_meta_bump;
+      g_meta_bump += units * kMetaUnit;
     }
-    m = g_meta_bump;
-    g_meta_bump += units * kMetaUnit;
   }
-  spin_unlock(g_meta_locked);
   std::memset(m, 0, units * kMetaUnit);
   return m;
 }
@@ -362,10 +362,9 @@ void* meta_alloc(std::size_t bytes) {
 void meta_free(void* m, std::size_t bytes) {
   const std::size_t units = (bytes + kMetaUnit - 1) / kMetaUnit;
   std::memset(m, 0, units * kMetaUnit);  // a stale lookup finds no magic
-  spin_lock(g_meta_locked);
+  std::lock_guard guard(g_meta_lock);
   *static_cast<void**>(m) = g_meta_free[units];
   g_meta_free[units] = m;
-  spin_unlock(g_meta_locked);
 }
 
 RegionPool* region() {
@@ -403,32 +402,32 @@ void count_used(SecureHeap* h, std::int64_t delta) {
 
 thread_local SecureHeap* tl_sheap __attribute__((tls_model("initial-exec"))) = nullptr;
 pthread_key_t g_heap_key;
-std::atomic<bool> g_heaps_locked{false};
+SpinLock g_heaps_lock;
 SecureHeap* g_heaps_all = nullptr;
 SecureHeap* g_heaps_idle = nullptr;
 
 SecureHeap* heap_attach() {
   region();  // secure_init has finished (the thread key exists)
   SecureHeap* h = nullptr;
-  spin_lock(g_heaps_locked);
-  for (SecureHeap** pp = &g_heaps_idle; *pp != nullptr; pp = &(*pp)->next_idle) {
-    std::uint32_t idle = kIdle;  // not one a freeing thread is collecting
-    if (__atomic_compare_exchange_n(&(*pp)->state, &idle, kOwned, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
-      h = *pp;
-      *pp = h->next_idle;
-      break;
+  {
+    std::lock_guard guard(g_heaps_lock);
+    for (SecureHeap** pp = &g_heaps_idle; *pp != nullptr; pp = &(*pp)->next_idle) {
+      std::uint32_t idle = kIdle;  // not one a freeing thread is collecting
+      if (__atomic_compare_exchange_n(&(*pp)->state, &idle, kOwned, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+        h = *pp;
+        *pp = h->next_idle;
+        break;
+      }
     }
   }
-  spin_unlock(g_heaps_locked);
   if (h == nullptr) {
     h = static_cast<SecureHeap*>(meta_alloc(sizeof(SecureHeap)));
     if (h == nullptr) return nullptr;
     h->rng = os::random64();
     h->state = kOwned;
-    spin_lock(g_heaps_locked);
+    std::lock_guard guard(g_heaps_lock);
     h->next_all = g_heaps_all;
     g_heaps_all = h;
-    spin_unlock(g_heaps_locked);
   }
   tl_sheap = h;  // before pthread_setspecific, which may allocate
   pthread_setspecific(g_heap_key, h);
@@ -446,23 +445,21 @@ struct Spare {
   std::uint8_t* base;
   bool guarded;
 };
-std::atomic<bool> g_spare_locked{false};
+SpinLock g_spare_lock;
 Spare* g_spare = nullptr;  // a stack, in a mapping of its own
 std::size_t g_spare_count = 0, g_spare_max = 0;
 
 bool spare_pop(Spare& out) {
-  spin_lock(g_spare_locked);
+  std::lock_guard guard(g_spare_lock);
   const bool ok = g_spare_count > 0;
   if (ok) out = g_spare[--g_spare_count];
-  spin_unlock(g_spare_locked);
   return ok;
 }
 
 bool spare_push(const Spare& sp) {
-  spin_lock(g_spare_locked);
+  std::lock_guard guard(g_spare_lock);
   const bool ok = g_spare_count < g_spare_max;
   if (ok) g_spare[g_spare_count++] = sp;
-  spin_unlock(g_spare_locked);
   return ok;
 }
 
@@ -645,11 +642,12 @@ void heap_done(void* value) {
   }
   release_kept(h);
   tl_sheap = nullptr;
-  spin_lock(g_heaps_locked);
-  __atomic_store_n(&h->state, kIdle, __ATOMIC_SEQ_CST);
-  h->next_idle = g_heaps_idle;
-  g_heaps_idle = h;
-  spin_unlock(g_heaps_locked);
+  {
+    std::lock_guard guard(g_heaps_lock);
+    __atomic_store_n(&h->state, kIdle, __ATOMIC_SEQ_CST);
+    h->next_idle = g_heaps_idle;
+    g_heaps_idle = h;
+  }
   if (idle_needs_collect(h)) collect_idle(h);
 }
 
@@ -798,14 +796,14 @@ struct LargeSpare {
   bool zero = false;           // purged at its free: reads as zero
   std::uint64_t freed_at = 0;  // g_large_frees when it was kept
 };
-constinit LargeSpare g_large_spare[kLargeSpares];  // g_spare_locked
+constinit LargeSpare g_large_spare[kLargeSpares];  // g_spare_lock
 unsigned g_large_spare_count = 0;
 std::size_t g_large_spare_bytes = 0, g_large_spare_budget = 0;
-std::uint64_t g_large_frees = 0;  // large regions kept so far (g_spare_locked)
+std::uint64_t g_large_frees = 0;  // large regions kept so far (g_spare_lock)
 
 bool large_spare_pop(std::size_t bytes, LargeSpare& out) {
   if (bytes > kLargeSpareMax) return false;
-  spin_lock(g_spare_locked);
+  std::lock_guard guard(g_spare_lock);
   unsigned best = kLargeSpares;
   for (unsigned i = 0; i < g_large_spare_count; ++i) {
     const std::size_t b = g_large_spare[i].bytes;
@@ -818,20 +816,18 @@ bool large_spare_pop(std::size_t bytes, LargeSpare& out) {
     g_large_spare[best] = g_large_spare[--g_large_spare_count];
     g_large_spare_bytes -= out.bytes;
   }
-  spin_unlock(g_spare_locked);
   return ok;
 }
 
 bool large_spare_push(const LargeSpare& sp) {
   if (sp.bytes > kLargeSpareMax) return false;
-  spin_lock(g_spare_locked);
+  std::lock_guard guard(g_spare_lock);
   const bool ok = g_large_spare_count < kLargeSpares && g_large_spare_bytes + sp.bytes <= g_large_spare_budget;
   if (ok) {
     g_large_spare[g_large_spare_count] = sp;
     g_large_spare[g_large_spare_count++].freed_at = ++g_large_frees;
     g_large_spare_bytes += sp.bytes;
   }
-  spin_unlock(g_spare_locked);
   return ok;
 }
 
@@ -945,7 +941,7 @@ struct ZeroRegion {
   std::uint64_t live[kZeroRegion / 16 / 64];  // bit i: base + 16 i handed out and not freed
 };
 static_assert(sizeof(ZeroRegion) <= 128 * 64, "within meta_alloc's largest unit count");
-std::atomic<bool> g_zero_locked{false};
+SpinLock g_zero_lock;
 std::uint8_t* g_zero_next = nullptr;
 std::uint8_t* g_zero_end = nullptr;
 ZeroRegion* g_zero = nullptr;  // the region g_zero_next is in
@@ -953,7 +949,7 @@ ZeroRegion* g_zero = nullptr;  // the region g_zero_next is in
 // nullptr when no region can be had: the caller serves the request as a
 // 1-byte block instead.
 void* zero_malloc() {
-  spin_lock(g_zero_locked);
+  std::lock_guard guard(g_zero_lock);
   if (g_zero_next == g_zero_end) {
     auto* base = static_cast<std::uint8_t*>(region_obtain(g_secure_region, kZeroRegion, kSlabBytes));
     auto* z = base != nullptr ? static_cast<ZeroRegion*>(meta_alloc(sizeof(ZeroRegion))) : nullptr;
@@ -963,7 +959,6 @@ void* zero_malloc() {
     if (z == nullptr || !os::protect(base, kZeroRegion, false)) {
       if (z != nullptr) meta_free(z, sizeof(ZeroRegion));
       if (base != nullptr) region_give_back(g_secure_region, base, kZeroRegion);
-      spin_unlock(g_zero_locked);
       return nullptr;
     }
     z->magic = kZeroMagic;
@@ -978,7 +973,6 @@ void* zero_malloc() {
   const std::size_t i = static_cast<std::size_t>(g_zero_next - g_zero->base) / 16;
   __atomic_fetch_or(&g_zero->live[i / 64], std::uint64_t{1} << (i % 64), __ATOMIC_RELAXED);
   g_zero_next += 16;
-  spin_unlock(g_zero_locked);
   return p;
 }
 
@@ -1235,16 +1229,16 @@ void hook_free(void*, void* p) { secure_free("free", p, false, 0); }
 size_t hook_usable(void*, const void* p) { return secure_usable("malloc_usable_size", const_cast<void*>(p)); }
 
 void fork_prepare() {
-  spin_lock(g_zero_locked);
-  spin_lock(g_heaps_locked);
-  spin_lock(g_spare_locked);
-  spin_lock(g_meta_locked);
+  g_zero_lock.lock();
+  g_heaps_lock.lock();
+  g_spare_lock.lock();
+  g_meta_lock.lock();
 }
 void fork_parent() {
-  spin_unlock(g_meta_locked);
-  spin_unlock(g_spare_locked);
-  spin_unlock(g_heaps_locked);
-  spin_unlock(g_zero_locked);
+  g_meta_lock.unlock();
+  g_spare_lock.unlock();
+  g_heaps_lock.unlock();
+  g_zero_lock.unlock();
 }
 // The child has one thread: every other thread's heap is idle now (a heap
 // a freeing thread was collecting too), and no free is under way.
@@ -1320,13 +1314,16 @@ bool secure_zeroes() noexcept { return g_zero_free; }
 
 void secure_totals(HeapTotals& out) noexcept {
   std::uint64_t used = 0;
-  spin_lock(g_heaps_locked);
-  for (SecureHeap* h = g_heaps_all; h != nullptr; h = h->next_all) used += __atomic_load_n(&h->used_bytes, __ATOMIC_RELAXED);
-  spin_unlock(g_heaps_locked);
-  spin_lock(g_spare_locked);
-  const std::uint64_t spare_bytes = g_spare_count * kSlabBytes + g_large_spare_bytes;
-  const std::uint64_t spares = g_spare_count + g_large_spare_count;
-  spin_unlock(g_spare_locked);
+  {
+    std::lock_guard guard(g_heaps_lock);
+    for (SecureHeap* h = g_heaps_all; h != nullptr; h = h->next_all) used += __atomic_load_n(&h->used_bytes, __ATOMIC_RELAXED);
+  }
+  std::uint64_t spare_bytes, spares;
+  {
+    std::lock_guard guard(g_spare_lock);
+    spare_bytes = g_spare_count * kSlabBytes + g_large_spare_bytes;
+    spares = g_spare_count + g_large_spare_count;
+  }
   const std::uint64_t large = g_large_bytes.load(std::memory_order_relaxed);
   out.arena += g_slabs.load(std::memory_order_relaxed) * kSlabBytes + large + spare_bytes;
   out.used += used + large;

@@ -13,6 +13,7 @@
 #include "heap.h"
 #include "misuse.h"
 #include "os.h"
+#include "spin_lock.h"
 
 namespace tailor::alloc {
 
@@ -435,15 +436,12 @@ void pool_stats(const SegmentPool& pool, std::uint64_t& used, std::uint64_t& fre
 // ------------------------------------------------------------ segments lock
 
 namespace {
-std::atomic<bool> g_segments_lock{false};
+SpinLock g_segments_lock;
 }  // namespace
 
-void segments_lock() noexcept {
-  while (g_segments_lock.exchange(true, std::memory_order_acquire))
-    while (g_segments_lock.load(std::memory_order_relaxed)) sched_yield();
-}
-void segments_unlock() noexcept { g_segments_lock.store(false, std::memory_order_release); }
-void segments_lock_reset() noexcept { g_segments_lock.store(false, std::memory_order_relaxed); }
+void segments_lock() noexcept { g_segments_lock.lock(); }
+void segments_unlock() noexcept { g_segments_lock.unlock(); }
+void segments_lock_reset() noexcept { g_segments_lock.reset(); }
 
 // ---------------------------------------------------------------- huge blocks
 
