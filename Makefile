@@ -69,12 +69,12 @@ bench-record: build
 bench-simulate: build
 	./bench/simulate_speed.py --build $(BUILD) --dmm $(or $(DMM),kng)
 
-# libtailor against glibc, mimalloc, jemalloc and tcmalloc (docs/issues/05-allocator.md).
+# libtailor against glibc, mimalloc, jemalloc and tcmalloc (docs/BENCHMARKS.md, same heading).
 bench-alloc: build
 	./bench/alloc_compare.py --build $(BUILD) --runs $(or $(RUNS),3) --scaling
 
 # The Defero paper's list and tree kernels on every allocator configuration, times
-# and callgrind cache misses (docs/issues/06-locality.md).
+# and callgrind cache misses (docs/locality.md; tables in docs/BENCHMARKS.md, "Locality by hints").
 bench-locality: build
 	./bench/locality_kernels.py --build $(BUILD) --cache
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The list and tree micro-kernels of the Defero paper, with the allocator
 // chosen on the command line, printing the time of each phase as one JSON
-// object; bench/locality_kernels.py runs it over the configurations of
-// docs/issues/06-locality.md.
+// object; bench/locality_kernels.py runs it over the configurations listed
+// in docs/BENCHMARKS.md, "Locality by hints".
 //
 //   list: warm-up of 2N allocations of a list node's size and N frees at
 //         random (the survivors stay live), then a list of N random ints
