@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: MIT
+// The whole search for a custom DMM, from traces on disk to the found DMM
+// and its comparison with the built-in DMMs (docs/search.md): the one entry
+// point that `tailor search` renders. It loads each trace and, when a trace
+// is large, cuts it into the three tiers the evolution, the candidates for
+// the best and the finalists are measured on; runs the island model (over
+// the ranks of an MPI job when given a ring); measures the finalists on the
+// whole traces; and simulates KNG, LEA, FIB, S10 and EXA beside the found
+// DMM, each normalized to Kingsley (the DMM simulator paper's Table 3).
+// Nothing is printed: progress goes to the request's callbacks.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "dmm_spec.h"
+#include "evaluator.h"
+#include "evolution.h"
+#include "ring.h"
+#include "time_model.h"
+
+namespace tailor::search {
+
+struct SearchRequest {
+  std::vector<std::string> traces;  ///< one DMM for all of them
+  std::string grammar;              ///< the BNF grammar's file
+  Weights weights;
+  Aggregate aggregate = Aggregate::kMean;  ///< over several traces
+  std::uint64_t seed = 1;
+  unsigned generations = 100;
+  unsigned population = 60;
+  unsigned threads = 1;                     ///< simulations at once on this process
+  std::uint64_t sample = 500000;            ///< rank on at most this many operations (0: the whole trace)
+  std::uint64_t validate_sample = 5000000;  ///< candidates for the best on at most this many (0: the whole trace)
+  bool pareto = false;
+  std::string front_dir;  ///< with pareto: the front's DMMs written there as specs (empty: not written)
+  unsigned islands = 1;
+  unsigned migrate_every = 10;
+  unsigned migrants = 2;
+  unsigned share_among = 16;
+  std::string checkpoint;  ///< empty: none
+  unsigned checkpoint_every = 0;
+  std::string resume;  ///< a checkpoint file to continue from (empty: a new search)
+  const simulate::TimeModel* time_model = nullptr;  ///< ranks time by it; nullptr: by steps
+  Ring* ring = nullptr;                             ///< the ranks of an MPI job, or nullptr
+  /// A line saying what runs now ("loading X (N events)..."), "" when it is done.
+  std::function<void(const std::string&)> status;
+  /// After every generation, on rank 0: (generation, best fitness, evaluations per second).
+  std::function<void(unsigned, double, double)> progress;
+};
+
+/// How one trace was measured, and every DMM on it.
+struct SearchTrace {
+  std::string path;
+  std::uint64_t operations = 0;
+  bool sampled = false;                 ///< ranked on an object sample
+  std::uint32_t one_in = 1;             ///< the sample's objects: one in k
+  std::uint64_t ranked_operations = 0;  ///< operations candidates are ranked on
+  bool validated = false;               ///< candidates for the best measured on a validation sample and a prefix
+  std::uint32_t validate_one_in = 1;
+  std::uint64_t validation_operations = 0;  ///< of the validation sample (the whole trace's when none)
+  std::uint64_t prefix_operations = 0;      ///< of the prefix (0 when none)
+  std::vector<Evaluation> normalized;       ///< each of SearchReport::columns on this trace, normalized to Kingsley
+};
+
+struct SearchReport {
+  bool root = true;  ///< false on the ranks of an MPI job other than 0: they report nothing
+  SearchResult result;
+  simulate::DmmSpec found;  ///< named "found", its exact classes' sizes filled in
+  Evaluation found_eval;    ///< measured on the whole trace(s)
+  std::vector<std::string> columns;  ///< kng, lea, fib, s10, exa, found
+  std::vector<Evaluation> rows;      ///< each column, normalized to Kingsley (over several traces: aggregated)
+  std::vector<SearchTrace> traces;
+  std::vector<std::string> front_files;  ///< the front's specs, when written
+  bool any_validation = false;           ///< some trace's candidates were measured on a validation sample
+};
+
+/// Runs the search `q` asks for. Throws std::runtime_error naming the file
+/// or setting at fault (a trace with no allocation, a grammar that yields
+/// no valid DMM, a checkpoint of another search).
+SearchReport run(const SearchRequest& q);
+
+}  // namespace tailor::search
