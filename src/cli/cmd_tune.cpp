@@ -7,6 +7,7 @@
 // before/after tables, and writes the winner as a config file libtailor
 // reads (and, with --install, as CMD's section of the user's config).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -54,6 +55,82 @@ void print_rows(const std::vector<tn::Row>& rows, const char* peak_name) {
                ratio(r.vs_default.memory));
 }
 
+// The tune's JSON document (docs/tune.md, "Output").
+nlohmann::json result_json(const TuneCmdOptions& o, const tn::TuneResult& r, const tn::Finalist* win,
+                           const tn::InstalledConfig& where) {
+  nlohmann::json j;
+  j["command"] = o.tune.command;
+  j["executable"] = r.executable;
+  j["process"] = r.process;
+  j["processes"] = r.processes;
+  j["objective"] = o.objective;
+  j["budget_seconds"] = o.tune.budget_seconds;
+  j["seconds"] = r.seconds;
+  j["record"] = {{"seconds", r.record_seconds}, {"events", r.events}, {"calls", r.calls}, {"threads", r.threads}};
+  j["search"] = {{"replays", r.replays}, {"tunables_tried", r.tunables_tried}, {"dmm_generations", r.generations}};
+  j["replay"] = {{"rounds", r.replay_rounds}, {"rows", nlohmann::json::array()}};
+  for (const auto& row : r.replay_rows) j["replay"]["rows"].push_back(row_json(row));
+  j["real"] = {{"rounds", r.real_rounds}, {"rows", nlohmann::json::array()}};
+  for (const auto& row : r.real_rows) j["real"]["rows"].push_back(row_json(row));
+  j["finalists"] = nlohmann::json::array();
+  for (const auto& f : r.finalists) {
+    nlohmann::json fj = {{"label", f.label}, {"origin", f.origin}, {"settings", tn::describe(f.settings)},
+                         {"verified", f.verified}, {"why_not", f.why_not}, {"gives_up", f.gives_up}};
+    if (f.replay) fj["replay"] = {{"time", f.replay->time}, {"memory", f.replay->memory}};
+    if (f.real) fj["real"] = {{"time", f.real->time}, {"memory", f.real->memory}};
+    j["finalists"].push_back(fj);
+  }
+  auto or_null = [](const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); };
+  j["winner"] = win ? nlohmann::json(win->label) : nlohmann::json(nullptr);
+  j["written"] = or_null(where.written);
+  j["installed"] = or_null(where.installed);
+  j["notes"] = r.notes;
+  return j;
+}
+
+// The tune's text report: what was recorded and searched, both tables, the finalists, the verdict.
+void print_result(const TuneCmdOptions& o, const std::string& command_line, const tn::TuneResult& r,
+                  const tn::Finalist* win, const tn::InstalledConfig& where) {
+  fmt::print("\ntailor tune --objective {}: {}\n", o.objective, command_line);
+  fmt::print("recorded   {} events, {} allocation calls, {} thread(s), in {:.2f} s\n", r.events, r.calls, r.threads,
+             r.record_seconds);
+  if (r.processes > 1) fmt::print("tuned      {} (the process of {} that made the most allocation calls)\n", r.process, r.processes);
+  fmt::print("searched   {} tunable configurations replayed; DMM search {} generations; {} replays in all; {:.0f} s\n",
+             r.tunables_tried, r.generations, r.replays, r.seconds);
+  for (const auto& n : r.notes) fmt::print("note       {}\n", n);
+  fmt::print("\nReplay of the trace (allocation calls only), median of {} interleaved rounds; peak heap = VmHWM - RSS "
+             "before the loop\n",
+             r.replay_rounds);
+  print_rows(r.replay_rows, "peak heap");
+  if (!r.real_rows.empty()) {
+    fmt::print("\nThe program itself (its output compared with default libtailor's), median of {} interleaved runs; "
+               "ratios are medians of the per-round ratios\n",
+               r.real_rounds);
+    print_rows(r.real_rows, "peak RSS");
+  }
+  fmt::print("\nFinalists\n");
+  for (const auto& f : r.finalists)
+    fmt::print("  {:<14} {:<9} {}{}{}\n", f.label, f.origin, tn::describe(f.settings),
+               f.gives_up.empty() ? "" : "\n                 gives up: " + f.gives_up,
+               f.why_not.empty() ? "" : "\n                 not kept: " + f.why_not);
+  if (r.finalists.empty()) fmt::print("  (none: no configuration beat default libtailor on the replay)\n");
+  fmt::print("\n");
+  if (win == nullptr) {
+    fmt::print("verdict    default libtailor stays: no finalist beat it on the real runs; no config written\n");
+    return;
+  }
+  const tn::Row& glibc = r.real_rows[1];
+  fmt::print("verdict    {} kept: time {}, peak RSS {} against default libtailor on the real runs "
+             "(time {:.3f}x glibc's), the program's output unchanged\n",
+             win->label, change(win->real->time), change(win->real->memory), win->real_seconds / glibc.seconds);
+  if (!win->gives_up.empty()) fmt::print("gives up   {}\n", win->gives_up);
+  const std::string lib = layout::expected(layout::Item::kLibtailor).string();
+  fmt::print("written    {}\n           use: TAILOR_CONFIG={} LD_PRELOAD={} {}\n", where.written, where.written, lib,
+             command_line);
+  if (!where.installed.empty())
+    fmt::print("installed  {}\n           use: LD_PRELOAD={} {}\n", where.installed, lib, command_line);
+}
+
 int tune_cmd(TuneCmdOptions& o) {
   o.tune.objective = tn::parse_objective(o.objective);
   o.tune.program_output_to_stderr = o.json;  // stdout is the JSON
@@ -82,106 +159,19 @@ int tune_cmd(TuneCmdOptions& o) {
   if (tty) fmt::print(stderr, "\r\033[K");
 
   const tn::Finalist* win = r.winner >= 0 ? &r.finalists[static_cast<std::size_t>(r.winner)] : nullptr;
-  std::string written, installed;
-  std::string command_line;
-  for (const auto& a : o.tune.command) command_line += (command_line.empty() ? "" : " ") + a;
+  const std::string command_line = fmt::format("{}", fmt::join(o.tune.command, " "));
+  tn::InstalledConfig where;
   if (win != nullptr) {
-    tn::Settings s = win->settings;
     const std::string header = fmt::format(
         "written by tailor tune --objective {} for {}\nreal runs: time {} and peak RSS {} against default libtailor",
         o.objective, command_line, change(win->real->time), change(win->real->memory));
-    if (!s.dmm.empty()) {
-      // The spec goes next to the config that names it.
-      const std::string spec = fs::absolute(o.output).string() + ".dmm.json";
-      tn::write_file_atomically(spec, win->dmm_spec);
-      s.dmm = spec;
-    }
-    tn::write_file_atomically(o.output, tn::config_text(s, header));
-    written = fs::absolute(o.output).string();
-    if (o.install) {
-      const std::string key = o.install_key.empty() ? r.executable : o.install_key;
-      const std::string path = tn::user_config_path();
-      if (!win->settings.dmm.empty()) {
-        const std::string name = fs::path(key).filename().string();
-        const std::string spec = (fs::path(path).parent_path() / "dmm" / (name + ".json")).string();
-        fs::create_directories(fs::path(spec).parent_path());
-        tn::write_file_atomically(spec, win->dmm_spec);
-        s.dmm = spec;
-      }
-      tn::install_section(path, key, tn::config_text(s, header, key));
-      installed = path + " [program " + key + "]";
-    }
+    const std::string key = !o.install ? std::string() : o.install_key.empty() ? r.executable : o.install_key;
+    where = tn::install(win->settings, win->dmm_spec, header, o.output, key);
   }
-
-  if (o.json) {
-    nlohmann::json j;
-    j["command"] = o.tune.command;
-    j["executable"] = r.executable;
-    j["process"] = r.process;
-    j["processes"] = r.processes;
-    j["objective"] = o.objective;
-    j["budget_seconds"] = o.tune.budget_seconds;
-    j["seconds"] = r.seconds;
-    j["record"] = {{"seconds", r.record_seconds}, {"events", r.events}, {"calls", r.calls}, {"threads", r.threads}};
-    j["search"] = {{"replays", r.replays}, {"tunables_tried", r.tunables_tried}, {"dmm_generations", r.generations}};
-    j["replay"] = {{"rounds", r.replay_rounds}, {"rows", nlohmann::json::array()}};
-    for (const auto& row : r.replay_rows) j["replay"]["rows"].push_back(row_json(row));
-    j["real"] = {{"rounds", r.real_rounds}, {"rows", nlohmann::json::array()}};
-    for (const auto& row : r.real_rows) j["real"]["rows"].push_back(row_json(row));
-    j["finalists"] = nlohmann::json::array();
-    for (const auto& f : r.finalists) {
-      nlohmann::json fj = {{"label", f.label}, {"origin", f.origin}, {"settings", tn::describe(f.settings)},
-                           {"verified", f.verified}, {"why_not", f.why_not}, {"gives_up", f.gives_up}};
-      if (f.replay) fj["replay"] = {{"time", f.replay->time}, {"memory", f.replay->memory}};
-      if (f.real) fj["real"] = {{"time", f.real->time}, {"memory", f.real->memory}};
-      j["finalists"].push_back(fj);
-    }
-    j["winner"] = win ? nlohmann::json(win->label) : nlohmann::json(nullptr);
-    j["written"] = written.empty() ? nlohmann::json(nullptr) : nlohmann::json(written);
-    j["installed"] = installed.empty() ? nlohmann::json(nullptr) : nlohmann::json(installed);
-    j["notes"] = r.notes;
-    fmt::print("{}\n", j.dump(2));
-    return 0;
-  }
-
-  fmt::print("\ntailor tune --objective {}: {}\n", o.objective, command_line);
-  fmt::print("recorded   {} events, {} allocation calls, {} thread(s), in {:.2f} s\n", r.events, r.calls, r.threads,
-             r.record_seconds);
-  if (r.processes > 1) fmt::print("tuned      {} (the process of {} that made the most allocation calls)\n", r.process, r.processes);
-  fmt::print("searched   {} tunable configurations replayed; DMM search {} generations; {} replays in all; {:.0f} s\n",
-             r.tunables_tried, r.generations, r.replays, r.seconds);
-  for (const auto& n : r.notes) fmt::print("note       {}\n", n);
-  fmt::print("\nReplay of the trace (allocation calls only), median of {} interleaved rounds; peak heap = VmHWM - RSS "
-             "before the loop\n",
-             r.replay_rounds);
-  print_rows(r.replay_rows, "peak heap");
-  if (!r.real_rows.empty()) {
-    fmt::print("\nThe program itself (its output compared with default libtailor's), median of {} interleaved runs; "
-               "ratios are medians of the per-round ratios\n",
-               r.real_rounds);
-    print_rows(r.real_rows, "peak RSS");
-  }
-  fmt::print("\nFinalists\n");
-  for (const auto& f : r.finalists)
-    fmt::print("  {:<14} {:<9} {}{}{}\n", f.label, f.origin, tn::describe(f.settings),
-               f.gives_up.empty() ? "" : "\n                 gives up: " + f.gives_up,
-               f.why_not.empty() ? "" : "\n                 not kept: " + f.why_not);
-  if (r.finalists.empty()) fmt::print("  (none: no configuration beat default libtailor on the replay)\n");
-  fmt::print("\n");
-  if (win != nullptr) {
-    const tn::Row& glibc = r.real_rows[1];
-    fmt::print("verdict    {} kept: time {}, peak RSS {} against default libtailor on the real runs "
-               "(time {:.3f}x glibc's), the program's output unchanged\n",
-               win->label, change(win->real->time), change(win->real->memory), win->real_seconds / glibc.seconds);
-    if (!win->gives_up.empty()) fmt::print("gives up   {}\n", win->gives_up);
-    fmt::print("written    {}\n           use: TAILOR_CONFIG={} LD_PRELOAD={} {}\n", written, written,
-               layout::expected(layout::Item::kLibtailor).string(), command_line);
-    if (!installed.empty())
-      fmt::print("installed  {}\n           use: LD_PRELOAD={} {}\n", installed,
-                 layout::expected(layout::Item::kLibtailor).string(), command_line);
-  } else {
-    fmt::print("verdict    default libtailor stays: no finalist beat it on the real runs; no config written\n");
-  }
+  if (o.json)
+    fmt::print("{}\n", result_json(o, r, win, where).dump(2));
+  else
+    print_result(o, command_line, r, win, where);
   return 0;
 }
 

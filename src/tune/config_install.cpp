@@ -90,3 +90,32 @@ void install_section(const std::string& path, const std::string& key, const std:
 }
 
 }  // namespace tailor::tune
+
+namespace tailor::tune {
+
+InstalledConfig install(Settings settings, const std::string& dmm_spec, const std::string& header,
+                        const std::string& output, const std::string& key) {
+  InstalledConfig where;
+  const bool has_dmm = !settings.dmm.empty();
+  if (has_dmm) {  // the spec goes next to the config that names it
+    const std::string spec = fs::absolute(output).string() + ".dmm.json";
+    write_file_atomically(spec, dmm_spec);
+    settings.dmm = spec;
+  }
+  write_file_atomically(output, config_text(settings, header));
+  where.written = fs::absolute(output).string();
+  if (key.empty()) return where;
+  const std::string path = user_config_path();
+  if (has_dmm) {
+    const std::string name = fs::path(key).filename().string();
+    const std::string spec = (fs::path(path).parent_path() / "dmm" / (name + ".json")).string();
+    fs::create_directories(fs::path(spec).parent_path());
+    write_file_atomically(spec, dmm_spec);
+    settings.dmm = spec;
+  }
+  install_section(path, key, config_text(settings, header, key));
+  where.installed = path + " [program " + key + "]";
+  return where;
+}
+
+}  // namespace tailor::tune

@@ -9,6 +9,8 @@
 
 #include <string>
 
+#include "tunable_space.h"
+
 namespace tailor::tune {
 
 /// The user's config file: $HOME/.config/tailor/tailor.conf (what libtailor
@@ -25,5 +27,18 @@ std::string replace_section(const std::string& file, const std::string& key, con
 
 /// Reads `path` (missing: empty), replaces KEY's section, writes it back.
 void install_section(const std::string& path, const std::string& key, const std::string& section);
+
+/// Where a kept configuration went: absolute paths, empty where it was not written.
+struct InstalledConfig {
+  std::string written;    ///< the config file of its own
+  std::string installed;  ///< "PATH [program KEY]" in the user's config
+};
+
+/// Writes `settings` under `header` as the config file `output`, with the
+/// DMM spec `dmm_spec` beside it as OUTPUT.dmm.json when the settings name
+/// a DMM; and, when `key` is not empty, as the [program KEY] section of the
+/// user's config, the spec in that config's dmm/ folder.
+InstalledConfig install(Settings settings, const std::string& dmm_spec, const std::string& header,
+                        const std::string& output, const std::string& key);
 
 }  // namespace tailor::tune
