@@ -103,6 +103,25 @@ void print_text(const deploy::ValidationReport& r, double tolerance) {
   fmt::print("memory within {:.2f}%       {}\n", tolerance, r.worst_memory_diff_pct <= tolerance ? "yes" : "no");
 }
 
+// The fitted time model, its errors over the traces, and where it was written.
+void print_fit(const std::vector<deploy::ValidationReport>& reports, const simulate::TimeModel& model,
+               const std::string& output) {
+  unsigned ranked = 0;
+  double worst = 0;
+  for (const auto& r : reports) {
+    ranked += r.spearman >= 0.8;
+    worst = std::max(worst, r.worst_time_norm_diff_pct);
+  }
+  fmt::print("\ntime model fitted on {}\n", model.fitted_on);
+  fmt::print("machine     {}\n", model.machine);
+  for (std::size_t k = 0; k < simulate::TimeModel::kFeatures; ++k)
+    if (model.ns[k] > 0) fmt::print("  {:<34} {:>12.4f} ns\n", simulate::TimeModel::kNames[k], model.ns[k]);
+  fmt::print("median error of a run's time        {:.1f}%\n", model.median_error * 100);
+  fmt::print("worst error of a normalized time    {:.1f}%\n", worst);
+  fmt::print("traces ranked as reality (Spearman >= 0.8): {} of {}\n", ranked, reports.size());
+  fmt::print("written     {} (TAILOR_TIME_MODEL={}, or install it as share/tailor/time-model.json)\n", output, output);
+}
+
 int validate_cmd(const ValidateCmdOptions& o) {
   std::optional<simulate::TimeModel> model;
   std::string why;
@@ -165,23 +184,7 @@ int validate_cmd(const ValidateCmdOptions& o) {
                  reports[i].worst_time_norm_diff_pct <= o.time_tolerance ? "yes" : "no",
                  reports[i].worst_time_norm_diff_pct);
   }
-  if (o.fit) {
-    unsigned ranked = 0;
-    double worst = 0;
-    for (const auto& r : reports) {
-      ranked += r.spearman >= 0.8;
-      worst = std::max(worst, r.worst_time_norm_diff_pct);
-    }
-    fmt::print("\ntime model fitted on {}\n", model->fitted_on);
-    fmt::print("machine     {}\n", model->machine);
-    for (std::size_t k = 0; k < simulate::TimeModel::kFeatures; ++k)
-      if (model->ns[k] > 0) fmt::print("  {:<34} {:>12.4f} ns\n", simulate::TimeModel::kNames[k], model->ns[k]);
-    fmt::print("median error of a run's time        {:.1f}%\n", model->median_error * 100);
-    fmt::print("worst error of a normalized time    {:.1f}%\n", worst);
-    fmt::print("traces ranked as reality (Spearman >= 0.8): {} of {}\n", ranked, reports.size());
-    fmt::print("written     {} (TAILOR_TIME_MODEL={}, or install it as share/tailor/time-model.json)\n", o.output,
-               o.output);
-  }
+  if (o.fit) print_fit(reports, *model, o.output);
   return beyond ? 3 : 0;
 }
 
