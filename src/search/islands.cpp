@@ -99,17 +99,7 @@ SearchResult combine(const std::vector<SearchResult>& results, std::size_t keep)
   return r;
 }
 
-}  // namespace
-
-std::uint64_t island_seed(std::uint64_t seed, unsigned island) noexcept {
-  if (island == 0) return seed;
-  return util::splitmix64_mix(seed + util::kGoldenGamma * island);
-}
-
-SearchResult run_islands(const Grammar& grammar, const std::vector<std::uint64_t>& trace_sizes, Fitness& fitness,
-                         const SearchOptions& options, const IslandOptions& io, Ring* ring) {
-  const auto start = std::chrono::steady_clock::now();
-  const unsigned processes = ring ? ring->size() : 1, me = ring ? ring->rank() : 0;
+void check_options(const SearchOptions& options, const IslandOptions& io) {
   const unsigned n = io.islands;
   if (n == 0) throw std::invalid_argument("--islands: at least 1");
   if (options.population / n < 2)
@@ -121,6 +111,108 @@ SearchResult run_islands(const Grammar& grammar, const std::vector<std::uint64_t
   if (io.share_among == 0) throw std::invalid_argument("--share-among: at least 1");
   if (!io.checkpoint.empty() && io.checkpoint_every == 0)
     throw std::invalid_argument("--checkpoint needs --checkpoint-every G (G > 0)");
+}
+
+// Restores this process's islands (first, first + 1, ...) from a
+// checkpoint; returns the migrants they had sent at its last migration.
+std::vector<std::vector<Individual>> restore(const nlohmann::json& checkpoint, const IslandOptions& io,
+                                             bool migrating_on, std::vector<Island>& islands, unsigned first,
+                                             const Grammar& grammar, const std::vector<std::uint64_t>& trace_sizes,
+                                             unsigned max_wraps) {
+  std::vector<std::vector<Individual>> sent;
+  const nlohmann::json& saved = checkpoint.at("islands");
+  const bool migrated = migrating_on && checkpoint.at("generation").get<unsigned>() >= io.migrate_every;
+  for (unsigned i = first; i < first + islands.size(); ++i) {
+    try {
+      islands[i - first].restore(saved.at(i));
+      if (migrated) {
+        if (!saved.at(i).contains("emigrants")) throw std::invalid_argument("field 'emigrants' is missing");
+        if (!saved.at(i).at("emigrants").is_array()) throw std::invalid_argument("field 'emigrants' is not an array");
+        sent.push_back(individuals_from_json(saved.at(i).at("emigrants"), grammar, trace_sizes, max_wraps));
+      }
+    } catch (const std::invalid_argument& e) {
+      throw std::runtime_error(io.resume_path + ": field 'islands[" + std::to_string(i) + "]': " + e.what());
+    }
+  }
+  return sent;
+}
+
+// Writes the checkpoint of generation g: every island's state and the
+// migrants in flight, gathered from the processes of `ring` (nullptr: this
+// one only) and written by rank `me` 0; returns the bytes written (0 on other ranks).
+std::uint64_t write_checkpoint(const std::vector<Island>& islands, const std::vector<std::vector<Individual>>& sent,
+                               const IslandOptions& io, Ring* ring, unsigned me, unsigned g) {
+  nlohmann::json mine = nlohmann::json::array();
+  for (std::size_t k = 0; k < islands.size(); ++k) {
+    nlohmann::json state = islands[k].save();
+    if (!sent.empty()) state["emigrants"] = individuals_to_json(sent[k]);
+    mine.push_back(std::move(state));
+  }
+  std::vector<std::string> parts;
+  if (ring != nullptr) parts = ring->gather(mine.dump());
+  else parts.push_back(mine.dump());
+  if (me != 0) return 0;
+  nlohmann::json all = nlohmann::json::array();
+  for (const std::string& p : parts)
+    for (auto& island : nlohmann::json::parse(p)) all.push_back(std::move(island));
+  const nlohmann::json file = {{"format", kFormat}, {"version", kVersion}, {"settings", io.settings},
+                               {"generation", g},   {"islands", all}};
+  const std::string text = file.dump() + "\n";
+  write_atomically(io.checkpoint, text);
+  return text.size();
+}
+
+// The search's result from every island's: combined on this process, or
+// over processes that each run a block of islands, gathered on rank 0 (the
+// others keep their own islands'). `simulations` becomes the sum over the
+// processes where they share the work.
+SearchResult gather(std::vector<SearchResult> results, unsigned n, bool everywhere, bool spread, Ring* ring,
+                    std::uint64_t& simulations, const Grammar& grammar, const std::vector<std::uint64_t>& trace_sizes,
+                    const SearchOptions& options) {
+  if (!spread) {
+    if (everywhere) {  // every process has the result; the simulations are summed
+      const std::uint64_t own = simulations;
+      simulations = 0;
+      for (const std::string& p : ring->allgather(std::to_string(own))) simulations += std::stoull(p);
+    }
+    return n == 1 ? results.front() : combine(results, options.finalists);
+  }
+  nlohmann::json mine = nlohmann::json::array();
+  for (const auto& x : results) mine.push_back(result_to_json(x));
+  const std::vector<std::string> parts =
+      ring->gather(nlohmann::json{{"simulations", simulations}, {"islands", mine}}.dump());
+  if (ring->rank() != 0) return combine(results, options.finalists);
+  std::vector<SearchResult> everyone;
+  simulations = 0;
+  for (const std::string& p : parts) {
+    const nlohmann::json process = nlohmann::json::parse(p);
+    simulations += process.at("simulations").get<std::uint64_t>();
+    for (const auto& j : process.at("islands")) {
+      SearchResult x;
+      x.best = individual_from_json(j.at("best"), grammar, trace_sizes, options.max_wraps);
+      x.finalists = individuals_from_json(j.at("finalists"), grammar, trace_sizes, options.max_wraps);
+      x.front = individuals_from_json(j.at("front"), grammar, trace_sizes, options.max_wraps);
+      x.validations = j.at("validations").get<std::uint64_t>();
+      x.evaluations = j.at("evaluations").get<std::uint64_t>();
+      everyone.push_back(std::move(x));
+    }
+  }
+  return combine(everyone, options.finalists);
+}
+
+}  // namespace
+
+std::uint64_t island_seed(std::uint64_t seed, unsigned island) noexcept {
+  if (island == 0) return seed;
+  return util::splitmix64_mix(seed + util::kGoldenGamma * island);
+}
+
+SearchResult run_islands(const Grammar& grammar, const std::vector<std::uint64_t>& trace_sizes, Fitness& fitness,
+                         const SearchOptions& options, const IslandOptions& io, Ring* ring) {
+  const auto start = std::chrono::steady_clock::now();
+  const unsigned processes = ring ? ring->size() : 1, me = ring ? ring->rank() : 0;
+  check_options(options, io);
+  const unsigned n = io.islands;
   // With fewer islands than processes, every process runs every island (the
   // same steps everywhere: breeding is cheap) and only the evaluations are
   // shared out; migration, checkpoints and results are then local, as in
@@ -168,20 +260,7 @@ SearchResult run_islands(const Grammar& grammar, const std::vector<std::uint64_t
 
   unsigned generation = 0;
   if (io.resume) {
-    const nlohmann::json& saved = io.resume->at("islands");
-    const bool migrated = migrating_on && io.resume->at("generation").get<unsigned>() >= io.migrate_every;
-    for (unsigned i = first; i < last; ++i) {
-      try {
-        islands[i - first].restore(saved.at(i));
-        if (migrated) {
-          if (!saved.at(i).contains("emigrants")) throw std::invalid_argument("field 'emigrants' is missing");
-          if (!saved.at(i).at("emigrants").is_array()) throw std::invalid_argument("field 'emigrants' is not an array");
-          sent.push_back(individuals_from_json(saved.at(i).at("emigrants"), grammar, trace_sizes, options.max_wraps));
-        }
-      } catch (const std::invalid_argument& e) {
-        throw std::runtime_error(io.resume_path + ": field 'islands[" + std::to_string(i) + "]': " + e.what());
-      }
-    }
+    sent = restore(*io.resume, io, migrating_on, islands, first, grammar, trace_sizes, options.max_wraps);
     generation = io.resume->at("generation").get<unsigned>();
   } else {
     each([&](std::size_t k) { islands[k].start(); });
@@ -215,24 +294,8 @@ SearchResult run_islands(const Grammar& grammar, const std::vector<std::uint64_t
 
   std::uint64_t checkpoint_bytes = 0;
   auto checkpoint = [&](unsigned g) {
-    nlohmann::json mine = nlohmann::json::array();
-    for (std::size_t k = 0; k < islands.size(); ++k) {
-      nlohmann::json state = islands[k].save();
-      if (!sent.empty()) state["emigrants"] = individuals_to_json(sent[k]);
-      mine.push_back(std::move(state));
-    }
-    std::vector<std::string> parts;
-    if (spread) parts = ring->gather(mine.dump());
-    else parts.push_back(mine.dump());
-    if (me != 0) return;
-    nlohmann::json all = nlohmann::json::array();
-    for (const std::string& p : parts)
-      for (auto& island : nlohmann::json::parse(p)) all.push_back(std::move(island));
-    const nlohmann::json file = {{"format", kFormat}, {"version", kVersion}, {"settings", io.settings},
-                                 {"generation", g},   {"islands", all}};
-    const std::string text = file.dump() + "\n";
-    write_atomically(io.checkpoint, text);
-    checkpoint_bytes = text.size();
+    const std::uint64_t bytes = write_checkpoint(islands, sent, io, spread ? ring : nullptr, me, g);
+    if (bytes != 0) checkpoint_bytes = bytes;
   };
 
   double migrating = 0, checkpointing = 0;
@@ -259,41 +322,8 @@ SearchResult run_islands(const Grammar& grammar, const std::vector<std::uint64_t
 
   std::vector<SearchResult> results(islands.size());
   each([&](std::size_t k) { results[k] = islands[k].finish(); });
-  SearchResult r;
   std::uint64_t simulations = fitness.simulations();
-  if (!spread) {
-    r = n == 1 ? results.front() : combine(results, options.finalists);
-    if (everywhere) {  // every process has the result; the simulations are summed
-      simulations = 0;
-      for (const std::string& p : ring->allgather(std::to_string(fitness.simulations())))
-        simulations += std::stoull(p);
-    }
-  } else {
-    nlohmann::json mine = nlohmann::json::array();
-    for (const auto& x : results) mine.push_back(result_to_json(x));
-    const std::vector<std::string> parts =
-        ring->gather(nlohmann::json{{"simulations", simulations}, {"islands", mine}}.dump());
-    if (me != 0) {
-      r = combine(results, options.finalists);
-    } else {
-      std::vector<SearchResult> everyone;
-      simulations = 0;
-      for (const std::string& p : parts) {
-        const nlohmann::json process = nlohmann::json::parse(p);
-        simulations += process.at("simulations").get<std::uint64_t>();
-        for (const auto& j : process.at("islands")) {
-          SearchResult x;
-          x.best = individual_from_json(j.at("best"), grammar, trace_sizes, options.max_wraps);
-          x.finalists = individuals_from_json(j.at("finalists"), grammar, trace_sizes, options.max_wraps);
-          x.front = individuals_from_json(j.at("front"), grammar, trace_sizes, options.max_wraps);
-          x.validations = j.at("validations").get<std::uint64_t>();
-          x.evaluations = j.at("evaluations").get<std::uint64_t>();
-          everyone.push_back(std::move(x));
-        }
-      }
-      r = combine(everyone, options.finalists);
-    }
-  }
+  SearchResult r = gather(std::move(results), n, everywhere, spread, ring, simulations, grammar, trace_sizes, options);
   r.simulations = simulations;  // on every process of the search
   r.migration_seconds = migrating;
   if (shared) r.sharing = shared->costs();
