@@ -200,6 +200,20 @@ SearchResult gather(std::vector<SearchResult> results, unsigned n, bool everywhe
   return combine(everyone, options.finalists);
 }
 
+// Calls io.progress with generation g, the best fitness of this process's
+// islands and their evaluations per second since `start`.
+void report_progress(const IslandOptions& io, const std::vector<Island>& islands,
+                     std::chrono::steady_clock::time_point start, unsigned g) {
+  double best = std::numeric_limits<double>::infinity();
+  std::uint64_t evaluations = 0;
+  for (const auto& island : islands) {
+    best = std::min(best, island.best_fitness());
+    evaluations += island.evaluations();
+  }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  io.progress(g, best, s > 0 ? static_cast<double>(evaluations) / s : 0);
+}
+
 }  // namespace
 
 std::uint64_t island_seed(std::uint64_t seed, unsigned island) noexcept {
@@ -267,15 +281,7 @@ SearchResult run_islands(const Grammar& grammar, const std::vector<std::uint64_t
   }
 
   auto report = [&](unsigned g) {
-    if (!io.progress || me != 0) return;
-    double best = std::numeric_limits<double>::infinity();
-    std::uint64_t evaluations = 0;
-    for (const auto& island : islands) {
-      best = std::min(best, island.best_fitness());
-      evaluations += island.evaluations();
-    }
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    io.progress(g, best, s > 0 ? static_cast<double>(evaluations) / s : 0);
+    if (io.progress && me == 0) report_progress(io, islands, start, g);
   };
 
   auto post_last = [&] { ring->post(individuals_to_json(sent.back()).dump()); };
