@@ -194,21 +194,32 @@ void SharedEvaluation::run(const std::function<void(std::size_t)>& phase) {
     if (s.error) std::rethrow_exception(s.error);
 }
 
-// One round: every process says what its waiting islands ask (or that they
-// are through), the DMMs nobody has measured are shared out and simulated,
-// and the measures go to every process, which answers its islands.
-bool SharedEvaluation::round(std::vector<Slot>& slots) {
-  Clock::time_point t0 = Clock::now();
-  {
-    std::unique_lock lock(sync_->mu);
-    sync_->to_main.wait(lock, [&] {
-      for (const Slot& s : slots)
-        if (!s.done && !(s.pending && !s.answered)) return false;
-      return true;
-    });
-  }
-  costs_.waiting += since(t0);
-  // The islands wait (or are through): their slots are this thread's until answered.
+struct SharedEvaluation::Need {
+  unsigned kind;
+  std::string key;
+  simulate::DmmSpec spec;
+  std::vector<Evaluation> per_component;
+};
+
+// A fitness made of others (one per trace, say; or a trace's validation
+// sample and prefix) is measured by the fitnesses it is made of, down to
+// those made of none (leaves_). For a leaf that is an Evaluator, the units of work are
+// the runs of allocators it lacks: every process gets every run, and
+// then assembles every DMM itself (cheap next to the runs), so no
+// allocator is run twice and one costly DMM is still shared out. For
+// another fitness, a unit is a DMM, measured where it is assigned.
+struct SharedEvaluation::Unit {
+  unsigned kind;
+  std::size_t component;
+  std::size_t need;             // a DMM unit's
+  simulate::AllocatorSpec run;  // a run unit's
+  bool is_run;
+  unsigned owner = 0;
+};
+
+// What this process's islands ask: each waiting island's DMMs as keys (its
+// slots are this thread's until answered); "through" when none waits.
+std::string SharedEvaluation::asks_of(std::vector<Slot>& slots) {
   nlohmann::json asks = nlohmann::json::array();
   bool through = true;
   for (Slot& s : slots) {
@@ -222,21 +233,12 @@ bool SharedEvaluation::round(std::vector<Slot>& slots) {
     }
     asks.push_back({{"kind", s.kind}, {"keys", std::move(keys)}});
   }
-  const std::string message = nlohmann::json{{"through", through}, {"asks", asks}}.dump();
-  costs_.bytes += message.size();
-  costs_.bookkeeping += since(t0);
-  const std::vector<std::string> parts = ring_.allgather(message);
-  costs_.exchanging += since(t0);
-  ++costs_.rounds;
+  return nlohmann::json{{"through", through}, {"asks", asks}}.dump();
+}
 
-  // The DMMs no process has measured, in rank order, each once.
-  struct Need {
-    unsigned kind;
-    std::string key;
-    simulate::DmmSpec spec;
-    std::vector<Evaluation> per_component;
-  };
-  std::vector<Need> needs;
+// The DMMs no process has measured, in rank order, each once; true when
+// every process's islands are through.
+bool SharedEvaluation::collect_needs(const std::vector<std::string>& parts, std::vector<Need>& needs) {
   std::set<std::pair<unsigned, std::string>> seen;
   bool everyone_through = true;
   for (const std::string& part : parts) {
@@ -253,35 +255,17 @@ bool SharedEvaluation::round(std::vector<Slot>& slots) {
       }
     }
   }
-  if (everyone_through) {
-    costs_.bookkeeping += since(t0);
-    return false;
-  }
+  return everyone_through;
+}
 
-  // A fitness made of others (one per trace, say; or a trace's validation
-  // sample and prefix) is measured by the fitnesses it is made of, down to
-  // those made of none (leaves_). For a leaf that is an Evaluator, the units of work are
-  // the runs of allocators it lacks: every process gets every run, and
-  // then assembles every DMM itself (cheap next to the runs), so no
-  // allocator is run twice and one costly DMM is still shared out. For
-  // another fitness, a unit is a DMM, measured where it is assigned.
-  // Each unit goes to the process it adds least to, in proportion to the
-  // operations each allocator is routed (Fitness::work): a run; or for a
-  // DMM, a run of each allocator that process has not run for that
-  // component plus the assembly (about a quarter of a run). The same
-  // choices on every process.
-  struct Unit {
-    unsigned kind;
-    std::size_t component;
-    std::size_t need;             // a DMM unit's
-    simulate::AllocatorSpec run;  // a run unit's
-    bool is_run;
-    unsigned owner = 0;
-  };
+// The round's units, each given to the process it adds least to, in
+// proportion to the operations each allocator is routed (Fitness::work): a
+// run; or for a DMM, a run of each allocator that process has not run for
+// that component plus the assembly (about a quarter of a run). The same
+// choices on every process.
+std::vector<SharedEvaluation::Unit> SharedEvaluation::plan_units(std::vector<Need>& needs,
+                                                                 const std::vector<Group>& groups) {
   auto fitness_of = [&](unsigned kind, std::size_t c) -> Fitness& { return *leaves_[kind][c]; };
-  std::vector<std::pair<unsigned, std::size_t>> groups;  // (fitness, component), in the order units are sent
-  for (unsigned kind : {kRanked, kValidator})
-    for (std::size_t c = 0; c < leaves_[kind].size(); ++c) groups.emplace_back(kind, c);
   std::vector<Unit> units;
   for (std::size_t i = 0; i < needs.size(); ++i) needs[i].per_component.resize(leaves_[needs[i].kind].size());
   for (const auto& [kind, c] : groups) {
@@ -296,7 +280,7 @@ bool SharedEvaluation::round(std::vector<Slot>& slots) {
         if (needs[i].kind == kind) units.push_back({kind, c, i, {}, false});
     }
   }
-  const unsigned processes = ring_.size(), me = ring_.rank();
+  const unsigned processes = ring_.size();
   constexpr double kAssembly = 0.25;
   std::vector<double> load(processes, 0);
   // Runs first, the costliest first, each to the least loaded process (the
@@ -334,76 +318,79 @@ bool SharedEvaluation::round(std::vector<Slot>& slots) {
       ran[u.owner] = true;
     }
   }
+  return units;
+}
 
-  if (!units.empty()) {
-    // This process's units, grouped by fitness and component: the runs made
-    // and the DMMs measured, as byte strings.
-    std::vector<std::string> mine;
-    for (const auto& [kind, c] : groups) {
-      Fitness& f = fitness_of(kind, c);
-      std::vector<simulate::AllocatorSpec> runs;
-      std::vector<const simulate::DmmSpec*> specs;
-      for (const Unit& u : units)
-        if (u.owner == me && u.kind == kind && u.component == c) {
-          if (u.is_run) runs.push_back(u.run);
-          else specs.push_back(&needs[u.need].spec);
-        }
-      costs_.bookkeeping += since(t0);
-      if (!runs.empty()) {
-        for (std::string& r : dynamic_cast<Evaluator&>(f).make_runs(runs)) mine.push_back(std::move(r));
-        costs_.measured += runs.size();
+// Measures this process's units, grouped by fitness and component (the runs
+// made and the DMMs measured, as byte strings), and takes every other
+// process's.
+void SharedEvaluation::exchange_measures(const std::vector<Unit>& units, std::vector<Need>& needs,
+                                         const std::vector<Group>& groups, TimePoint& t0) {
+  auto fitness_of = [&](unsigned kind, std::size_t c) -> Fitness& { return *leaves_[kind][c]; };
+  const unsigned processes = ring_.size(), me = ring_.rank();
+  std::vector<std::string> mine;
+  for (const auto& [kind, c] : groups) {
+    Fitness& f = fitness_of(kind, c);
+    std::vector<simulate::AllocatorSpec> runs;
+    std::vector<const simulate::DmmSpec*> specs;
+    for (const Unit& u : units)
+      if (u.owner == me && u.kind == kind && u.component == c) {
+        if (u.is_run) runs.push_back(u.run);
+        else specs.push_back(&needs[u.need].spec);
       }
-      if (!specs.empty()) {
-        for (const Evaluation& e : f.evaluate(specs)) mine.push_back(evaluation_to_json(e).dump());
-        costs_.measured += specs.size();
-      }
-      costs_.measuring += since(t0);
-    }
-    const std::string measures = frame(mine);
-    costs_.bytes += measures.size();
     costs_.bookkeeping += since(t0);
-    const std::vector<std::string> results = ring_.allgather(measures);
-    costs_.exchanging += since(t0);
-    for (unsigned r = 0; r < processes; ++r) {
-      const std::vector<std::string> theirs = unframe(results.at(r));
-      std::size_t j = 0;
-      for (const auto& [kind, c] : groups)
-        for (const Unit& u : units) {
-          if (u.owner != r || u.kind != kind || u.component != c) continue;
-          if (j == theirs.size()) throw std::runtime_error("a process sent fewer measures than it was asked for");
-          const std::string& item = theirs[j++];
-          if (!u.is_run) needs[u.need].per_component[c] = evaluation_from_json(nlohmann::json::parse(item));
-          else if (r != me) dynamic_cast<Evaluator&>(fitness_of(kind, c)).add_run(u.run, item);
-        }
-      if (j != theirs.size()) throw std::runtime_error("a process sent more measures than it was asked for");
+    if (!runs.empty()) {
+      for (std::string& r : dynamic_cast<Evaluator&>(f).make_runs(runs)) mine.push_back(std::move(r));
+      costs_.measured += runs.size();
     }
-    costs_.bookkeeping += since(t0);
-  }
-  if (!needs.empty()) {
-    // The DMMs of Evaluator components, assembled here from the runs.
-    for (const auto& [kind, c] : groups) {
-      auto* e = dynamic_cast<Evaluator*>(&fitness_of(kind, c));
-      if (!e) continue;
-      std::vector<const simulate::DmmSpec*> specs;
-      std::vector<std::size_t> which;
-      for (std::size_t i = 0; i < needs.size(); ++i)
-        if (needs[i].kind == kind) {
-          specs.push_back(&needs[i].spec);
-          which.push_back(i);
-        }
-      if (specs.empty()) continue;
-      std::vector<Evaluation> evals = e->evaluate(specs);
-      for (std::size_t k = 0; k < which.size(); ++k) needs[which[k]].per_component[c] = std::move(evals[k]);
+    if (!specs.empty()) {
+      for (const Evaluation& e : f.evaluate(specs)) mine.push_back(evaluation_to_json(e).dump());
+      costs_.measured += specs.size();
     }
     costs_.measuring += since(t0);
-    for (unsigned kind : {kRanked, kValidator})
-      if (fitness_[kind]) sync_->simulations[kind] = fitness_[kind]->simulations();
-    for (Need& need : needs) {
-      std::size_t next = 0;
-      measured_[need.kind][need.key] = combined(*fitness_[need.kind], need.per_component, next);
-    }
   }
+  const std::string measures = frame(mine);
+  costs_.bytes += measures.size();
+  costs_.bookkeeping += since(t0);
+  const std::vector<std::string> results = ring_.allgather(measures);
+  costs_.exchanging += since(t0);
+  for (unsigned r = 0; r < processes; ++r) {
+    const std::vector<std::string> theirs = unframe(results.at(r));
+    std::size_t j = 0;
+    for (const auto& [kind, c] : groups)
+      for (const Unit& u : units) {
+        if (u.owner != r || u.kind != kind || u.component != c) continue;
+        if (j == theirs.size()) throw std::runtime_error("a process sent fewer measures than it was asked for");
+        const std::string& item = theirs[j++];
+        if (!u.is_run) needs[u.need].per_component[c] = evaluation_from_json(nlohmann::json::parse(item));
+        else if (r != me) dynamic_cast<Evaluator&>(fitness_of(kind, c)).add_run(u.run, item);
+      }
+    if (j != theirs.size()) throw std::runtime_error("a process sent more measures than it was asked for");
+  }
+  costs_.bookkeeping += since(t0);
+}
 
+// The DMMs of Evaluator components, assembled here from the runs, and every
+// needed DMM's measure combined from its components'.
+void SharedEvaluation::assemble(std::vector<Need>& needs, const std::vector<Group>& groups) {
+  for (const auto& [kind, c] : groups) {
+    auto* e = dynamic_cast<Evaluator*>(leaves_[kind][c]);
+    if (!e) continue;
+    std::vector<const simulate::DmmSpec*> specs;
+    std::vector<std::size_t> which;
+    for (std::size_t i = 0; i < needs.size(); ++i)
+      if (needs[i].kind == kind) {
+        specs.push_back(&needs[i].spec);
+        which.push_back(i);
+      }
+    if (specs.empty()) continue;
+    std::vector<Evaluation> evals = e->evaluate(specs);
+    for (std::size_t k = 0; k < which.size(); ++k) needs[which[k]].per_component[c] = std::move(evals[k]);
+  }
+}
+
+// Answers this process's waiting islands and wakes them.
+void SharedEvaluation::answer(std::vector<Slot>& slots) {
   std::lock_guard lock(sync_->mu);
   for (Slot& s : slots) {
     if (s.done) continue;
@@ -413,6 +400,50 @@ bool SharedEvaluation::round(std::vector<Slot>& slots) {
     s.answered = true;
   }
   sync_->to_islands.notify_all();
+}
+
+// One round: every process says what its waiting islands ask (or that they
+// are through), the DMMs nobody has measured are shared out and simulated,
+// and the measures go to every process, which answers its islands.
+bool SharedEvaluation::round(std::vector<Slot>& slots) {
+  Clock::time_point t0 = Clock::now();
+  {
+    std::unique_lock lock(sync_->mu);
+    sync_->to_main.wait(lock, [&] {
+      for (const Slot& s : slots)
+        if (!s.done && !(s.pending && !s.answered)) return false;
+      return true;
+    });
+  }
+  costs_.waiting += since(t0);
+  const std::string message = asks_of(slots);
+  costs_.bytes += message.size();
+  costs_.bookkeeping += since(t0);
+  const std::vector<std::string> parts = ring_.allgather(message);
+  costs_.exchanging += since(t0);
+  ++costs_.rounds;
+
+  std::vector<Need> needs;
+  if (collect_needs(parts, needs)) {
+    costs_.bookkeeping += since(t0);
+    return false;
+  }
+  std::vector<Group> groups;  // in the order units are sent
+  for (unsigned kind : {kRanked, kValidator})
+    for (std::size_t c = 0; c < leaves_[kind].size(); ++c) groups.emplace_back(kind, c);
+  const std::vector<Unit> units = plan_units(needs, groups);
+  if (!units.empty()) exchange_measures(units, needs, groups, t0);
+  if (!needs.empty()) {
+    assemble(needs, groups);
+    costs_.measuring += since(t0);
+    for (unsigned kind : {kRanked, kValidator})
+      if (fitness_[kind]) sync_->simulations[kind] = fitness_[kind]->simulations();
+    for (Need& need : needs) {
+      std::size_t next = 0;
+      measured_[need.kind][need.key] = combined(*fitness_[need.kind], need.per_component, next);
+    }
+  }
+  answer(slots);
   costs_.bookkeeping += since(t0);
   return true;
 }

@@ -22,11 +22,13 @@
 // computes the same way) plus the assembly.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "evaluator.h"
@@ -66,6 +68,18 @@ class SharedEvaluation {
   enum Kind : unsigned { kRanked = 0, kValidator = 1 };
   std::vector<Evaluation> ask(std::size_t island, unsigned kind, const std::vector<const simulate::DmmSpec*>& specs);
   bool round(std::vector<Slot>& slots);  // false once every process's islands are through
+  // The phases of a round (t0: a lap timer the costs are taken from).
+  using TimePoint = std::chrono::steady_clock::time_point;
+  struct Need;                                      // a DMM no process has measured
+  struct Unit;                                      // one process's share of a round's work
+  using Group = std::pair<unsigned, std::size_t>;  // (fitness, component)
+  std::string asks_of(std::vector<Slot>& slots);
+  bool collect_needs(const std::vector<std::string>& parts, std::vector<Need>& needs);
+  std::vector<Unit> plan_units(std::vector<Need>& needs, const std::vector<Group>& groups);
+  void exchange_measures(const std::vector<Unit>& units, std::vector<Need>& needs, const std::vector<Group>& groups,
+                         TimePoint& t0);
+  void assemble(std::vector<Need>& needs, const std::vector<Group>& groups);
+  void answer(std::vector<Slot>& slots);
 
   static Evaluation combined(Fitness& f, std::vector<Evaluation>& leaves, std::size_t& next);
 
