@@ -8,8 +8,9 @@ packages=(
   g++ cmake ninja-build make pkg-config
   # libraries of the toolkit (never of the allocator core)
   libzstd-dev libxxhash-dev libcli11-dev nlohmann-json3-dev libfmt-dev libdw-dev
-  # tests (bash-completion: the completion test; dpkg-dev: dpkg-shlibdeps for `make package`)
-  libgtest-dev bash-completion dpkg-dev
+  # tests (bash-completion: the completion test; dpkg-dev: dpkg-shlibdeps for `make package`;
+  # universal-ctags: the function-length rule, scripts/function_lengths.py)
+  libgtest-dev bash-completion dpkg-dev universal-ctags
   # `mpirun -np N tailor search`: the island model over MPI ranks (TAILOR_MPI)
   libopenmpi-dev openmpi-bin
   # man pages, generated from --help at build time
