@@ -58,7 +58,9 @@ std::string read_file(const std::string& path, const char* what) {
 // on its own operations.
 struct TraceSet {
   std::string path;
-  sim::ReplayTrace whole;
+  std::optional<sim::ReplayTrace> loaded;  // read from `path` (else the request's trace in memory)
+  const sim::ReplayTrace* trace = nullptr;  // the whole trace
+  const sim::ReplayTrace& whole() const { return *trace; }
   std::uint32_t one_in = 1, validate_one_in = 1;   // objects kept: one in k
   std::optional<sim::ReplayTrace> sampled, validation, head;  // head: the prefix
   std::unique_ptr<Evaluator> ranked, measured;  // measured: null when not sampled
@@ -66,7 +68,7 @@ struct TraceSet {
   std::unique_ptr<MultiEvaluator> validating_worst;  // the worse of the two
   Evaluator& whole_evaluator() { return measured ? *measured : *ranked; }
   Fitness& validating_fitness() { return validating_worst ? static_cast<Fitness&>(*validating_worst) : whole_evaluator(); }
-  const sim::ReplayTrace& ranked_on() const { return sampled ? *sampled : whole; }
+  const sim::ReplayTrace& ranked_on() const { return sampled ? *sampled : whole(); }
 };
 
 void say(const SearchRequest& q, const std::string& line) {
@@ -76,24 +78,31 @@ void say(const SearchRequest& q, const std::string& line) {
 // Loads each trace and cuts it into its tiers.
 std::deque<TraceSet> load_traces(const SearchRequest& q) {
   std::deque<TraceSet> sets;
-  for (const std::string& path : q.traces) {
+  if (!q.in_memory.empty() && q.in_memory.size() != q.traces.size())
+    throw std::invalid_argument("SearchRequest: one name in `traces` per trace in memory");
+  for (std::size_t i = 0; i < q.traces.size(); ++i) {
+    const std::string& path = q.traces[i];
     TraceSet& s = sets.emplace_back();
     s.path = path;
-    trace::Reader r(path);
-    say(q, fmt::format("loading {} ({} events)...", path, r.event_count()));
-    s.whole = sim::load_replay(r);
-    say(q, "");
-    if (s.whole.operations.empty()) throw std::runtime_error(path + ": the trace has no allocation to search for");
-    s.one_in = q.sample ? sim::sampling_rate(s.whole, q.sample) : 1;
+    if (q.in_memory.empty()) {
+      trace::Reader r(path);
+      say(q, fmt::format("loading {} ({} events)...", path, r.event_count()));
+      s.trace = &s.loaded.emplace(sim::load_replay(r));
+      say(q, "");
+    } else {
+      s.trace = q.in_memory[i];
+    }
+    if (s.whole().operations.empty()) throw std::runtime_error(path + ": the trace has no allocation to search for");
+    s.one_in = q.sample ? sim::sampling_rate(s.whole(), q.sample) : 1;
     if (s.one_in > 1) {
-      s.sampled = sim::sample_objects(s.whole, s.one_in);
+      s.sampled = sim::sample_objects(s.whole(), s.one_in);
       // Half the validation operations in an object sample, half in the prefix.
       const std::uint64_t half = q.validate_sample / 2;
-      const std::uint32_t k = half ? sim::sampling_rate(s.whole, half) : 1;
-      if (k > 1 && k < s.one_in && s.whole.operations.size() > q.validate_sample) {
+      const std::uint32_t k = half ? sim::sampling_rate(s.whole(), half) : 1;
+      if (k > 1 && k < s.one_in && s.whole().operations.size() > q.validate_sample) {
         s.validate_one_in = k;
-        s.validation = sim::sample_objects(s.whole, k);
-        s.head = sim::prefix(s.whole, half);
+        s.validation = sim::sample_objects(s.whole(), k);
+        s.head = sim::prefix(s.whole(), half);
       }
     }
   }
@@ -104,7 +113,7 @@ std::deque<TraceSet> load_traces(const SearchRequest& q) {
 std::vector<std::uint64_t> union_of_sizes(const std::deque<TraceSet>& sets) {
   std::vector<std::uint64_t> sizes;
   for (const TraceSet& s : sets) {
-    const std::vector<std::uint64_t> own = sim::sizes_of(s.whole);
+    const std::vector<std::uint64_t> own = sim::sizes_of(s.whole());
     sizes.insert(sizes.end(), own.begin(), own.end());
   }
   std::sort(sizes.begin(), sizes.end());
@@ -120,7 +129,7 @@ void make_evaluators(TraceSet& s, const SearchRequest& q, const std::vector<std:
     s.validating_worst = std::make_unique<MultiEvaluator>(
         std::vector<Fitness*>{s.validating.get(), s.validating_head.get()}, Aggregate::kWorst);
   }
-  if (s.sampled) s.measured = std::make_unique<Evaluator>(s.whole, q.weights, q.threads, exact, q.time_model);
+  if (s.sampled) s.measured = std::make_unique<Evaluator>(s.whole(), q.weights, q.threads, exact, q.time_model);
 }
 
 // The three fitnesses of the search (ranking, candidates for the best, the
@@ -153,7 +162,7 @@ struct Fitnesses {
 // What a checkpoint records of the search, so that a resumed one is the same search.
 nlohmann::json settings(const SearchRequest& q, const std::deque<TraceSet>& sets) {
   nlohmann::json trace_ids = nlohmann::json::array();
-  for (const TraceSet& s : sets) trace_ids.push_back({{"path", s.path}, {"operations", s.whole.operations.size()}});
+  for (const TraceSet& s : sets) trace_ids.push_back({{"path", s.path}, {"operations", s.whole().operations.size()}});
   const bool multi = sets.size() > 1;
   return {{"traces", trace_ids},
           {"aggregate", multi && q.aggregate == Aggregate::kWorst ? "worst" : "mean"},
@@ -225,7 +234,7 @@ void compare_with_builtins(std::deque<TraceSet>& sets, Aggregate how, SearchRepo
       per[0][t] = w.normalize(w.kingsley());
       for (std::size_t i = 1; i < names.size(); ++i)
         pool.emplace_back(
-            [&, i, t] { per[i][t] = sets[t].whole_evaluator().normalize(sim::simulate(sets[t].whole, names[i])); });
+            [&, i, t] { per[i][t] = sets[t].whole_evaluator().normalize(sim::simulate(sets[t].whole(), names[i])); });
     }
     for (auto& th : pool) th.join();
   }
@@ -243,13 +252,13 @@ void compare_with_builtins(std::deque<TraceSet>& sets, Aggregate how, SearchRepo
 SearchTrace describe(const TraceSet& s) {
   SearchTrace t;
   t.path = s.path;
-  t.operations = s.whole.operations.size();
+  t.operations = s.whole().operations.size();
   t.sampled = s.sampled.has_value();
   t.one_in = s.one_in;
   t.ranked_operations = s.ranked_on().operations.size();
   t.validated = s.validation.has_value();
   t.validate_one_in = s.validate_one_in;
-  t.validation_operations = s.validation ? s.validation->operations.size() : s.whole.operations.size();
+  t.validation_operations = s.validation ? s.validation->operations.size() : s.whole().operations.size();
   t.prefix_operations = s.head ? s.head->operations.size() : 0;
   return t;
 }
@@ -306,7 +315,7 @@ SearchReport run(const SearchRequest& q) {
   if (r.found.uses_exact_classes()) r.found.exact_sizes = sizes;
   if (q.pareto && !q.front_dir.empty()) r.front_files = write_front(q.front_dir, r.result.front, sizes);
   for (const TraceSet& s : sets) r.traces.push_back(describe(s));
-  compare_with_builtins(sets, q.aggregate, r);
+  if (q.compare_builtins) compare_with_builtins(sets, q.aggregate, r);
   return r;
 }
 

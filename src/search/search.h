@@ -18,13 +18,17 @@
 #include "dmm_spec.h"
 #include "evaluator.h"
 #include "evolution.h"
+#include "replay_trace.h"
 #include "ring.h"
 #include "time_model.h"
 
 namespace tailor::search {
 
 struct SearchRequest {
-  std::vector<std::string> traces;  ///< one DMM for all of them
+  std::vector<std::string> traces;  ///< one DMM for all of them: their files, or the names of `in_memory`'s
+  /// Traces already loaded (tailor report, tune), used instead of reading
+  /// `traces`' files, which then name them; they must outlive run().
+  std::vector<const simulate::ReplayTrace*> in_memory;
   std::string grammar;              ///< the BNF grammar's file
   Weights weights;
   Aggregate aggregate = Aggregate::kMean;  ///< over several traces
@@ -44,6 +48,7 @@ struct SearchRequest {
   unsigned checkpoint_every = 0;
   std::string resume;  ///< a checkpoint file to continue from (empty: a new search)
   const simulate::TimeModel* time_model = nullptr;  ///< ranks time by it; nullptr: by steps
+  bool compare_builtins = true;  ///< simulate KNG, LEA, FIB, S10 and EXA beside the found DMM (SearchReport::rows)
   Ring* ring = nullptr;                             ///< the ranks of an MPI job, or nullptr
   /// A line saying what runs now ("loading X (N events)..."), "" when it is done.
   std::function<void(const std::string&)> status;
@@ -70,7 +75,7 @@ struct SearchReport {
   SearchResult result;
   simulate::DmmSpec found;  ///< named "found", its exact classes' sizes filled in
   Evaluation found_eval;    ///< measured on the whole trace(s)
-  std::vector<std::string> columns;  ///< kng, lea, fib, s10, exa, found
+  std::vector<std::string> columns;  ///< kng, lea, fib, s10, exa, found (empty without compare_builtins)
   std::vector<Evaluation> rows;      ///< each column, normalized to Kingsley (over several traces: aggregated)
   std::vector<SearchTrace> traces;
   std::vector<std::string> front_files;  ///< the front's specs, when written
