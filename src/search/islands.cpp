@@ -320,6 +320,7 @@ SearchResult run_islands(const Grammar& grammar, const std::vector<std::uint64_t
     if (!io.checkpoint.empty() && generation % io.checkpoint_every == 0)
       timed(checkpointing, [&] { checkpoint(generation); });
     report(generation);
+    if (ring == nullptr && options.stop && options.stop()) break;  // the caller's budget (SearchOptions::stop)
   }
 
   // The last migrants sent have no next migration: taken and dropped, so

@@ -49,7 +49,8 @@ struct IslandOptions {
 /// The seed of island `i` (island 0 has the search's own, so one island is evolve()).
 std::uint64_t island_seed(std::uint64_t seed, unsigned island) noexcept;
 
-/// Runs the island model. The result (best, front, counters summed over the
+/// Runs the island model; options.stop ends it after a generation in one
+/// process (over several it is not asked: they would stop apart). The result (best, front, counters summed over the
 /// islands) is complete on rank 0 (and without a ring); on other ranks it is
 /// their own islands'. `fitness` (and options.validator) evaluate on this
 /// process. With one island and no checkpoint it is evolve().

@@ -285,6 +285,7 @@ SearchReport run(const SearchRequest& q) {
   so.generations = q.generations;
   so.population = q.population;
   so.pareto = q.pareto;
+  so.stop = q.stop;
   if (any_sampled) so.validator = fit.validating;
   IslandOptions io;
   io.islands = q.islands;
@@ -313,6 +314,7 @@ SearchReport run(const SearchRequest& q) {
   // Exact classes are the trace's sizes: the file carries them, so that the
   // DMM run for real (TAILOR_DMM) has the classes the search measured.
   if (r.found.uses_exact_classes()) r.found.exact_sizes = sizes;
+  r.sizes = sizes;
   if (q.pareto && !q.front_dir.empty()) r.front_files = write_front(q.front_dir, r.result.front, sizes);
   for (const TraceSet& s : sets) r.traces.push_back(describe(s));
   if (q.compare_builtins) compare_with_builtins(sets, q.aggregate, r);

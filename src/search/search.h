@@ -48,6 +48,9 @@ struct SearchRequest {
   unsigned checkpoint_every = 0;
   std::string resume;  ///< a checkpoint file to continue from (empty: a new search)
   const simulate::TimeModel* time_model = nullptr;  ///< ranks time by it; nullptr: by steps
+  /// Asked after each generation (one process only): true ends the search
+  /// there with the best so far (a time budget; generations is then a bound).
+  std::function<bool()> stop;
   bool compare_builtins = true;  ///< simulate KNG, LEA, FIB, S10 and EXA beside the found DMM (SearchReport::rows)
   Ring* ring = nullptr;                             ///< the ranks of an MPI job, or nullptr
   /// A line saying what runs now ("loading X (N events)..."), "" when it is done.
@@ -79,6 +82,7 @@ struct SearchReport {
   std::vector<Evaluation> rows;      ///< each column, normalized to Kingsley (over several traces: aggregated)
   std::vector<SearchTrace> traces;
   std::vector<std::string> front_files;  ///< the front's specs, when written
+  std::vector<std::uint64_t> sizes;      ///< the traces' request sizes: the classes of `exact` class lists
   bool any_validation = false;           ///< some trace's candidates were measured on a validation sample
 };
 

@@ -21,6 +21,7 @@
 #include "class_proposal.h"
 #include "config_install.h"
 #include "evolution.h"
+#include "search.h"
 #include "layout.h"
 #include "program_run.h"
 #include "replay_plan.h"
@@ -457,38 +458,33 @@ class Tuner {
       r_.notes.push_back("no time left for the DMM search");
       return;
     }
-    const sim::ReplayTrace& whole = whole_;
-    const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-    const std::uint32_t one_in = sim::sampling_rate(whole, 300000);
-    std::optional<sim::ReplayTrace> sampled;
-    if (one_in > 1) sampled = sim::sample_objects(whole, one_in);
-    srch::Weights w;
-    switch (o_.objective) {
-      case Objective::kTime: w = {1, 0.1, 0}; break;
-      case Objective::kMemory: w = {0.1, 1, 0}; break;
-      default: w = {1, 1, 0}; break;
-    }
     std::string why;
     const std::optional<sim::TimeModel> model = deploy::default_time_model(why);
     if (!why.empty()) r_.notes.push_back(why + ": the DMM search ranked time by steps");
-    const sim::TimeModel* time_model = model ? &*model : nullptr;
-    srch::Evaluator ranked(sampled ? *sampled : whole, w, threads, nullptr, time_model);
-    std::optional<srch::Evaluator> validator;
-    if (sampled) validator.emplace(whole, w, threads, nullptr, time_model);
-    const srch::Grammar grammar = srch::Grammar::load(layout::data_file("search/dmm.bnf").string());
-    srch::SearchOptions so;
-    so.seed = o_.seed;
-    so.population = 30;
-    so.generations = 100000;  // until `end`: budget left is searched, not returned
-    so.pareto = true;
-    if (sampled) so.validator = &*validator;
-    so.stop = [&] { return Clock::now() >= end; };
+    srch::SearchRequest q;  // tailor search's search, on the recorded trace, until `end`
+    q.traces = {"the recorded trace"};
+    q.in_memory = {&whole_};
+    q.grammar = layout::data_file("search/dmm.bnf").string();
+    switch (o_.objective) {
+      case Objective::kTime: q.weights = {1, 0.1, 0}; break;
+      case Objective::kMemory: q.weights = {0.1, 1, 0}; break;
+      default: q.weights = {1, 1, 0}; break;
+    }
+    q.seed = o_.seed;
+    q.population = 30;
+    q.generations = 100000;  // until `end`: budget left is searched, not returned
+    q.pareto = true;
+    q.sample = 300000;
+    q.threads = std::max(1u, std::thread::hardware_concurrency());
+    q.time_model = model ? &*model : nullptr;
+    q.compare_builtins = false;
+    q.stop = [&] { return Clock::now() >= end; };
     // A line when the best changes, or after two quiet seconds: a search
     // that converged early (its evaluations cached) would print the same
     // line for every tenth generation.
     double shown_best = -1;
     Clock::time_point shown_at{};
-    so.progress = [&](unsigned gen, double best, double) {
+    q.progress = [&](unsigned gen, double best, double) {
       r_.generations = gen;
       const Clock::time_point now = Clock::now();
       if (best == shown_best && now - shown_at < std::chrono::seconds(2)) return;
@@ -497,8 +493,9 @@ class Tuner {
       report("dmm search", "generation " + std::to_string(gen) + ", best fitness " + std::to_string(best).substr(0, 6) +
                                " (normalized to Kingsley)");
     };
-    const std::vector<std::uint64_t>& sizes = (sampled ? *validator : ranked).trace_sizes();
-    const srch::SearchResult res = srch::evolve(grammar, sizes, ranked, so);
+    const srch::SearchReport found = srch::run(q);
+    const srch::SearchResult& res = found.result;
+    const std::vector<std::uint64_t>& sizes = found.sizes;
     std::vector<const srch::Individual*> picks;
     if (res.best.eval.valid) picks.push_back(&res.best);
     for (const auto& ind : res.front)
