@@ -493,20 +493,31 @@ class Tuner {
       report("dmm search", "generation " + std::to_string(gen) + ", best fitness " + std::to_string(best).substr(0, 6) +
                                " (normalized to Kingsley)");
     };
-    const srch::SearchReport found = srch::run(q);
-    const srch::SearchResult& res = found.result;
+    // No valid DMM within the budget (or none measurable on the whole
+    // trace) leaves tune without DMM finalists, not without a verdict.
+    srch::SearchReport found;
+    try {
+      found = srch::run(q);
+    } catch (const std::runtime_error& e) {
+      r_.notes.push_back(std::string("the DMM search gave no finalist: ") + e.what());
+      return;
+    }
+    // The found DMM (measured on the whole trace), then the Pareto front's
+    // others, each once, with the trace's sizes for exact classes.
     const std::vector<std::uint64_t>& sizes = found.sizes;
-    std::vector<const srch::Individual*> picks;
-    if (res.best.eval.valid) picks.push_back(&res.best);
-    for (const auto& ind : res.front)
-      if (picks.size() < kMaxSearchFinalists - 1 && ind.spec && std::none_of(picks.begin(), picks.end(), [&](const srch::Individual* p) {
-            return *p->spec == *ind.spec;
-          }))
-        picks.push_back(&ind);
-    for (std::size_t i = 0; i < picks.size(); ++i) {
-      sim::DmmSpec spec = *picks[i]->spec;
-      spec.name = "dmm-" + std::to_string(i + 1);
+    std::vector<sim::DmmSpec> picks;
+    auto add = [&](sim::DmmSpec spec) {
+      spec.name.clear();
       if (spec.uses_exact_classes()) spec.exact_sizes = sizes;
+      if (picks.size() < kMaxSearchFinalists && std::find(picks.begin(), picks.end(), spec) == picks.end())
+        picks.push_back(std::move(spec));
+    };
+    add(found.found);
+    for (const auto& ind : found.result.front)
+      if (ind.spec && picks.size() < kMaxSearchFinalists - 1) add(*ind.spec);
+    for (std::size_t i = 0; i < picks.size(); ++i) {
+      sim::DmmSpec spec = picks[i];
+      spec.name = "dmm-" + std::to_string(i + 1);
       const std::string path = (work_ / (spec.name + ".json")).string();
       Finalist f;
       f.dmm_spec = sim::to_json(spec).dump(2) + "\n";
