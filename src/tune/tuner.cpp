@@ -26,7 +26,6 @@
 #include "program_run.h"
 #include "replay_plan.h"
 #include "replay_runner.h"
-#include "replay_sample.h"
 #include "simulator.h"
 #include "tailor/trace/reader.h"
 #include "util/statistics.h"
