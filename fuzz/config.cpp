@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "config.h"
+#include "alloc/config.h"
 
 namespace {
 std::vector<std::string> g_values;

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "grammar.h"
+#include "search/grammar.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {

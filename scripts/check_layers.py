@@ -3,10 +3,10 @@
 src/README.md: a file of layer A may include a header of layer B only if B
 is A itself or a layer A may use, directly or through the layers those use
 (the table's "may use" column names them; "all of the above" is every layer
-listed before). Bare includes ("evaluator.h") are resolved as the compiler
-would find them: the including file's folder first, then the one src/
-folder that has such a file. Exits 1 naming each include that crosses the
-table, or a bare name found in several folders.
+listed before). Every header of src/ is included by its path from the one
+include root src/ ("search/evaluator.h"), so that the layer shows at the
+include line: a bare name of a src/ header ("evaluator.h") is an error too.
+Exits 1 naming each include that crosses the table or names a header bare.
 
 usage: scripts/check_layers.py [ROOT]
 """
@@ -86,15 +86,11 @@ def main():
                         target = PUBLIC.get(key)
                     elif "/" in inc and inc.split("/")[0] in layer_of_folder:
                         target = layer_of_folder[inc.split("/")[0]]
-                    elif os.path.exists(os.path.join(dirpath, inc)):
-                        target = layer
                     elif inc in by_name:
-                        owners = by_name[inc]
-                        if len(owners) > 1:
-                            problems.append(f"{rel}:{n}: \"{inc}\" is in several layers ({', '.join(sorted(owners))}): "
-                                            "include it with its folder")
-                            continue
-                        target = next(iter(owners))
+                        problems.append(f"{rel}:{n}: \"{inc}\" is a header of layer "
+                                        f"{', '.join(sorted(by_name[inc]))}: name it by its folder "
+                                        f"(\"{folders[next(iter(sorted(by_name[inc])))]}/{inc}\")")
+                        continue
                     if target is None or target == layer or target in allowed[layer]:
                         continue
                     problems.append(f"{rel}:{n}: layer {layer} includes \"{inc}\" of layer {target}, "

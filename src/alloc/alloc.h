@@ -8,10 +8,10 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "dmm_front.h"
-#include "heap.h"
-#include "misuse.h"
-#include "secure.h"
+#include "alloc/dmm_front.h"
+#include "alloc/heap.h"
+#include "alloc/misuse.h"
+#include "alloc/secure.h"
 
 #define TAILOR_LIKELY(x) __builtin_expect(!!(x), 1)
 #define TAILOR_UNLIKELY(x) __builtin_expect(!!(x), 0)

@@ -5,14 +5,14 @@
 #include <cerrno>
 #include <cstring>
 
-#include "alloc.h"
-#include "calloc_zero.h"
-#include "huge_cache.h"
-#include "os.h"
-#include "region.h"
-#include "secure.h"
-#include "site_pool.h"
-#include "sized_out.h"
+#include "alloc/alloc.h"
+#include "alloc/calloc_zero.h"
+#include "alloc/huge_cache.h"
+#include "alloc/os.h"
+#include "alloc/region.h"
+#include "alloc/secure.h"
+#include "alloc/site_pool.h"
+#include "alloc/sized_out.h"
 #include "tailor/tailor.h"
 
 namespace tailor::alloc {

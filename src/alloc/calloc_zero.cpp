@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 // calloc's zeroing of large blocks used before (calloc_zero.h): purge or
 // write, decided by how much of the purged blocks the program touched.
-#include "calloc_zero.h"
+#include "alloc/calloc_zero.h"
 
 #include <atomic>
 #include <cstdint>
 #include <cstring>
 
-#include "os.h"
+#include "alloc/os.h"
 
 namespace tailor::alloc {
 

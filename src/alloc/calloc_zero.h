@@ -23,7 +23,7 @@
 
 #include <cstddef>
 
-#include "segment.h"
+#include "alloc/segment.h"
 
 namespace tailor::alloc {
 

@@ -4,11 +4,11 @@
 // environment, else from the config file (TAILOR_CONFIG=path, else
 // $HOME/.config/tailor/tailor.conf), else the default. A bad value is
 // reported on stderr with the variable's name and replaced by the default.
-#include "config.h"
+#include "alloc/config.h"
 
 #include <cstring>
 
-#include "os.h"
+#include "alloc/os.h"
 
 namespace tailor::alloc {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The DMM front end (dmm_front.h): setting the DMM up from TAILOR_DMM, the
 // lock that makes it one heap for all threads, and the entry points.
-#include "dmm_front.h"
+#include "alloc/dmm_front.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -12,7 +12,7 @@
 #include <cstring>
 #include <new>
 
-#include "alloc.h"
+#include "alloc/alloc.h"
 #include "dmm/binary_buddy.h"
 #include "dmm/composite.h"
 #include "dmm/fibonacci_buddy.h"
@@ -20,11 +20,11 @@
 #include "dmm/kingsley.h"
 #include "dmm/lea.h"
 #include "dmm/segregated_lists.h"
-#include "dmm_memory.h"
-#include "dmm_spec_file.h"
-#include "heap.h"
-#include "os.h"
-#include "spin_lock.h"
+#include "alloc/dmm_memory.h"
+#include "alloc/dmm_spec_file.h"
+#include "alloc/heap.h"
+#include "alloc/os.h"
+#include "alloc/spin_lock.h"
 
 namespace tailor::alloc {
 

@@ -23,7 +23,7 @@
 
 #include "dmm/address_space.h"
 #include "dmm/memory.h"
-#include "os.h"
+#include "alloc/os.h"
 
 namespace tailor::alloc {
 

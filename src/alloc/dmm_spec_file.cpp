@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 // Reading TAILOR_DMM's spec file and TAILOR_DMM_SIZES (dmm_spec_file.h).
-#include "dmm_spec_file.h"
+#include "alloc/dmm_spec_file.h"
 
 #include <cstring>
 #include <new>
 
-#include "config.h"
-#include "os.h"
+#include "alloc/config.h"
+#include "alloc/os.h"
 
 namespace tailor::alloc {
 

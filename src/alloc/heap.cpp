@@ -2,7 +2,7 @@
 // The front end (heap.h): thread heaps and their page queues, the slow path
 // of malloc, local and cross-thread frees, and the life cycle of heaps
 // (process init, thread init, thread exit with abandonment and adoption).
-#include "heap.h"
+#include "alloc/heap.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -10,15 +10,15 @@
 #include <cerrno>
 #include <new>
 
-#include "alloc.h"
-#include "calloc_zero.h"
-#include "dmm_front.h"
-#include "huge_cache.h"
-#include "misuse.h"
-#include "os.h"
-#include "region.h"
-#include "secure.h"
-#include "site_pool.h"
+#include "alloc/alloc.h"
+#include "alloc/calloc_zero.h"
+#include "alloc/dmm_front.h"
+#include "alloc/huge_cache.h"
+#include "alloc/misuse.h"
+#include "alloc/os.h"
+#include "alloc/region.h"
+#include "alloc/secure.h"
+#include "alloc/site_pool.h"
 
 namespace tailor::alloc {
 

@@ -18,9 +18,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "segment.h"
-#include "size_class.h"
-#include "misuse.h"
+#include "alloc/segment.h"
+#include "alloc/size_class.h"
+#include "alloc/misuse.h"
 
 namespace tailor::alloc {
 

@@ -2,13 +2,13 @@
 // The cache of freed huge mappings (huge_cache.h): a few slots of one word
 // each, taken and filled with compare-and-swap, a byte budget, and a
 // deadline that tells the back end when something is due to be unmapped.
-#include "huge_cache.h"
+#include "alloc/huge_cache.h"
 
 #include <atomic>
 #include <cstdint>
 
-#include "misuse.h"
-#include "os.h"
+#include "alloc/misuse.h"
+#include "alloc/os.h"
 
 namespace tailor::alloc {
 

@@ -3,13 +3,13 @@
 // own state (docs/allocator.md, "mallinfo2 and malloc_stats"): every heap's
 // segments are walked (heap_totals), huge blocks come from the OS counters.
 // Nothing here allocates or uses stdio: malloc_stats writes with write(2).
-#include "mallinfo.h"
+#include "alloc/mallinfo.h"
 
-#include "dmm_front.h"
-#include "heap.h"
-#include "huge_cache.h"
-#include "os.h"
-#include "secure.h"
+#include "alloc/dmm_front.h"
+#include "alloc/heap.h"
+#include "alloc/huge_cache.h"
+#include "alloc/os.h"
+#include "alloc/secure.h"
 #include "tailor/tailor.h"
 
 namespace tailor::alloc {

@@ -2,18 +2,18 @@
 // Heap misuse (misuse.h): the segment registry, the freed-block key, the
 // checks of the paths that are not the owner's fast path, and the one-line
 // reports. Everything here runs inside malloc: no stdio, no allocation.
-#include "misuse.h"
+#include "alloc/misuse.h"
 
 #include <sys/random.h>
 
 #include <atomic>
 #include <cstdlib>
 
-#include "config.h"
-#include "dmm_front.h"
-#include "heap.h"
-#include "os.h"
-#include "secure.h"
+#include "alloc/config.h"
+#include "alloc/dmm_front.h"
+#include "alloc/heap.h"
+#include "alloc/os.h"
+#include "alloc/secure.h"
 
 namespace tailor::alloc {
 

@@ -29,7 +29,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "segment.h"
+#include "alloc/segment.h"
 
 namespace tailor::alloc {
 

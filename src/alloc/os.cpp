@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Linux implementation of the OS layer (os.h): mmap, munmap, madvise and
 // mremap, clock_gettime, and raw read/write for configuration and messages.
-#include "os.h"
+#include "alloc/os.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>

@@ -9,9 +9,9 @@
 #include <cerrno>
 #include <cstddef>
 
-#include "alloc.h"
-#include "huge_cache.h"
-#include "mallinfo.h"
+#include "alloc/alloc.h"
+#include "alloc/huge_cache.h"
+#include "alloc/mallinfo.h"
 
 using namespace tailor::alloc;
 

@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <new>
 
-#include "alloc.h"
+#include "alloc/alloc.h"
 
 using namespace tailor::alloc;
 

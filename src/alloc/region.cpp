@@ -2,7 +2,7 @@
 // Region pools (region.h): aligned spans of a pool's own segments, or a
 // mapping of their own for regions too large for a segment, under one spin
 // lock per pool; and the tailor_region_* C API of include/tailor/tailor.h.
-#include "region.h"
+#include "alloc/region.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -10,9 +10,9 @@
 #include <mutex>
 #include <new>
 
-#include "heap.h"
-#include "os.h"
-#include "spin_lock.h"
+#include "alloc/heap.h"
+#include "alloc/os.h"
+#include "alloc/spin_lock.h"
 
 namespace tailor::alloc {
 

@@ -30,8 +30,8 @@
 #include <atomic>
 #include <cstddef>
 
-#include "segment.h"
-#include "spin_lock.h"
+#include "alloc/segment.h"
+#include "alloc/spin_lock.h"
 #include "tailor/tailor.h"
 
 namespace tailor::alloc {

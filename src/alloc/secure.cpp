@@ -2,7 +2,7 @@
 // Secure mode (secure.h): slabs and large regions with guard pages, blocks
 // with encoded headers and canaries, metadata in mappings of its own.
 // Everything here runs inside malloc: no stdio, no allocation.
-#include "secure.h"
+#include "alloc/secure.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -20,14 +20,14 @@
 #include <mutex>
 #include <new>
 
-#include "calloc_zero.h"
-#include "config.h"
-#include "heap.h"
-#include "misuse.h"
-#include "os.h"
-#include "region.h"
-#include "sized_out.h"
-#include "spin_lock.h"
+#include "alloc/calloc_zero.h"
+#include "alloc/config.h"
+#include "alloc/heap.h"
+#include "alloc/misuse.h"
+#include "alloc/os.h"
+#include "alloc/region.h"
+#include "alloc/sized_out.h"
+#include "alloc/spin_lock.h"
 #include "tailor/tailor.h"
 
 namespace tailor::alloc {

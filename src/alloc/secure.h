@@ -47,9 +47,9 @@
 
 #include <cstddef>
 
-#include "heap.h"
-#include "misuse.h"
-#include "segment.h"
+#include "alloc/heap.h"
+#include "alloc/misuse.h"
+#include "alloc/segment.h"
 
 namespace tailor::alloc {
 

@@ -2,18 +2,18 @@
 // The back end (segment.h): segments and their slice descriptors, free spans
 // in size bins with immediate coalescing, purging after the delay, and huge
 // blocks mapped one per segment.
-#include "segment.h"
+#include "alloc/segment.h"
 
 #include <sched.h>
 
 #include <cerrno>
 #include <cstring>
 
-#include "huge_cache.h"
-#include "heap.h"
-#include "misuse.h"
-#include "os.h"
-#include "spin_lock.h"
+#include "alloc/huge_cache.h"
+#include "alloc/heap.h"
+#include "alloc/misuse.h"
+#include "alloc/os.h"
+#include "alloc/spin_lock.h"
 
 namespace tailor::alloc {
 

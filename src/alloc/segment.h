@@ -25,7 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "config.h"
+#include "alloc/config.h"
 
 namespace tailor::alloc {
 

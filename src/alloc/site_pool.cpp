@@ -2,7 +2,7 @@
 // Call-site pools (site_pool.h, docs/pools.md): the site table and its
 // monitors, each heap's pools of same-size slots on pages of its own, and
 // the offline profile (TAILOR_POOLS_FILE).
-#include "site_pool.h"
+#include "alloc/site_pool.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -11,14 +11,14 @@
 #include <cstring>
 #include <new>
 
-#include "alloc.h"
-#include "config.h"
-#include "dmm_front.h"
-#include "heap.h"
-#include "misuse.h"
-#include "os.h"
-#include "site_pool_policy.h"
-#include "sized_out.h"
+#include "alloc/alloc.h"
+#include "alloc/config.h"
+#include "alloc/dmm_front.h"
+#include "alloc/heap.h"
+#include "alloc/misuse.h"
+#include "alloc/os.h"
+#include "alloc/site_pool_policy.h"
+#include "alloc/sized_out.h"
 
 namespace tailor::alloc {
 

@@ -30,9 +30,9 @@
 #include <atomic>
 #include <cstddef>
 
-#include "heap.h"
-#include "segment.h"
-#include "site_pool_policy.h"
+#include "alloc/heap.h"
+#include "alloc/segment.h"
+#include "alloc/site_pool_policy.h"
 #include "tailor/tailor.h"
 
 namespace tailor::alloc {

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // Construction of the size-class table (size_class.h) from the tunables.
-#include "size_class.h"
+#include "alloc/size_class.h"
 
-#include "config.h"
-#include "misuse.h"
-#include "os.h"
+#include "alloc/config.h"
+#include "alloc/misuse.h"
+#include "alloc/os.h"
 
 namespace tailor::alloc {
 

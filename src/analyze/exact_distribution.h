@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "trace_stats.h"
+#include "analyze/trace_stats.h"
 
 namespace tailor::analyze {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Call-site profiles and strides (strides.h): two passes over a trace.
-#include "strides.h"
+#include "analyze/strides.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "alloc/site_pool_policy.h"
-#include "symbolizer.h"
+#include "analyze/symbolizer.h"
 
 namespace tailor::analyze {
 

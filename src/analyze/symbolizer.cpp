@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // libdw-based symbolization of call sites; see symbolizer.h.
-#include "symbolizer.h"
+#include "analyze/symbolizer.h"
 
 #include <cxxabi.h>
 #include <dwarf.h>

@@ -2,15 +2,15 @@
 // One pass over a trace in time order, keeping the live blocks, sizes and
 // call sites in flat hash tables and the lifetimes as exact counts;
 // see trace_stats.h for the accounting rules.
-#include "trace_stats.h"
+#include "analyze/trace_stats.h"
 
 #include <algorithm>
 #include <bit>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "exact_distribution.h"
-#include "symbolizer.h"
+#include "analyze/exact_distribution.h"
+#include "analyze/symbolizer.h"
 #include "util/flat_map.h"
 
 namespace tailor::analyze {

@@ -15,9 +15,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "commands.h"
-#include "config.h"
-#include "program_run.h"
+#include "cli/commands.h"
+#include "alloc/config.h"
+#include "tune/program_run.h"
 
 namespace tailor::cli {
 

@@ -28,8 +28,8 @@
 #include <string_view>
 #include <vector>
 
-#include "commands.h"
-#include "exit_status.h"
+#include "cli/commands.h"
+#include "cli/exit_status.h"
 #include "tailor/trace/reader.h"
 
 namespace tailor::cli {

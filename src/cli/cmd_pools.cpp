@@ -8,8 +8,8 @@
 
 #include <fstream>
 
-#include "commands.h"
-#include "strides.h"
+#include "cli/commands.h"
+#include "analyze/strides.h"
 #include "tailor/trace/reader.h"
 
 namespace tailor::cli {

@@ -14,8 +14,8 @@
 #include <filesystem>
 #include <regex>
 
-#include "commands.h"
-#include "layout.h"
+#include "cli/commands.h"
+#include "layout/layout.h"
 #include "tailor/trace/reader.h"
 
 namespace fs = std::filesystem;

@@ -15,14 +15,14 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "commands.h"
-#include "exit_status.h"
-#include "name_list.h"
-#include "dmm_spec.h"
-#include "plan_file.h"
-#include "replay_plan.h"
-#include "replay_runner.h"
-#include "simulator.h"
+#include "cli/commands.h"
+#include "cli/exit_status.h"
+#include "cli/name_list.h"
+#include "simulate/dmm_spec.h"
+#include "replay/plan_file.h"
+#include "replay/replay_plan.h"
+#include "replay/replay_runner.h"
+#include "simulate/simulator.h"
 #include "tailor/trace/reader.h"
 
 namespace tailor::cli {

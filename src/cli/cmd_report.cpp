@@ -14,18 +14,18 @@
 #include <optional>
 #include <thread>
 
-#include "commands.h"
-#include "exit_status.h"
-#include "name_list.h"
-#include "dmm_spec.h"
-#include "heap_map.h"
-#include "html_page.h"
-#include "report_data.h"
-#include "report_search.h"
-#include "simulator.h"
+#include "cli/commands.h"
+#include "cli/exit_status.h"
+#include "cli/name_list.h"
+#include "simulate/dmm_spec.h"
+#include "report/heap_map.h"
+#include "report/html_page.h"
+#include "report/report_data.h"
+#include "report/report_search.h"
+#include "simulate/simulator.h"
 #include "tailor/trace/reader.h"
-#include "trace_stats.h"
-#include "validation.h"
+#include "analyze/trace_stats.h"
+#include "deploy/validation.h"
 
 namespace tailor::cli {
 

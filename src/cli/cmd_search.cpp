@@ -25,18 +25,18 @@
 #include <sstream>
 #include <thread>
 
-#include "commands.h"
-#include "validation.h"
-#include "evolution.h"
-#include "islands.h"
-#include "search.h"
+#include "cli/commands.h"
+#include "deploy/validation.h"
+#include "search/evolution.h"
+#include "search/islands.h"
+#include "search/search.h"
 #if TAILOR_MPI
-#include "mpi_job.h"
+#include "search/mpi_job.h"
 #endif
-#include "layout.h"
-#include "replay_sample.h"
-#include "simulator.h"
-#include "trace_sizes.h"
+#include "layout/layout.h"
+#include "simulate/replay_sample.h"
+#include "simulate/simulator.h"
+#include "simulate/trace_sizes.h"
 #include "tailor/trace/reader.h"
 
 namespace tailor::cli {

@@ -13,13 +13,13 @@
 #include <optional>
 #include <thread>
 
-#include "commands.h"
-#include "exit_status.h"
-#include "name_list.h"
-#include "validation.h"
-#include "dmm_spec.h"
-#include "replay_stream.h"
-#include "simulator.h"
+#include "cli/commands.h"
+#include "cli/exit_status.h"
+#include "cli/name_list.h"
+#include "deploy/validation.h"
+#include "simulate/dmm_spec.h"
+#include "simulate/replay_stream.h"
+#include "simulate/simulator.h"
 #include "tailor/trace/reader.h"
 
 namespace tailor::cli {

@@ -5,11 +5,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "commands.h"
-#include "exit_status.h"
-#include "strides.h"
+#include "cli/commands.h"
+#include "cli/exit_status.h"
+#include "analyze/strides.h"
 #include "tailor/trace/reader.h"
-#include "trace_stats.h"
+#include "analyze/trace_stats.h"
 
 namespace tailor::cli {
 

@@ -14,10 +14,10 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "commands.h"
-#include "config_install.h"
-#include "layout.h"
-#include "tuner.h"
+#include "cli/commands.h"
+#include "tune/config_install.h"
+#include "layout/layout.h"
+#include "tune/tuner.h"
 
 namespace tailor::cli {
 

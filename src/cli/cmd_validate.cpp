@@ -17,8 +17,8 @@
 #include <numeric>
 #include <sstream>
 
-#include "commands.h"
-#include "validation.h"
+#include "cli/commands.h"
+#include "deploy/validation.h"
 
 namespace tailor::cli {
 

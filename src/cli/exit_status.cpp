@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The exit status of a subcommand that read a trace (exit_status.h).
-#include "exit_status.h"
+#include "cli/exit_status.h"
 
 #include <fmt/format.h>
 

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <exception>
 
-#include "commands.h"
+#include "cli/commands.h"
 #include "tailor_version.h"
 
 int main(int argc, char** argv) {

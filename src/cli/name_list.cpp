@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Splitting the comma-separated lists of names of options (name_list.h).
-#include "name_list.h"
+#include "cli/name_list.h"
 
 #include <sstream>
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The simulation against reality (validation.h).
-#include "validation.h"
+#include "deploy/validation.h"
 
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -14,14 +14,14 @@
 #include <stdexcept>
 #include <thread>
 
-#include "dmm_spec.h"
-#include "layout.h"
-#include "plan_file.h"
-#include "replay_plan.h"
-#include "replay_runner.h"
-#include "simulator.h"
+#include "simulate/dmm_spec.h"
+#include "layout/layout.h"
+#include "replay/plan_file.h"
+#include "replay/replay_plan.h"
+#include "replay/replay_runner.h"
+#include "simulate/simulator.h"
 #include "tailor/trace/reader.h"
-#include "trace_sizes.h"
+#include "simulate/trace_sizes.h"
 #include "util/statistics.h"
 
 namespace tailor::deploy {

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "metrics.h"
-#include "time_model.h"
+#include "simulate/metrics.h"
+#include "simulate/time_model.h"
 
 namespace tailor::deploy {
 

@@ -24,8 +24,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "memory.h"
-#include "region_table.h"
+#include "dmm/memory.h"
+#include "dmm/region_table.h"
 
 namespace tailor::dmm {
 

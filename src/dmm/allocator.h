@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "memory.h"
+#include "dmm/memory.h"
 
 namespace tailor::dmm {
 

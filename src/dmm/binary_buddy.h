@@ -53,8 +53,8 @@
 #include <bit>
 #include <cstdint>
 
-#include "allocator.h"
-#include "memory.h"
+#include "dmm/allocator.h"
+#include "dmm/memory.h"
 
 namespace tailor::dmm {
 

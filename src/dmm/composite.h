@@ -29,15 +29,15 @@
 #include <new>
 #include <utility>
 
-#include "allocator.h"
-#include "binary_buddy.h"
-#include "fibonacci_buddy.h"
-#include "fixed_array.h"
-#include "memory.h"
-#include "segregated_fit.h"
-#include "simple_segregated_storage.h"
-#include "size_classes.h"
-#include "spec.h"
+#include "dmm/allocator.h"
+#include "dmm/binary_buddy.h"
+#include "dmm/fibonacci_buddy.h"
+#include "dmm/fixed_array.h"
+#include "dmm/memory.h"
+#include "dmm/segregated_fit.h"
+#include "dmm/simple_segregated_storage.h"
+#include "dmm/size_classes.h"
+#include "dmm/spec.h"
 
 namespace tailor::dmm {
 

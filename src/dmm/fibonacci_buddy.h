@@ -48,9 +48,9 @@
 #include <bit>
 #include <cstdint>
 
-#include "allocator.h"
-#include "binary_buddy.h"
-#include "memory.h"
+#include "dmm/allocator.h"
+#include "dmm/binary_buddy.h"
+#include "dmm/memory.h"
 
 namespace tailor::dmm {
 

@@ -11,7 +11,7 @@
 #include <new>
 #include <utility>
 
-#include "memory.h"
+#include "dmm/memory.h"
 
 namespace tailor::dmm {
 

@@ -38,8 +38,8 @@
 
 #include <cstdint>
 
-#include "free_list.h"
-#include "memory.h"
+#include "dmm/free_list.h"
+#include "dmm/memory.h"
 
 namespace tailor::dmm {
 

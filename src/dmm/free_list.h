@@ -31,7 +31,7 @@
 
 #include <cstdint>
 
-#include "memory.h"
+#include "dmm/memory.h"
 
 namespace tailor::dmm {
 

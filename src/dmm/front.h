@@ -44,8 +44,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "allocator.h"
-#include "memory.h"
+#include "dmm/allocator.h"
+#include "dmm/memory.h"
 
 namespace tailor::dmm {
 

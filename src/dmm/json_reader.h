@@ -39,7 +39,7 @@
 #include <limits>
 #include <new>  // placement new only: inline, no library symbol
 
-#include "text.h"
+#include "dmm/text.h"
 
 namespace tailor::dmm {
 

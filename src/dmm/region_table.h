@@ -12,8 +12,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "fixed_array.h"
-#include "memory.h"
+#include "dmm/fixed_array.h"
+#include "dmm/memory.h"
 
 namespace tailor::dmm {
 

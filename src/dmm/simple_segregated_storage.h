@@ -51,11 +51,11 @@
 #include <cstdint>
 #include <utility>
 
-#include "allocator.h"
-#include "fixed_array.h"
-#include "free_blocks.h"
-#include "memory.h"
-#include "size_classes.h"
+#include "dmm/allocator.h"
+#include "dmm/fixed_array.h"
+#include "dmm/free_blocks.h"
+#include "dmm/memory.h"
+#include "dmm/size_classes.h"
 
 namespace tailor::dmm {
 

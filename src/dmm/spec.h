@@ -12,8 +12,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "free_blocks.h"
-#include "free_list.h"
+#include "dmm/free_blocks.h"
+#include "dmm/free_list.h"
 
 namespace tailor::dmm {
 

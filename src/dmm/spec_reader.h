@@ -16,9 +16,9 @@
 #include <cstdint>
 #include <cstring>
 
-#include "json_reader.h"
-#include "spec.h"
-#include "text.h"
+#include "dmm/json_reader.h"
+#include "dmm/spec.h"
+#include "dmm/text.h"
 
 namespace tailor::dmm {
 

@@ -2,7 +2,7 @@
 // The install layout resolved at run time (layout.h). The relative paths from
 // the binary directory are computed by CMake from GNUInstallDirs and passed
 // as TAILOR_REL_* definitions (src/layout/CMakeLists.txt).
-#include "layout.h"
+#include "layout/layout.h"
 
 #include <cstdlib>
 #include <stdexcept>

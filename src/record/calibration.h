@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "recorder.h"
+#include "record/recorder.h"
 #include "tailor/trace/writer.h"
 
 namespace tailor::record {

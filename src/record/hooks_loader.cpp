@@ -5,8 +5,8 @@
 // dlopen is deliberately not interposed: glibc resolves a dlopen'ed name
 // with the RUNPATH and $ORIGIN of the calling object, which would become
 // this library; new modules are found at each flush instead.
-#include "real_functions.h"
-#include "recorder.h"
+#include "record/real_functions.h"
+#include "record/recorder.h"
 
 extern "C" __attribute__((visibility("default"))) int dlclose(void* handle) {
   tailor::record::report_loaded_modules();

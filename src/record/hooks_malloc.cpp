@@ -11,8 +11,8 @@
 
 #include <unistd.h>
 
-#include "real_functions.h"
-#include "recorder.h"
+#include "record/real_functions.h"
+#include "record/recorder.h"
 
 using tailor::record::BusyScope;
 using tailor::record::real;

@@ -16,8 +16,8 @@
 #include <cstdlib>
 #include <new>
 
-#include "real_functions.h"
-#include "recorder.h"
+#include "record/real_functions.h"
+#include "record/recorder.h"
 
 using tailor::record::BusyScope;
 using tailor::record::real;

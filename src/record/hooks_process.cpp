@@ -11,8 +11,8 @@
 #include <cerrno>
 #include <cstdarg>
 
-#include "real_functions.h"
-#include "recorder.h"
+#include "record/real_functions.h"
+#include "record/recorder.h"
 
 using tailor::record::real;
 namespace rec = tailor::record;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Module scanning with dl_iterate_phdr; see module_map.h.
-#include "module_map.h"
+#include "record/module_map.h"
 
 #include <elf.h>
 #include <link.h>

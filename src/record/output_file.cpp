@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Trace file naming; see output_file.h.
-#include "output_file.h"
+#include "record/output_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Resolution of the next definitions and the bootstrap heap (see the header).
-#include "real_functions.h"
+#include "record/real_functions.h"
 
 #include <dlfcn.h>
 

@@ -7,7 +7,7 @@
 //   queue_mu    - the background writer's queue of full buffers
 //   writer_mu   - the trace writer and its file descriptor
 // fork() takes all four (pthread_atfork) so the child inherits them free.
-#include "recorder.h"
+#include "record/recorder.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -23,10 +23,10 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "calibration.h"
-#include "module_map.h"
-#include "output_file.h"
-#include "real_functions.h"
+#include "record/calibration.h"
+#include "record/module_map.h"
+#include "record/output_file.h"
+#include "record/real_functions.h"
 #include "tailor/trace/writer.h"
 
 namespace tailor::record {

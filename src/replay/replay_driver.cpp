@@ -40,7 +40,7 @@
 
 #include <cstdint>
 
-#include "plan_format.h"
+#include "replay/plan_format.h"
 #include "tailor/tailor.h"
 
 namespace plan = tailor::replay::plan;

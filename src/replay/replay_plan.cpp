@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Building, writing and reading replay plans; the rules are in replay_plan.h,
 // the format in plan_format.h.
-#include "replay_plan.h"
+#include "replay/replay_plan.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

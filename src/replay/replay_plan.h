@@ -24,7 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "plan_format.h"
+#include "replay/plan_format.h"
 #include "tailor/trace/event.h"
 #include "tailor/trace/reader.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Running the driver under an allocator and taking medians (replay_runner.h).
-#include "replay_runner.h"
+#include "replay/replay_runner.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -16,7 +16,7 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "layout.h"
+#include "layout/layout.h"
 #include "util/statistics.h"
 
 extern char** environ;

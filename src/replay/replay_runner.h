@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "plan_format.h"
+#include "replay/plan_format.h"
 
 namespace tailor::replay {
 

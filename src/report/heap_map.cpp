@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Lays a heap snapshot out as rows of cells (heap_map.h): one walk over the
 // live blocks in address order, splitting each over the cells it covers.
-#include "heap_map.h"
+#include "report/heap_map.h"
 
 #include <algorithm>
 #include <array>

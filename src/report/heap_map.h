@@ -15,8 +15,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "heap_snapshot.h"
-#include "replay_trace.h"
+#include "simulate/heap_snapshot.h"
+#include "simulate/replay_trace.h"
 
 namespace tailor::report {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Fills the page template (assets/page.html) with the embedded assets and
 // the data (html_page.h).
-#include "html_page.h"
+#include "report/html_page.h"
 
 #include <unistd.h>
 
@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "report_assets.h"
+#include "report/report_assets.h"
 
 namespace tailor::report {
 

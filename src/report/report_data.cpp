@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Builds the report's JSON document (report_data.h), section by section.
-#include "report_data.h"
+#include "report/report_data.h"
 
 #include <algorithm>
 #include <cmath>

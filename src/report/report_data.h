@@ -11,12 +11,12 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "heap_map.h"
-#include "metrics.h"
-#include "report_search.h"
-#include "replay_trace.h"
+#include "report/heap_map.h"
+#include "simulate/metrics.h"
+#include "report/report_search.h"
+#include "simulate/replay_trace.h"
 #include "tailor/trace/reader.h"
-#include "trace_stats.h"
+#include "analyze/trace_stats.h"
 
 namespace tailor::report {
 

@@ -2,12 +2,12 @@
 // The report's search (report_search.h): search::run, the same search as
 // `tailor search`, on the trace the report has loaded, its progress
 // recording the best fitness of every generation.
-#include "report_search.h"
+#include "report/report_search.h"
 
 #include <cmath>
 #include <stdexcept>
 
-#include "search.h"
+#include "search/search.h"
 
 namespace tailor::report {
 

@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "dmm_spec.h"
-#include "evaluator.h"
-#include "replay_trace.h"
+#include "simulate/dmm_spec.h"
+#include "search/evaluator.h"
+#include "simulate/replay_trace.h"
 
 namespace tailor::report {
 

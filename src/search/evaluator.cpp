@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Fitness of DMMs on a trace (evaluator.h).
-#include "evaluator.h"
+#include "search/evaluator.h"
 
 #include <algorithm>
 #include <atomic>
@@ -11,9 +11,9 @@
 #include <stdexcept>
 #include <thread>
 
-#include "dmm.h"
-#include "trace_sizes.h"
-#include "simulator.h"
+#include "simulate/dmm.h"
+#include "simulate/trace_sizes.h"
+#include "simulate/simulator.h"
 
 namespace tailor::search {
 

@@ -19,11 +19,11 @@
 #include <string>
 #include <vector>
 
-#include "dmm_spec.h"
-#include "metrics.h"
-#include "part_simulation.h"
-#include "time_model.h"
-#include "replay_trace.h"
+#include "simulate/dmm_spec.h"
+#include "simulate/metrics.h"
+#include "simulate/part_simulation.h"
+#include "simulate/time_model.h"
+#include "simulate/replay_trace.h"
 
 namespace tailor::search {
 

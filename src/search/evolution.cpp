@@ -2,7 +2,7 @@
 // The evolutionary loop (evolution.h). Every random choice comes from one
 // generator seeded by the options, in a fixed order, and evaluation results
 // depend only on the DMM: the same seed gives the same search.
-#include "evolution.h"
+#include "search/evolution.h"
 
 #include <algorithm>
 #include <array>
@@ -17,7 +17,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "phenotype.h"
+#include "search/phenotype.h"
 
 namespace tailor::search {
 

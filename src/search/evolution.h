@@ -16,10 +16,10 @@
 #include <optional>
 #include <vector>
 
-#include "dmm_spec.h"
-#include "evaluator.h"
-#include "grammar.h"
-#include "mapper.h"
+#include "simulate/dmm_spec.h"
+#include "search/evaluator.h"
+#include "search/grammar.h"
+#include "search/mapper.h"
 
 namespace tailor::search {
 

@@ -4,7 +4,7 @@
 // (with \" and \\ escapes); lines starting with `|` continue the previous
 // rule; `#` starts a comment outside terminals. Every nonterminal used must be
 // defined (except TRACE_SIZE), and none twice.
-#include "grammar.h"
+#include "search/grammar.h"
 
 #include <fstream>
 #include <sstream>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The island model (islands.h): islands stepped generation by generation,
 // ring migration, checkpoints written atomically, results gathered.
-#include "islands.h"
+#include "search/islands.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -15,7 +15,7 @@
 #include <memory>
 #include <stdexcept>
 
-#include "shared_evaluation.h"
+#include "search/shared_evaluation.h"
 #include "util/random.h"
 
 namespace tailor::search {

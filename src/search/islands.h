@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "evolution.h"
-#include "ring.h"
+#include "search/evolution.h"
+#include "search/ring.h"
 
 namespace tailor::search {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Leftmost derivation with wrapping (mapper.h), with an explicit stack of
 // symbols still to expand.
-#include "mapper.h"
+#include "search/mapper.h"
 
 namespace tailor::search {
 

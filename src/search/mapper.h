@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "grammar.h"
+#include "search/grammar.h"
 
 namespace tailor::search {
 

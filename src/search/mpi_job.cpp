@@ -5,7 +5,7 @@
 // look for libmpi's and OPAL's symbols in the global scope; a plugin opened
 // with RTLD_LOCAL would hide them (mpi4py and others open libmpi globally
 // for the same reason). The plugin itself exports only its entry point.
-#include "mpi_job.h"
+#include "search/mpi_job.h"
 
 #include <dlfcn.h>
 

@@ -15,7 +15,7 @@
 #include <memory>
 #include <string>
 
-#include "ring.h"
+#include "search/ring.h"
 
 namespace tailor::search::mpi {
 

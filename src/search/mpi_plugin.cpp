@@ -4,8 +4,8 @@
 #include <exception>
 #include <type_traits>
 
-#include "mpi_job.h"
-#include "mpi_ring.h"
+#include "search/mpi_job.h"
+#include "search/mpi_ring.h"
 
 namespace tailor::search::mpi {
 namespace {

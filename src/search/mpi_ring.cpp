@@ -6,7 +6,7 @@
 // sleeps between tests of its requests instead of spinning in a blocking
 // call (Open MPI busy-polls there), so that on a shared or oversubscribed
 // machine the wait does not take the core the neighbour needs.
-#include "mpi_ring.h"
+#include "search/mpi_ring.h"
 
 #include <mpi.h>
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "ring.h"
+#include "search/ring.h"
 
 namespace tailor::search::mpi {
 

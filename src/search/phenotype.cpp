@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Phenotype text to DMM spec (phenotype.h), through the spec's JSON form so
 // that the one reader (dmm_spec.cpp) checks every rule.
-#include "phenotype.h"
+#include "search/phenotype.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>

@@ -9,7 +9,7 @@
 
 #include <string>
 
-#include "dmm_spec.h"
+#include "simulate/dmm_spec.h"
 
 namespace tailor::search {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The whole search (search.h): traces loaded and cut into tiers, the island
 // model run, the finalists measured, the built-in DMMs compared.
-#include "search.h"
+#include "search/search.h"
 
 #include <fmt/format.h>
 
@@ -18,11 +18,11 @@
 #include <stdexcept>
 #include <thread>
 
-#include "islands.h"
-#include "replay_sample.h"
-#include "simulator.h"
+#include "search/islands.h"
+#include "simulate/replay_sample.h"
+#include "simulate/simulator.h"
 #include "tailor/trace/reader.h"
-#include "trace_sizes.h"
+#include "simulate/trace_sizes.h"
 
 namespace tailor::search {
 

@@ -15,12 +15,12 @@
 #include <string>
 #include <vector>
 
-#include "dmm_spec.h"
-#include "evaluator.h"
-#include "evolution.h"
-#include "replay_trace.h"
-#include "ring.h"
-#include "time_model.h"
+#include "simulate/dmm_spec.h"
+#include "search/evaluator.h"
+#include "search/evolution.h"
+#include "simulate/replay_trace.h"
+#include "search/ring.h"
+#include "simulate/time_model.h"
 
 namespace tailor::search {
 

@@ -2,7 +2,7 @@
 // Evaluations shared out among processes (shared_evaluation.h): the
 // islands' threads hand their requests to the calling thread, which alone
 // talks to the other processes (the Ring) and runs the simulations.
-#include "shared_evaluation.h"
+#include "search/shared_evaluation.h"
 
 #include <algorithm>
 #include <atomic>
@@ -16,7 +16,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "dmm_spec.h"
+#include "simulate/dmm_spec.h"
 
 namespace tailor::search {
 

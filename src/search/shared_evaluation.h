@@ -31,8 +31,8 @@
 #include <utility>
 #include <vector>
 
-#include "evaluator.h"
-#include "islands.h"
+#include "search/evaluator.h"
+#include "search/islands.h"
 
 namespace tailor::search {
 

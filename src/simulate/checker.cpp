@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The checker's verifications; what they are and why is in checker.h.
-#include "checker.h"
+#include "simulate/checker.h"
 
 #include <algorithm>
 #include <fmt/format.h>

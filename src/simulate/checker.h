@@ -20,9 +20,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "dmm_names.h"
-#include "replay_trace.h"
-#include "memory_account.h"
+#include "simulate/dmm_names.h"
+#include "simulate/replay_trace.h"
+#include "simulate/memory_account.h"
 
 namespace tailor::simulate {
 

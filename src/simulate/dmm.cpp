@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Building the simulator's Dmm from a spec through dmm::Composite, one
 // SimulatedMemory per allocator; size-class helpers of the simulator.
-#include "dmm.h"
+#include "simulate/dmm.h"
 
 #include <stdexcept>
 #include <string>

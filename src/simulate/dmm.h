@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "dmm/composite.h"
-#include "dmm_names.h"
-#include "dmm_spec.h"
-#include "memory_account.h"
-#include "simulated_memory.h"
-#include "trace_sizes.h"
+#include "simulate/dmm_names.h"
+#include "simulate/dmm_spec.h"
+#include "simulate/memory_account.h"
+#include "simulate/simulated_memory.h"
+#include "simulate/trace_sizes.h"
 
 namespace tailor::simulate {
 

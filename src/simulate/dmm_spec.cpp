@@ -2,7 +2,7 @@
 // Reading, checking and writing DMM specs (dmm_spec.h). The rules checked
 // here are those docs/dmm.md states for the model; each failure names the
 // JSON path of the field at fault.
-#include "dmm_spec.h"
+#include "simulate/dmm_spec.h"
 
 #include "dmm/spec_reader.h"
 

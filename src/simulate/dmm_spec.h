@@ -20,7 +20,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "dmm/spec.h"
-#include "dmm_names.h"
+#include "simulate/dmm_names.h"
 
 namespace tailor::simulate {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The SnapshotTaker (heap_snapshot.h): block addresses by dense block id,
 // copied out in address order at the chosen operations.
-#include "heap_snapshot.h"
+#include "simulate/heap_snapshot.h"
 
 #include <algorithm>
 

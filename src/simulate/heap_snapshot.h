@@ -10,9 +10,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "dmm_names.h"
-#include "memory_account.h"
-#include "replay_trace.h"
+#include "simulate/dmm_names.h"
+#include "simulate/memory_account.h"
+#include "simulate/replay_trace.h"
 
 namespace tailor::simulate {
 

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "dmm_names.h"
+#include "simulate/dmm_names.h"
 
 namespace tailor::simulate {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "dmm/allocator.h"
-#include "heap_snapshot.h"
+#include "simulate/heap_snapshot.h"
 
 namespace tailor::simulate {
 

@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: MIT
 // One allocator on its share of a trace, and DMM metrics assembled from
 // such runs (part_simulation.h).
-#include "part_simulation.h"
+#include "simulate/part_simulation.h"
 
 #include <algorithm>
 #include <queue>
 #include <stdexcept>
 #include <string>
 
-#include "dmm.h"
-#include "front_model.h"
-#include "energy.h"
-#include "simulated_memory.h"
+#include "simulate/dmm.h"
+#include "simulate/front_model.h"
+#include "simulate/energy.h"
+#include "simulate/simulated_memory.h"
 
 namespace tailor::simulate {
 

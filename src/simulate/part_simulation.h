@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "dmm/front.h"
-#include "dmm_spec.h"
-#include "metrics.h"
-#include "replay_trace.h"
+#include "simulate/dmm_spec.h"
+#include "simulate/metrics.h"
+#include "simulate/replay_trace.h"
 
 namespace tailor::simulate {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // One object in k of a replay (replay_sample.h).
-#include "replay_sample.h"
+#include "simulate/replay_sample.h"
 
 #include <algorithm>
 #include <stdexcept>

@@ -11,7 +11,7 @@
 
 #include <cstdint>
 
-#include "replay_trace.h"
+#include "simulate/replay_trace.h"
 
 namespace tailor::simulate {
 

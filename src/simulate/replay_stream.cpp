@@ -4,7 +4,7 @@
 // Publisher::kEvery; a reader that catches up waits for the next publication
 // (a futex wait on Publisher::version through std::atomic::wait), and holds the growth lock shared while it
 // uses pointers into the arrays, which move only under the lock exclusive.
-#include "replay_stream.h"
+#include "simulate/replay_stream.h"
 
 #include <stdexcept>
 

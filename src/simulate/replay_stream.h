@@ -20,7 +20,7 @@
 #include <condition_variable>
 #include <mutex>
 
-#include "replay_trace.h"
+#include "simulate/replay_trace.h"
 #include "tailor/trace/reader.h"
 
 namespace tailor::simulate {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Loading a trace into a ReplayTrace; the accounting rules are in replay_trace.h.
-#include "replay_trace.h"
+#include "simulate/replay_trace.h"
 
 #include <algorithm>
 #include <bit>

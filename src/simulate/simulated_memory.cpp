@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The out-of-line half of SimulatedMemory: system requests (bump allocation,
 // region list, held bytes) and host pages on demand.
-#include "simulated_memory.h"
+#include "simulate/simulated_memory.h"
 
 #include <algorithm>
 #include <cstdio>

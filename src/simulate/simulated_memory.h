@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "dmm/address_space.h"
-#include "dmm_names.h"
-#include "memory_account.h"
+#include "simulate/dmm_names.h"
+#include "simulate/memory_account.h"
 
 namespace tailor::simulate {
 

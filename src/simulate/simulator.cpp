@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: MIT
 // The built-in DMMs by name: each name instantiates the simulation loop for
 // its mechanism on a fresh SimulatedMemory.
-#include "simulator.h"
+#include "simulate/simulator.h"
 
 #include <algorithm>
 #include <new>
 #include <type_traits>
 #include <stdexcept>
 
-#include "dmm.h"
-#include "front_model.h"
+#include "simulate/dmm.h"
+#include "simulate/front_model.h"
 #include "dmm/binary_buddy.h"
 #include "dmm/fibonacci_buddy.h"
 #include "dmm/kingsley.h"

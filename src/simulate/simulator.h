@@ -18,15 +18,15 @@
 
 #include "dmm/composite.h"
 #include "dmm/front.h"
-#include "dmm_names.h"
-#include "checker.h"
-#include "dmm_spec.h"
-#include "energy.h"
-#include "heap_snapshot.h"
-#include "metrics.h"
-#include "replay_stream.h"
-#include "replay_trace.h"
-#include "simulated_memory.h"
+#include "simulate/dmm_names.h"
+#include "simulate/checker.h"
+#include "simulate/dmm_spec.h"
+#include "simulate/energy.h"
+#include "simulate/heap_snapshot.h"
+#include "simulate/metrics.h"
+#include "simulate/replay_stream.h"
+#include "simulate/replay_trace.h"
+#include "simulate/simulated_memory.h"
 
 namespace tailor::simulate {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The time model (time_model.h): features, prediction, the model file, and
 // the fit.
-#include "time_model.h"
+#include "simulate/time_model.h"
 
 #include <algorithm>
 #include <cmath>

@@ -38,7 +38,7 @@
 #include <vector>
 
 #include "dmm/allocator.h"
-#include "metrics.h"
+#include "simulate/metrics.h"
 
 namespace tailor::simulate {
 

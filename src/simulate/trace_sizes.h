@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "dmm/segregated_lists.h"
-#include "replay_trace.h"
+#include "simulate/replay_trace.h"
 
 namespace tailor::simulate {
 

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 // Decoding one Events chunk (chunk.h).
-#include "chunk.h"
+#include "trace/chunk.h"
 
 #include <new>
 
 #include <zstd.h>
 
-#include "event_codec.h"
+#include "trace/event_codec.h"
 #include "tailor/trace/reader.h"
 
 namespace tailor::trace {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "format.h"
+#include "trace/format.h"
 #include "tailor/trace/event.h"
 
 namespace tailor::trace {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Decoding chunks ahead of the merge on worker threads (chunk_pipeline.h).
-#include "chunk_pipeline.h"
+#include "trace/chunk_pipeline.h"
 
 #include <algorithm>
 #include <system_error>

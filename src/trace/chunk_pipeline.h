@@ -25,7 +25,7 @@
 #include <thread>
 #include <vector>
 
-#include "chunk.h"
+#include "trace/chunk.h"
 
 namespace tailor::trace {
 

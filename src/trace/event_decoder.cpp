@@ -11,9 +11,9 @@
 // "Traces at scale"). Chosen once, at the first chunk.
 #include <cstring>
 
-#include "byte_io.h"
-#include "event_codec.h"
-#include "format.h"
+#include "trace/byte_io.h"
+#include "trace/event_codec.h"
+#include "trace/format.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -44,7 +44,7 @@ bool columns_consumed(const bool* ok, const std::size_t* left, std::size_t n, st
 }
 
 namespace portable {
-#include "event_decoder_loop.inc"
+#include "trace/event_decoder_loop.inc"
 }  // namespace portable
 
 #if defined(TAILOR_DECODE_DISPATCH)
@@ -56,7 +56,7 @@ namespace portable {
 #endif
 #define TAILOR_DECODE_PEXT 1
 namespace pext {
-#include "event_decoder_loop.inc"
+#include "trace/event_decoder_loop.inc"
 }  // namespace pext
 #undef TAILOR_DECODE_PEXT
 #if defined(__clang__)

@@ -16,12 +16,12 @@
 //             varint; only if not 0
 //   callsite  zigzag varint of the difference to the previous call site, only
 //             if not 0 (a loop calling from one site writes nothing here)
-#include "event_codec.h"
+#include "trace/event_codec.h"
 
 #include <cstring>
 
-#include "byte_io.h"
-#include "format.h"
+#include "trace/byte_io.h"
+#include "trace/format.h"
 
 namespace tailor::trace::codec {
 

@@ -23,12 +23,12 @@
 #include <shared_mutex>
 #include <thread>
 
-#include "byte_io.h"
-#include "chunk.h"
-#include "chunk_pipeline.h"
-#include "event_codec.h"
-#include "format.h"
-#include "hash.h"
+#include "trace/byte_io.h"
+#include "trace/chunk.h"
+#include "trace/chunk_pipeline.h"
+#include "trace/event_codec.h"
+#include "trace/format.h"
+#include "trace/hash.h"
 
 namespace tailor::trace {
 

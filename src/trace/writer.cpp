@@ -13,10 +13,10 @@
 #include <algorithm>
 #include <cstring>
 
-#include "byte_io.h"
-#include "event_codec.h"
-#include "format.h"
-#include "hash.h"
+#include "trace/byte_io.h"
+#include "trace/event_codec.h"
+#include "trace/format.h"
+#include "trace/hash.h"
 
 namespace tailor::trace {
 

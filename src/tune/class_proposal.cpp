@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 // Classes proposed from a trace's live blocks at its peak (class_proposal.h).
-#include "class_proposal.h"
+#include "tune/class_proposal.h"
 
 #include <algorithm>
 #include <map>
 
-#include "config.h"
-#include "size_class.h"
+#include "alloc/config.h"
+#include "alloc/size_class.h"
 
 namespace tailor::tune {
 

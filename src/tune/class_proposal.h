@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "replay_trace.h"
+#include "simulate/replay_trace.h"
 
 namespace tailor::tune {
 

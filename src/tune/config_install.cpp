@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "config_install.h"
+#include "tune/config_install.h"
 
 #include <unistd.h>
 

@@ -9,7 +9,7 @@
 
 #include <string>
 
-#include "tunable_space.h"
+#include "tune/tunable_space.h"
 
 namespace tailor::tune {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "objective.h"
+#include "tune/objective.h"
 
 #include <cmath>
 #include <limits>

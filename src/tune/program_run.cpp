@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "program_run.h"
+#include "tune/program_run.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>

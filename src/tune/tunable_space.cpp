@@ -3,7 +3,7 @@
 // replay of a trace measures each in a fresh process, so every value costs
 // a few runs, and a budget of minutes holds a few hundred. The defaults
 // come first so that the search starts from libtailor as it ships.
-#include "tunable_space.h"
+#include "tune/tunable_space.h"
 
 #include <fstream>
 #include <sstream>

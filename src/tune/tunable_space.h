@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "objective.h"
+#include "tune/objective.h"
 
 namespace tailor::tune {
 

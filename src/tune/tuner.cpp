@@ -3,7 +3,7 @@
 // interleaved rounds against a reference run in the same rounds, as ratios,
 // and the median of the per-round ratios is what ranks: a shared machine's
 // drift hits both sides of a ratio alike.
-#include "tuner.h"
+#include "tune/tuner.h"
 
 #include <unistd.h>
 
@@ -18,18 +18,18 @@
 #include <sstream>
 #include <thread>
 
-#include "class_proposal.h"
-#include "config_install.h"
-#include "evolution.h"
-#include "search.h"
-#include "layout.h"
-#include "program_run.h"
-#include "replay_plan.h"
-#include "replay_runner.h"
-#include "simulator.h"
+#include "tune/class_proposal.h"
+#include "tune/config_install.h"
+#include "search/evolution.h"
+#include "search/search.h"
+#include "layout/layout.h"
+#include "tune/program_run.h"
+#include "replay/replay_plan.h"
+#include "replay/replay_runner.h"
+#include "simulate/simulator.h"
 #include "tailor/trace/reader.h"
 #include "util/statistics.h"
-#include "validation.h"
+#include "deploy/validation.h"
 
 namespace tailor::tune {
 

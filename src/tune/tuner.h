@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "objective.h"
-#include "tunable_space.h"
+#include "tune/objective.h"
+#include "tune/tunable_space.h"
 
 namespace tailor::tune {
 

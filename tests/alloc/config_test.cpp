@@ -7,7 +7,7 @@
 #include <map>
 #include <string>
 
-#include "config.h"
+#include "alloc/config.h"
 
 namespace tailor::alloc {
 namespace {

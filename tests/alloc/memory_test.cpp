@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "common/process_memory.h"
-#include "config.h"
+#include "alloc/config.h"
 #include "tailor/tailor.h"
 
 namespace {

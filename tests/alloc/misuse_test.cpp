@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "alloc.h"  // delete_sized_inline: operator delete(p, size) of the core
+#include "alloc/alloc.h"  // delete_sized_inline: operator delete(p, size) of the core
 #include "tailor/tailor.h"
 
 namespace {

@@ -4,9 +4,9 @@
 // is bounded by the spacing.
 #include <gtest/gtest.h>
 
-#include "config.h"
-#include "heap.h"
-#include "size_class.h"
+#include "alloc/config.h"
+#include "alloc/heap.h"
+#include "alloc/size_class.h"
 
 namespace tailor::alloc {
 namespace {

@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "exact_distribution.h"
+#include "analyze/exact_distribution.h"
 
 namespace {
 

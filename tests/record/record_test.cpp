@@ -33,10 +33,10 @@
 #include "tailor/trace/event.h"
 #include "tailor/trace/reader.h"
 #include "tailor/trace/writer.h"
-#include "trace_stats.h"
+#include "analyze/trace_stats.h"
 #include "common/temp_dir.h"
 #include "common/trace_file.h"
-#include "symbolizer.h"
+#include "analyze/symbolizer.h"
 
 namespace {
 

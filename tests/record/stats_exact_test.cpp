@@ -26,7 +26,7 @@
 #include "tailor/trace/event.h"
 #include "tailor/trace/reader.h"
 #include "tailor/trace/writer.h"
-#include "trace_stats.h"
+#include "analyze/trace_stats.h"
 #include "common/temp_dir.h"
 #include "common/trace_file.h"
 

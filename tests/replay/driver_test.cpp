@@ -12,8 +12,8 @@
 #include "common/temp_dir.h"
 #include "common/trace_file.h"
 #include "replay/run_command.h"
-#include "replay_plan.h"
-#include "replay_runner.h"
+#include "replay/replay_plan.h"
+#include "replay/replay_runner.h"
 #include "tailor/trace/reader.h"
 
 namespace {

@@ -11,9 +11,9 @@
 
 #include "common/temp_dir.h"
 #include "common/trace_file.h"
-#include "replay_plan.h"
+#include "replay/replay_plan.h"
 #include "tailor/trace/reader.h"
-#include "trace_stats.h"
+#include "analyze/trace_stats.h"
 
 namespace {
 

@@ -17,13 +17,13 @@
 #include <sstream>
 #include <thread>
 
-#include "islands.h"
-#include "phenotype.h"
-#include "shared_evaluation.h"
-#include "replay_sample.h"
+#include "search/islands.h"
+#include "search/phenotype.h"
+#include "search/shared_evaluation.h"
+#include "simulate/replay_sample.h"
 #include "simulate/random_trace.h"
-#include "simulator.h"
-#include "trace_sizes.h"
+#include "simulate/simulator.h"
+#include "simulate/trace_sizes.h"
 
 namespace {
 

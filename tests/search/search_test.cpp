@@ -7,13 +7,13 @@
 
 #include <string>
 
-#include "evolution.h"
-#include "replay_sample.h"
-#include "phenotype.h"
+#include "search/evolution.h"
+#include "simulate/replay_sample.h"
+#include "search/phenotype.h"
 #include "dmm/segregated_lists.h"
-#include "dmm.h"
+#include "simulate/dmm.h"
 #include "simulate/random_trace.h"
-#include "simulator.h"
+#include "simulate/simulator.h"
 
 namespace {
 

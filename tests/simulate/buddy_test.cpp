@@ -24,11 +24,11 @@
 #include "dmm/binary_buddy.h"
 #include "common/temp_dir.h"
 #include "dmm/fibonacci_buddy.h"
-#include "replay_trace.h"
+#include "simulate/replay_trace.h"
 #include "simulate/checked_run.h"
 #include "simulate/random_trace.h"
-#include "simulated_memory.h"
-#include "simulator.h"
+#include "simulate/simulated_memory.h"
+#include "simulate/simulator.h"
 #include "tailor/trace/reader.h"
 
 namespace {

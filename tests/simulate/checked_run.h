@@ -9,8 +9,8 @@
 
 #include <string_view>
 
-#include "replay_trace.h"
-#include "simulator.h"
+#include "simulate/replay_trace.h"
+#include "simulate/simulator.h"
 
 namespace tailor::test {
 

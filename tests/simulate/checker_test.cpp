@@ -12,17 +12,17 @@
 #include <string>
 #include <vector>
 
-#include "checker.h"
+#include "simulate/checker.h"
 #include "common/temp_dir.h"
 #include "common/trace_file.h"
 #include "dmm/kingsley.h"
-#include "replay_trace.h"
+#include "simulate/replay_trace.h"
 #include "simulate/checked_run.h"
 #include "simulate/random_trace.h"
-#include "simulated_memory.h"
-#include "simulator.h"
+#include "simulate/simulated_memory.h"
+#include "simulate/simulator.h"
 #include "tailor/trace/reader.h"
-#include "trace_stats.h"
+#include "analyze/trace_stats.h"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "common/temp_dir.h"
-#include "dmm_spec.h"
+#include "simulate/dmm_spec.h"
 
 namespace {
 

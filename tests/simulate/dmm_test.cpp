@@ -16,13 +16,13 @@
 #include "common/temp_dir.h"
 #include "tailor/trace/reader.h"
 
-#include "dmm.h"
-#include "part_simulation.h"
+#include "simulate/dmm.h"
+#include "simulate/part_simulation.h"
 #include "dmm/segregated_lists.h"
-#include "dmm.h"
+#include "simulate/dmm.h"
 #include "simulate/random_spec.h"
 #include "simulate/random_trace.h"
-#include "simulator.h"
+#include "simulate/simulator.h"
 
 namespace {
 

@@ -9,9 +9,9 @@
 
 #include "dmm/composite.h"
 #include "dmm/kingsley.h"
-#include "replay_trace.h"
-#include "simulated_memory.h"
-#include "simulator.h"
+#include "simulate/replay_trace.h"
+#include "simulate/simulated_memory.h"
+#include "simulate/simulator.h"
 
 namespace {
 

@@ -13,10 +13,10 @@
 
 #include "common/trace_file.h"
 #include "dmm/lea.h"
-#include "replay_trace.h"
+#include "simulate/replay_trace.h"
 #include "simulate/checked_run.h"
-#include "simulated_memory.h"
-#include "simulator.h"
+#include "simulate/simulated_memory.h"
+#include "simulate/simulator.h"
 
 namespace {
 

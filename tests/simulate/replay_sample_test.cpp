@@ -7,9 +7,9 @@
 
 #include <vector>
 
-#include "replay_sample.h"
+#include "simulate/replay_sample.h"
 #include "simulate/random_trace.h"
-#include "simulator.h"
+#include "simulate/simulator.h"
 
 namespace {
 

@@ -14,9 +14,9 @@
 
 #include "common/temp_dir.h"
 #include "common/trace_file.h"
-#include "replay_stream.h"
+#include "simulate/replay_stream.h"
 #include "simulate/random_trace.h"
-#include "simulator.h"
+#include "simulate/simulator.h"
 #include "tailor/trace/reader.h"
 
 namespace sim = tailor::simulate;

@@ -8,10 +8,10 @@
 
 #include "common/temp_dir.h"
 #include "common/trace_file.h"
-#include "replay_trace.h"
+#include "simulate/replay_trace.h"
 #include "simulate/random_trace.h"
 #include "tailor/trace/reader.h"
-#include "trace_stats.h"
+#include "analyze/trace_stats.h"
 
 namespace {
 

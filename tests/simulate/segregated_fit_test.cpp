@@ -17,10 +17,10 @@
 #include "dmm/segregated_fit.h"
 #include "dmm/simple_segregated_storage.h"
 #include "simulate/random_trace.h"
-#include "dmm.h"
-#include "dmm_spec.h"
-#include "simulated_memory.h"
-#include "simulator.h"
+#include "simulate/dmm.h"
+#include "simulate/dmm_spec.h"
+#include "simulate/simulated_memory.h"
+#include "simulate/simulator.h"
 
 namespace {
 

@@ -10,11 +10,11 @@
 #include <random>
 #include <vector>
 
-#include "replay_trace.h"
+#include "simulate/replay_trace.h"
 #include "dmm/segregated_lists.h"
-#include "dmm.h"
-#include "simulated_memory.h"
-#include "simulator.h"
+#include "simulate/dmm.h"
+#include "simulate/simulated_memory.h"
+#include "simulate/simulator.h"
 #include "simulate/checked_run.h"
 #include "simulate/random_trace.h"
 

@@ -3,7 +3,7 @@
 // and their high-water mark, regions, zero-filled pages, bad accesses.
 #include <gtest/gtest.h>
 
-#include "simulated_memory.h"
+#include "simulate/simulated_memory.h"
 
 namespace {
 

@@ -2,7 +2,7 @@
 // The time model (src/simulate/time_model.h): a fit recovers known costs
 // and never makes one negative; a model file round-trips; a missing or
 // malformed file is one message naming the file and the field.
-#include "time_model.h"
+#include "simulate/time_model.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "event_codec.h"
-#include "format.h"
+#include "trace/event_codec.h"
+#include "trace/format.h"
 #include "tailor/trace/event.h"
 
 namespace {

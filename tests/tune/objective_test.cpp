@@ -6,8 +6,8 @@
 #include <cmath>
 #include <string>
 
-#include "objective.h"
-#include "tuner.h"
+#include "tune/objective.h"
+#include "tune/tuner.h"
 
 namespace tn = tailor::tune;
 
