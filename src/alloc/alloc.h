@@ -23,6 +23,8 @@ namespace tailor::alloc {
 [[gnu::always_inline]] inline void* pop_direct(Page* pg) noexcept {
   Block* b = pg->free;
   if (TAILOR_LIKELY(b != nullptr)) {
+    // A direct page is a class page of this heap or a stash (of no kind).
+    TAILOR_ASSERT(pg->kind != PageKind::kClass || (page_holds_block(pg, b) && pg->used < pg->capacity));
     pg->free = b->next;
     pg->used++;
     block_key(b) = 0;
@@ -74,6 +76,8 @@ inline void* malloc_inline_at(std::size_t size, const void* site) noexcept {
       misuse_in_segment("free", seg, p);
       return;
     }
+    // The registry byte (misuse.h) and the segment's header name one owner.
+    TAILOR_ASSERT(seg->heap.load(std::memory_order_relaxed) == h);
     free_owned(h, pg, p);
     return;
   }

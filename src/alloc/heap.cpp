@@ -146,6 +146,7 @@ void list_push_front(PageQueue& q, Page* pg) {
 }
 
 void extend(Page* pg) {
+  TAILOR_ASSERT(pg->kind == PageKind::kClass && pg->size_class < g_classes.count && pg->capacity < pg->reserved);
   const SizeClass& sc = g_classes.cls[pg->size_class];
   std::uint32_t n = pg->reserved - pg->capacity;
   if (n > sc.extend) n = sc.extend;
@@ -165,6 +166,7 @@ Page* page_new(Heap* h, std::uint32_t c) {
   const SizeClass& sc = g_classes.cls[c];
   Page* pg = span_alloc(h->pool, sc.slices);
   if (pg == nullptr) return nullptr;
+  TAILOR_ASSERT(c < g_classes.count && pg->used == 0 && pg->capacity == 0 && pg->free == nullptr);
   pg->kind = PageKind::kClass;
   pg->size_class = static_cast<std::uint16_t>(c);
   pg->block_size = sc.size;
@@ -183,7 +185,19 @@ Page* page_new(Heap* h, std::uint32_t c) {
 // Linking them cost two cold descriptors per full page, written at every
 // round trip between full and not full (random replacement in many pages
 // makes one such round trip per malloc).
+#if defined(TAILOR_DEBUG) && TAILOR_DEBUG
+// An empty class page's blocks: every block it carved is on its free list or
+// its list of blocks taken back from other threads, once, and nowhere else.
+void check_empty_page(const Page* pg) {
+  std::uint32_t n = 0;
+  for (const Block* b : {pg->free, pg->local_free})
+    for (; b != nullptr; b = b->next, ++n) TAILOR_ASSERT(page_holds_block(pg, b) && n < pg->capacity);
+  TAILOR_ASSERT(pg->used == 0 && n == pg->capacity);
+}
+#endif
+
 void move_to_full(Heap* h, Page* pg) {
+  TAILOR_ASSERT(!pg->in_full && pg->free == nullptr && pg->local_free == nullptr && pg->capacity == pg->reserved);
   list_remove(h->queues[pg->size_class], pg);
   pg->in_full = 1;
 }
@@ -218,6 +232,7 @@ void* malloc_from_class(Heap* h, std::uint32_t c) {
     }
   }
   Block* b = pg->free;
+  TAILOR_ASSERT(page_holds_block(pg, b) && pg->used < pg->capacity);
   pg->free = b->next;
   pg->used++;
   block_key(b) = 0;
@@ -254,6 +269,7 @@ void* large_alloc(Heap* h, std::size_t size, std::size_t align) {
 // ------------------------------------------------------- cross-thread frees
 
 void push_remote(Heap* owner, Block* head, Block* tail) {
+  TAILOR_ASSERT(head != nullptr && tail != nullptr && owner != nullptr);
   Block* old = owner->remote.load(std::memory_order_relaxed);
   do {
     tail->next = old;
@@ -344,6 +360,9 @@ void stash_flush(Heap* h) {
 void free_local(Heap* h, void* p) {
   Segment* seg = segment_of(p);
   Page* pg = page_of(seg, p);
+  // Another thread's free came back to the heap that owns the block.
+  TAILOR_ASSERT(seg->heap.load(std::memory_order_relaxed) == h && pg->used > 0);
+  TAILOR_ASSERT(pg->kind == PageKind::kClass ? page_holds_block(pg, p) : p == pg->start);
   auto* b = static_cast<Block*>(p);
   b->next = pg->local_free;
   pg->local_free = b;
@@ -702,6 +721,7 @@ void page_free_slow(Heap* h, Page* pg) noexcept {
     // Keep the only page of a small class, so that a program allocating and
     // freeing one block does not create and destroy a page each time.
     if (q.first == pg && pg->next == nullptr && g_classes.cls[c].size <= g_config.small_max) return;
+    TAILOR_DEBUG_ONLY(check_empty_page(pg));
     bool was_first = q.first == pg;
     list_remove(q, pg);
     if (was_first) update_direct(h, c);

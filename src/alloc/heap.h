@@ -170,6 +170,8 @@ void page_free_slow(Heap* heap, Page* page) noexcept;  // local free left used =
 [[gnu::noinline, gnu::cold]] void free_owned_beat(Heap* h, Page* pg, void* p) noexcept;
 [[gnu::always_inline]] inline void free_owned(Heap* h, Page* pg, void* p, bool beat = true) noexcept {
   if (beat && __builtin_expect(--h->free_beat == 0, 0)) return free_owned_beat(h, pg, p);
+  TAILOR_ASSERT(pg->used > 0);
+  TAILOR_ASSERT(pg->kind == PageKind::kClass ? page_holds_block(pg, p) : pg->kind == PageKind::kLarge && p == pg->start);
   auto* b = static_cast<Block*>(p);
   block_key(b) = g_free_key;
   b->next = pg->free;

@@ -30,6 +30,7 @@ std::uint32_t bin_of(std::uint32_t n) {
 }
 
 void bin_insert(SegmentPool& pool, Page* s) {
+  TAILOR_ASSERT(s->kind == PageKind::kFree && s->slice_count > 0 && s->slice_back == 0);
   std::uint32_t b = bin_of(s->slice_count);
   s->prev = nullptr;
   s->next = pool.bins[b];
@@ -52,6 +53,7 @@ void bin_remove(SegmentPool& pool, Page* s) {
 // they are counted from the span's start, where the next request is cut.
 Page* set_free_span(Segment* seg, std::uint32_t idx, std::uint32_t n, std::uint8_t zero, std::uint32_t dirty,
                     std::uint64_t purge_at) {
+  TAILOR_ASSERT(n > 0 && dirty <= n && idx >= seg->header_slices && idx + n <= seg->slice_count);
   Page* head = seg->pages() + idx;
   head->kind = PageKind::kFree;
   head->slice_count = n;
@@ -79,6 +81,9 @@ Segment* segment_new(SegmentPool& pool) {
   if (seg == nullptr) return nullptr;
   if (g_config.huge_pages) os::advise_huge_pages(seg, size);
   segment_register(seg, pool.owner != nullptr ? pool.owner->tag : kTagNone);
+  // Registered under the owner's tag, or shared when it has none (misuse.h).
+  TAILOR_ASSERT(segment_tag(seg) ==
+                (pool.owner != nullptr && pool.owner->tag <= kTagLast ? pool.owner->tag : std::uint32_t{kTagShared}));
   g_os_counters.segments.fetch_add(1, std::memory_order_relaxed);
   g_os_counters.bytes_mapped.fetch_add(size, std::memory_order_relaxed);
   const std::uint32_t slices = segment_slices();
@@ -109,6 +114,9 @@ Segment* segment_new(SegmentPool& pool) {
 
 void segment_release(SegmentPool& pool, Segment* seg) {
   Page* span = seg->pages() + seg->header_slices;
+  // Only a segment that is one free span goes back to the OS.
+  TAILOR_ASSERT(seg->used_slices == 0 && span->kind == PageKind::kFree &&
+                span->slice_count == seg->slice_count - seg->header_slices);
   bin_remove(pool, span);
   pool.free_bytes -= slice_bytes(span->slice_count);
   pool.dirty_bytes -= slice_bytes(span->dirty_slices);
@@ -139,6 +147,7 @@ void purge_span(SegmentPool& pool, Page* span) {
 // first `n` slices; the rest goes back to the bins as a free span with the
 // same zero and dirty state and purge deadline.
 void take_free_span(SegmentPool& pool, Segment* seg, Page* s, std::uint32_t idx, std::uint32_t n) {
+  TAILOR_ASSERT(s->kind == PageKind::kFree && s->slice_count >= n && s == seg->pages() + idx);
   bin_remove(pool, s);
   const std::uint32_t have = s->slice_count;
   pool.free_bytes -= slice_bytes(have);
@@ -249,6 +258,7 @@ Page* span_take(SegmentPool& pool, std::uint32_t n, bool resident_first) noexcep
   s->block_magic = 0;
   s->next = s->prev = nullptr;
   seg->used_slices += n;
+  TAILOR_ASSERT(seg->used_slices <= seg->slice_count - seg->header_slices);
   return s;
 }
 }  // namespace
@@ -312,6 +322,8 @@ void span_release(SegmentPool& pool, Page* page, std::uint32_t dirty) noexcept {
   auto idx = static_cast<std::uint32_t>(page - seg->pages());
   std::uint32_t n = page->slice_count;
   bool zero = dirty == 0 && page->is_zero;
+  TAILOR_ASSERT(page->kind != PageKind::kFree && page->kind != PageKind::kHeader && page->slice_back == 0);
+  TAILOR_ASSERT(seg->used_slices >= n && dirty <= n);
   page->block_magic = 0;  // no block here any more (misuse.h)
   seg->used_slices -= n;
   pool.free_bytes += slice_bytes(n);
@@ -342,6 +354,7 @@ void span_release(SegmentPool& pool, Page* page, std::uint32_t dirty) noexcept {
   std::uint64_t at = delay < 0 ? UINT64_MAX : now + static_cast<std::uint64_t>(delay);
   Page* span = set_free_span(seg, idx, n, zero, dirty, at);
   bin_insert(pool, span);
+  TAILOR_ASSERT(pool.dirty_bytes <= pool.free_bytes);
   if (dirty == 0) return;
   if (delay == 0) {
     pool_purge(pool, true);

@@ -26,6 +26,7 @@
 #include <cstdint>
 
 #include "alloc/config.h"
+#include "dmm/assert.h"
 
 namespace tailor::alloc {
 
@@ -146,6 +147,15 @@ inline Page* page_of(Segment* seg, const void* p) noexcept {
   std::size_t i = (reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(seg)) >> g_config.slice_shift;
   Page* slice = seg->pages() + i;
   return reinterpret_cast<Page*>(reinterpret_cast<std::uint8_t*>(slice) - slice->slice_back);
+}
+
+// p is a block this class page has carved: inside its first `capacity`
+// blocks, at a block boundary. For TAILOR_ASSERT: the free lists of a page
+// hold only its own blocks (a division; never on a release path).
+inline bool page_holds_block(const Page* pg, const void* p) noexcept {
+  const auto* b = static_cast<const std::uint8_t*>(p);
+  return pg->block_size != 0 && b >= pg->start && b < pg->start + std::size_t{pg->capacity} * pg->block_size &&
+         static_cast<std::size_t>(b - pg->start) % pg->block_size == 0;
 }
 
 // The slice_classes() entries of a page's slices: `cls` (class + 1, or 0

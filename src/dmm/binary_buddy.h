@@ -54,6 +54,7 @@
 #include <cstdint>
 
 #include "dmm/allocator.h"
+#include "dmm/assert.h"
 #include "dmm/memory.h"
 
 namespace tailor::dmm {
@@ -218,6 +219,7 @@ class BinaryBuddy {
       --j;
       lists_.push(j, block + (std::uint64_t{1} << j), kFree | j);
     }
+    TAILOR_ASSERT((block & ((std::uint64_t{1} << k) - 1)) == 0);  // a block of order k is aligned to its size
     memory_.store(block, k);
     return {place(memory_, block, alignment), std::uint64_t{1} << k};
   }
@@ -243,6 +245,7 @@ class BinaryBuddy {
       return bytes;
     }
     const unsigned order = static_cast<unsigned>(header & kOrderMask);
+    TAILOR_ASSERT(order >= kMinOrder && order <= max_ && (block & ((std::uint64_t{1} << order) - 1)) == 0);
     unsigned k = order;
     ++steps_;  // the push
     while (coalesce_ && k < max_) {

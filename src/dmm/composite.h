@@ -30,6 +30,7 @@
 #include <utility>
 
 #include "dmm/allocator.h"
+#include "dmm/assert.h"
 #include "dmm/binary_buddy.h"
 #include "dmm/fibonacci_buddy.h"
 #include "dmm/fixed_array.h"
@@ -106,14 +107,19 @@ class Composite {
   }
 
   Block allocate(std::size_t part, std::uint64_t bytes, std::uint64_t alignment) {
+    TAILOR_ASSERT(part < count_);
     const Part& p = parts_[part];
-    return p.ops->allocate(p.self, bytes, alignment);
+    const Block b = p.ops->allocate(p.self, bytes, alignment);
+    // Every mechanism honours the alignment it is asked for, and its block holds the request.
+    TAILOR_ASSERT(b.address == 0 || ((alignment <= 1 || (b.address & (alignment - 1)) == 0) && b.bytes >= bytes));
+    return b;
   }
   Block allocate(std::uint64_t bytes, std::uint64_t alignment = 0) {
     return allocate(part_for(routing_size(bytes, alignment)), bytes, alignment);
   }
   /// Releases a block of allocator `part` (the owner of its memory).
   std::uint64_t release(std::size_t part, Address address) {
+    TAILOR_ASSERT(part < count_ && address != 0);
     const Part& p = parts_[part];
     return p.ops->release(p.self, address);
   }

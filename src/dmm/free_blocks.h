@@ -38,6 +38,7 @@
 
 #include <cstdint>
 
+#include "dmm/assert.h"
 #include "dmm/free_list.h"
 #include "dmm/memory.h"
 
@@ -86,7 +87,10 @@ class FreeBlocks {
       got = need;
       return block;
     }
-    return structure_ == Structure::kBst ? tree_take(m, steps, need, hot, got) : list_take(m, steps, need, hot, got);
+    const Address block =
+        structure_ == Structure::kBst ? tree_take(m, steps, need, hot, got) : list_take(m, steps, need, hot, got);
+    TAILOR_ASSERT(block == 0 || got >= need);
+    return block;
   }
 
   /// Inserts a free block of `bytes` (its header already written).

@@ -43,6 +43,7 @@
 #include <cstdint>
 
 #include "dmm/allocator.h"
+#include "dmm/assert.h"
 #include "dmm/memory.h"
 
 namespace tailor::dmm {
@@ -109,6 +110,7 @@ class Kingsley {
       if (aligned != data) memory_.store(aligned - kHeader, bucket | (aligned - data) << 8);
       data = aligned;
     }
+    TAILOR_ASSERT(alignment <= 1 || (data & (alignment - 1)) == 0);
     return {data, block_bytes(bucket)};
   }
 
@@ -126,6 +128,7 @@ class Kingsley {
     const std::uint64_t header = memory_.load(address - kHeader);
     const unsigned bucket = static_cast<unsigned>(header & 0xff);
     const Address block = address - kHeader - (header >> 8);
+    TAILOR_ASSERT(bucket < kBuckets && block < address);  // a header this allocator wrote
     ++steps_;
     memory_.store(block, heads_[bucket]);
     heads_[bucket] = block;

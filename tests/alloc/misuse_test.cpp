@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -289,5 +290,25 @@ TEST(Misuse, SizedDeleteClassBounds) {
       },
       "wrong size for 0x[0-9a-f]+ \\(200 bytes given");
 }
+
+#if defined(TAILOR_DEBUG) && TAILOR_DEBUG
+// Debug builds (TAILOR_DEBUG, src/dmm/assert.h) check the heap's invariants
+// on the fast paths. A use after free that rewrites a freed block's link
+// (the first word) sends its page's free list outside the page: the malloc
+// that would hand out the bogus address stops at the check instead.
+TEST(DebugInvariants, AFreeListLinkOutsideItsPageIsCaught) {
+  EXPECT_DEATH(
+      {
+        void* a = tailor_malloc(48);
+        tailor_free(a);  // the head of its page's free list
+        static void* elsewhere[8];
+        *static_cast<void**>(a) = elsewhere;
+        void* again = tailor_malloc(48);  // a itself
+        void* bogus = tailor_malloc(48);  // would be `elsewhere`
+        std::fprintf(stderr, "not caught: %p %p\n", again, bogus);
+      },
+      "tailor: assertion failed: .*page_holds_block");
+}
+#endif
 
 }  // namespace

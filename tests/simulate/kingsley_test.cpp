@@ -170,3 +170,21 @@ TEST(Simulator, UnknownDmmListsTheKnownOnes) {
 }
 
 }  // namespace
+
+#if defined(TAILOR_DEBUG) && TAILOR_DEBUG
+// Debug builds (TAILOR_DEBUG, src/dmm/assert.h) check the mechanisms'
+// invariants: a release whose header names no bucket of this allocator (a
+// program that wrote over the word before its block) stops at the check,
+// before it corrupts a bucket's list.
+TEST(KingsleyDebug, ReleaseOfACorruptHeaderIsCaught) {
+  EXPECT_DEATH(
+      {
+        sim::SimulatedMemory mem;
+        Kng k(mem);
+        const auto b = k.allocate(40);
+        mem.store(b.address - 8, 0xfe);  // bucket 254: no such bucket
+        k.release(b.address);
+      },
+      "tailor: assertion failed: bucket < kBuckets");
+}
+#endif
