@@ -6,6 +6,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <fmt/format.h>
+
 
 namespace tailor::report {
 
@@ -16,8 +18,7 @@ using nlohmann::json;
 double seconds(std::uint64_t ns) { return static_cast<double>(ns) / 1e9; }
 
 json trace_section(const trace::Reader& r, const analyze::TraceStats& s) {
-  std::string cmd;
-  for (const auto& a : r.header().command_line) cmd += (cmd.empty() ? "" : " ") + a;
+  const std::string cmd = fmt::format("{}", fmt::join(r.header().command_line, " "));
   return {{"path", r.path()},         {"command", cmd},
           {"pid", r.header().pid},    {"complete", r.complete()},
           {"cut", r.cut()},           {"events", s.events},

@@ -8,6 +8,9 @@
 #include <type_traits>
 #include <stdexcept>
 
+
+#include <fmt/format.h>
+
 #include "simulate/dmm.h"
 #include "simulate/front_model.h"
 #include "dmm/binary_buddy.h"
@@ -115,9 +118,7 @@ std::uint32_t page_size_of(const ReplayTrace& trace) { return trace.summary.page
 std::uint32_t page_size_of(const ReplayStream::Feed& feed) { return feed.stream().page_size(); }
 
 [[noreturn]] void unknown_dmm(std::string_view name) {
-  std::string known;
-  for (const auto& k : known_dmms()) known += (known.empty() ? "" : ", ") + k;
-  throw std::invalid_argument("unknown DMM '" + std::string(name) + "' (known: " + known + ")");
+  throw std::invalid_argument(fmt::format("unknown DMM '{}' (known: {})", name, fmt::join(known_dmms(), ", ")));
 }
 
 // The built-ins by name, over either source; `exa` only over a finished trace.

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <map>
+#include <fmt/format.h>
+
 
 #include "alloc/config.h"
 #include "alloc/size_class.h"
@@ -84,9 +86,7 @@ ClassProposal propose_classes(const simulate::ReplayTrace& trace) {
 }
 
 std::string class_list(const std::vector<std::uint32_t>& sizes) {
-  std::string s;
-  for (std::uint32_t v : sizes) s += (s.empty() ? "" : ",") + std::to_string(v);
-  return s;
+  return fmt::format("{}", fmt::join(sizes, ","));
 }
 
 }  // namespace tailor::tune

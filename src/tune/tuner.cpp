@@ -17,6 +17,8 @@
 #include <map>
 #include <sstream>
 #include <thread>
+#include <fmt/format.h>
+
 
 #include "tune/class_proposal.h"
 #include "tune/config_install.h"
@@ -189,9 +191,7 @@ class Tuner {
         most = reader.event_count();
         trace_ = t.string();
         const trace::Header& h = reader.header();
-        std::string cmd;
-        for (const auto& a : h.command_line) cmd += (cmd.empty() ? "" : " ") + a;
-        r_.process = "pid " + std::to_string(h.pid) + ": " + cmd;
+        r_.process = fmt::format("pid {}: {}", h.pid, fmt::join(h.command_line, " "));
         if (!h.executable.empty()) r_.executable = h.executable;
       } catch (const std::exception&) {
         // a process killed before its first chunk: nothing to tune there

@@ -5,6 +5,8 @@
 // search beating random sampling with the same number of evaluations.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <string>
 
 #include "search/evolution.h"
@@ -119,6 +121,37 @@ srch::SearchOptions small(std::uint64_t seed) {
   o.population = 20;
   o.generations = 12;
   return o;
+}
+
+// Checkpoints and the ranks' exchange hold evaluations exactly, under the
+// key names of tailor's JSON outputs (bytes end in "_bytes"); a checkpoint
+// written under the former names still reads.
+TEST(Checkpoint, EvaluationsRoundTripExactlyAndFormerKeysRead) {
+  srch::Evaluation e;
+  e.valid = true;
+  e.time = 0.1, e.memory = 1.0 / 3, e.energy = 2.5, e.fitness = 0.7;
+  e.metrics.dmm = "kng";
+  e.metrics.memory_usage = 123456789;
+  e.metrics.held_usage = 987;
+  e.metrics.internal_fragmentation = 55;
+  nlohmann::json j = srch::evaluation_to_json(e);
+  EXPECT_EQ(j["metrics"]["memory_usage_bytes"], 123456789u);
+  EXPECT_FALSE(j["metrics"].contains("memory_usage"));
+  srch::Evaluation back = srch::evaluation_from_json(j);
+  EXPECT_EQ(back.memory, e.memory);
+  EXPECT_EQ(back.metrics.memory_usage, 123456789u);
+  EXPECT_EQ(back.metrics.internal_fragmentation, 55u);
+  for (const char* renamed : {"memory_usage", "held_usage", "pages_gained", "requested_at_peak",
+                              "internal_fragmentation", "external_fragmentation"}) {
+    const std::string now = std::string(renamed) + "_bytes";
+    j["metrics"][renamed] = j["metrics"][now];
+    j["metrics"].erase(now);
+  }
+  back = srch::evaluation_from_json(j);
+  EXPECT_EQ(back.metrics.memory_usage, 123456789u);
+  EXPECT_EQ(back.metrics.held_usage, 987u);
+  j["metrics"].erase("memory_usage");
+  EXPECT_THROW(srch::evaluation_from_json(j), std::invalid_argument);
 }
 
 TEST(Search, SameSeedSameResultWhateverTheThreads) {
