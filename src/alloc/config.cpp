@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "alloc/os.h"
+#include "dmm/text.h"
 
 namespace tailor::alloc {
 
@@ -81,17 +82,10 @@ ConfigFile g_file;
 
 int idx(Param p) { return static_cast<int>(p); }
 
-void format_number(std::int64_t v, char* out) {
-  char tmp[24];
-  int n = 0;
-  bool neg = v < 0;
-  auto u = neg ? static_cast<std::uint64_t>(-(v + 1)) + 1 : static_cast<std::uint64_t>(v);
-  do { tmp[n++] = static_cast<char>('0' + u % 10); u /= 10; } while (u);
-  int k = 0;
-  if (neg) out[k++] = '-';
-  while (n) out[k++] = tmp[--n];
-  out[k] = '\0';
-}
+// A number's decimal digits, for messages (no allocation).
+struct Number : dmm::TextBuffer<24> {
+  explicit Number(std::int64_t v) noexcept { append_int(v); }
+};
 
 // Where a value was read, for messages: the environment, or a file's line.
 struct Origin {
@@ -99,15 +93,10 @@ struct Origin {
   int line = 0;
 };
 
-void write_line_number(int line) {
-  char num[24];
-  format_number(line, num);
-  os::write_stderr(num);
-}
+void write_line_number(int line) { os::write_stderr(Number(line).c_str()); }
 
 void reject(Param p, const Origin& at, const char* value, const char* why, std::int64_t def) {
-  char num[24];
-  format_number(def, num);
+  const Number num(def);
   if (at.file != nullptr) {
     os::write_stderr("tailor: ", at.file, ":");
     write_line_number(at.line);
@@ -115,14 +104,12 @@ void reject(Param p, const Origin& at, const char* value, const char* why, std::
   } else {
     os::write_stderr("tailor: ", kSpecs[idx(p)].info.env, "=", value);
   }
-  os::write_stderr(" rejected: ", why, "; using the default ", num);
+  os::write_stderr(" rejected: ", why, "; using the default ", num.c_str());
   os::write_stderr("\n");
 }
 
 void reject_value(Param p, const Origin& at, std::int64_t v, const char* why, std::int64_t def) {
-  char num[24];
-  format_number(v, num);
-  reject(p, at, num, why, def);
+  reject(p, at, Number(v).c_str(), why, def);
 }
 
 bool is_pow2(std::int64_t v) { return v > 0 && (v & (v - 1)) == 0; }

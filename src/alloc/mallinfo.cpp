@@ -9,6 +9,7 @@
 #include "alloc/heap.h"
 #include "alloc/huge_cache.h"
 #include "alloc/os.h"
+#include "dmm/text.h"
 #include "alloc/secure.h"
 #include "tailor/tailor.h"
 
@@ -24,25 +25,11 @@ struct Sum {
 
 // Right-aligned in 10 columns, as glibc's "%10u".
 struct Out {
-  char buf[128];
-  std::size_t n = 0;
-  void add(const char* s) {
-    while (*s && n + 1 < sizeof buf) buf[n++] = *s++;
-    buf[n] = '\0';
-  }
-  void num(std::uint64_t v, int width) {
-    char tmp[24];
-    int k = 0;
-    do { tmp[k++] = static_cast<char>('0' + v % 10); v /= 10; } while (v);
-    for (int pad = width - k; pad > 0; --pad) add(" ");
-    while (k) { char c[2] = {tmp[--k], 0}; add(c); }
-  }
+  dmm::TextBuffer<128> text;
   void line(const char* label, std::uint64_t v) {
-    n = 0;
-    add(label);
-    num(v, 10);
-    add("\n");
-    os::write_stderr(buf);
+    text.clear();
+    text.append(label).append_uint(v, 10).append('\n');
+    os::write_stderr(text.c_str());
   }
 };
 
@@ -53,10 +40,8 @@ void add_heap(Heap* h, void* arg) {
   if (t.arena == 0) return;  // a heap that holds no segment (all given back)
   if (s->print) {
     Out o;
-    o.add("Arena ");
-    o.num(s->heaps, 0);
-    o.add(":\n");
-    os::write_stderr(o.buf);
+    o.text.append("Arena ").append_uint(s->heaps).append(":\n");
+    os::write_stderr(o.text.c_str());
     o.line("system bytes     = ", t.arena);
     o.line("in use bytes     = ", t.used);
   }

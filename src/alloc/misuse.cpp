@@ -13,6 +13,7 @@
 #include "alloc/dmm_front.h"
 #include "alloc/heap.h"
 #include "alloc/os.h"
+#include "dmm/text.h"
 #include "alloc/secure.h"
 
 namespace tailor::alloc {
@@ -37,44 +38,24 @@ std::size_t segmap_index(const void* seg) {
 
 OnError on_error() { return static_cast<OnError>(g_config.value[static_cast<int>(Param::kOnError)]); }
 
-// Formats into a fixed buffer (no allocation).
-struct Line {
-  char buf[256];
-  std::size_t n = 0;
-  void add(const char* s) {
-    while (*s && n + 1 < sizeof buf) buf[n++] = *s++;
-    buf[n] = '\0';
-  }
-  void hex(std::uintptr_t v) {
-    char tmp[20];
-    int k = 0;
-    do { tmp[k++] = "0123456789abcdef"[v & 15]; v >>= 4; } while (v);
-    add("0x");
-    while (k) { char c[2] = {tmp[--k], 0}; add(c); }
-  }
-  void dec(std::uint64_t v) {
-    char tmp[24];
-    int k = 0;
-    do { tmp[k++] = static_cast<char>('0' + v % 10); v /= 10; } while (v);
-    while (k) { char c[2] = {tmp[--k], 0}; add(c); }
-  }
-};
+// One report line, formatted without allocation.
+using Line = dmm::TextBuffer<256>;
 
 void emit(Line& l) {
   const OnError mode = on_error();
   if (mode == OnError::kIgnore) return;
-  l.add("\n");
-  os::write_stderr(l.buf);
+  l.append("\n");
+  os::write_stderr(l.c_str());
   if (mode == OnError::kAbort) abort();
 }
 
 void start(Line& l, const char* fn, const char* what, const void* p) {
-  l.add("tailor: ");
-  l.add(fn);
-  l.add("(): ");
-  l.add(what);
-  l.add(" ");
-  l.hex(reinterpret_cast<std::uintptr_t>(p));
+  l.append("tailor: ");
+  l.append(fn);
+  l.append("(): ");
+  l.append(what);
+  l.append(" ");
+  l.append_hex(reinterpret_cast<std::uintptr_t>(p));
 }
 
 enum class Verdict { kOk, kNotStart, kFreed, kNotBlock };
@@ -121,26 +102,26 @@ void report(const char* fn, Verdict v, void* p, std::size_t size, std::uintptr_t
     case Verdict::kFreed:  // free twice, or realloc / usable size of a freed block
       start(l, fn, fn[0] == 'f' || fn[0] == 'o' ? "double free of" : "block already freed:", p);
       if (size != 0) {
-        l.add(" (block of ");
-        l.dec(size);
-        l.add(" bytes, already free)");
+        l.append(" (block of ");
+        l.append_uint(size);
+        l.append(" bytes, already free)");
       } else {
-        l.add(" (already free, its page too)");
+        l.append(" (already free, its page too)");
       }
       break;
     case Verdict::kNotStart:
       start(l, fn, "invalid pointer", p);
-      l.add(" (not the start of a block: ");
-      l.dec(reinterpret_cast<std::uintptr_t>(p) - base);
-      l.add(" bytes into the block of ");
-      l.dec(size);
-      l.add(" bytes at ");
-      l.hex(base);
-      l.add(")");
+      l.append(" (not the start of a block: ");
+      l.append_uint(reinterpret_cast<std::uintptr_t>(p) - base);
+      l.append(" bytes into the block of ");
+      l.append_uint(size);
+      l.append(" bytes at ");
+      l.append_hex(base);
+      l.append(")");
       break;
     case Verdict::kNotBlock:
       start(l, fn, "invalid pointer", p);
-      l.add(" (in libtailor's memory but in no live block: freed page or metadata)");
+      l.append(" (in libtailor's memory but in no live block: freed page or metadata)");
       break;
   }
   emit(l);
@@ -181,7 +162,7 @@ void segment_unregister(const void* seg) noexcept {
 void misuse_unknown(const char* fn, const void* p) noexcept {
   Line l;
   start(l, fn, "invalid pointer", p);
-  l.add(" (not allocated by libtailor, or its memory was given back)");
+  l.append(" (not allocated by libtailor, or its memory was given back)");
   emit(l);
 }
 
@@ -203,11 +184,11 @@ void misuse_report(const char* fn, const char* what, const void* p, const char* 
   Line l;
   start(l, fn, what, p);
   if (note != nullptr) {
-    l.add(" (");
-    l.add(note);
-    if (n != kNoNumber) l.dec(n);
-    if (tail != nullptr) l.add(tail);
-    l.add(")");
+    l.append(" (");
+    l.append(note);
+    if (n != kNoNumber) l.append_uint(n);
+    if (tail != nullptr) l.append(tail);
+    l.append(")");
   }
   emit(l);
 }
@@ -215,11 +196,11 @@ void misuse_report(const char* fn, const char* what, const void* p, const char* 
 void misuse_wrong_size(const char* fn, const void* p, std::size_t given, std::size_t block) noexcept {
   Line l;
   start(l, fn, "wrong size for", p);
-  l.add(" (");
-  l.dec(given);
-  l.add(" bytes given, block of ");
-  l.dec(block);
-  l.add(" bytes)");
+  l.append(" (");
+  l.append_uint(given);
+  l.append(" bytes given, block of ");
+  l.append_uint(block);
+  l.append(" bytes)");
   emit(l);
 }
 

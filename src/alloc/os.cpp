@@ -2,6 +2,7 @@
 // Linux implementation of the OS layer (os.h): mmap, munmap, madvise and
 // mremap, clock_gettime, and raw read/write for configuration and messages.
 #include "alloc/os.h"
+#include "dmm/text.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -68,13 +69,9 @@ unsigned long faults_injected() noexcept { return g_faults.load(std::memory_orde
 // stderr taken at start-up (programs may close stderr at exit).
 int g_report_fd = -1;
 void fault_report() noexcept {
-  char digits[24];
-  char* d = digits + sizeof digits;
-  *--d = '\0';
-  unsigned long n = faults_injected();
-  do *--d = static_cast<char>('0' + n % 10);
-  while ((n /= 10) != 0);
-  write_fd(g_report_fd, "tailor-fault: ", d, " injected failures\n");
+  dmm::TextBuffer<24> n;
+  n.append_uint(faults_injected());
+  write_fd(g_report_fd, "tailor-fault: ", n.c_str(), " injected failures\n");
 }
 void fault_init() noexcept {
   const char* s = getenv("TAILOR_FAULT_INJECT");

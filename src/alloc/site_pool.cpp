@@ -17,6 +17,7 @@
 #include "alloc/heap.h"
 #include "alloc/misuse.h"
 #include "alloc/os.h"
+#include "dmm/text.h"
 #include "alloc/site_pool_policy.h"
 #include "alloc/sized_out.h"
 
@@ -119,15 +120,9 @@ bool parse_dec(const char*& s, std::uint64_t& out) noexcept {
 }
 
 void profile_error(const char* path, int line, const char* why) noexcept {
-  char num[16];
-  int k = 0;
-  char tmp[16];
-  int n = 0;
-  auto u = static_cast<unsigned>(line);
-  do { tmp[n++] = static_cast<char>('0' + u % 10); u /= 10; } while (u);
-  while (n) num[k++] = tmp[--n];
-  num[k] = '\0';
-  os::write_stderr("tailor: TAILOR_POOLS_FILE=", path, ": line ", num);
+  dmm::TextBuffer<16> num;
+  num.append_int(line);
+  os::write_stderr("tailor: TAILOR_POOLS_FILE=", path, ": line ", num.c_str());
   os::write_stderr(": ", why, "; running without pools\n");
 }
 

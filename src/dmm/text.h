@@ -54,6 +54,23 @@ class Text {
     return *this;
   }
 
+  // The same right-aligned in `width` columns (printf's "%*u").
+  Text& append_uint(std::uint64_t v, std::size_t width) noexcept {
+    std::size_t digits = 1;
+    for (std::uint64_t t = v; t >= 10; t /= 10) ++digits;
+    for (; width > digits; --width) append(' ');
+    return append_uint(v);
+  }
+
+  // "0x" and the lowercase hex digits of v (printf's "%#lx", but 0x0 for 0).
+  Text& append_hex(std::uint64_t v) noexcept {
+    append("0x");
+    int shift = 60;
+    while (shift > 0 && (v >> shift) == 0) shift -= 4;
+    for (; shift >= 0; shift -= 4) append("0123456789abcdef"[(v >> shift) & 15]);
+    return *this;
+  }
+
   Text& append_int(std::int64_t v) noexcept {
     if (v >= 0) return append_uint(static_cast<std::uint64_t>(v));
     append('-');

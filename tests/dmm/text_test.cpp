@@ -95,5 +95,14 @@ TEST(Text, AppendVisible) {
   EXPECT_STREQ(t.c_str(), "\xc3\xa9...");
 }
 
+TEST(Text, HexAndRightAlignedNumbers) {
+  TextBuffer<64> t;
+  t.append_hex(0).append(' ').append_hex(0xabc).append(' ').append_hex(~std::uint64_t{0});
+  EXPECT_STREQ(t.c_str(), "0x0 0xabc 0xffffffffffffffff");
+  t.clear();
+  t.append('[').append_uint(42, 5).append("][").append_uint(123456, 3).append("][").append_uint(0, 1).append(']');
+  EXPECT_STREQ(t.c_str(), "[   42][123456][0]");  // as printf's %5u, %3u, %1u
+}
+
 }  // namespace
 }  // namespace tailor::dmm
