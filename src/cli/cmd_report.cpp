@@ -26,6 +26,7 @@
 #include "tailor/trace/reader.h"
 #include "analyze/trace_stats.h"
 #include "deploy/validation.h"
+#include "util/parallel_for.h"
 
 namespace tailor::cli {
 
@@ -71,31 +72,15 @@ std::vector<Job> parse_dmms(const std::string& list) {
 std::vector<sim::Metrics> simulate_all(const std::vector<Job>& jobs, const sim::ReplayTrace& t,
                                        const std::vector<report::Moment>& moments, unsigned threads) {
   std::vector<sim::Metrics> all(jobs.size());
-  std::vector<std::exception_ptr> errors(jobs.size());
-  std::atomic<std::size_t> next{0};
   sim::SimulateOptions so;
   for (const auto& m : moments) so.snapshots_at.push_back(m.operation);
-  auto worker = [&] {
-    for (std::size_t i; (i = next.fetch_add(1)) < jobs.size();) {
-      try {
-        all[i] = jobs[i].spec ? sim::simulate(t, *jobs[i].spec, so, jobs[i].origin) : sim::simulate(t, jobs[i].name, so);
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
+  util::parallel_for(jobs.size(), threads, [&](std::size_t i) {
+    try {
+      all[i] = jobs[i].spec ? sim::simulate(t, *jobs[i].spec, so, jobs[i].origin) : sim::simulate(t, jobs[i].name, so);
+    } catch (const std::exception& e) {
+      throw std::runtime_error(fmt::format("simulating {}: {}", jobs[i].name, e.what()));
     }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned k = 0; k < std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(jobs.size()))); ++k)
-    pool.emplace_back(worker);
-  for (auto& th : pool) th.join();
-  for (std::size_t i = 0; i < jobs.size(); ++i)
-    if (errors[i]) {
-      try {
-        std::rethrow_exception(errors[i]);
-      } catch (const std::exception& e) {
-        throw std::runtime_error(fmt::format("simulating {}: {}", jobs[i].name, e.what()));
-      }
-    }
+  });
   return all;
 }
 

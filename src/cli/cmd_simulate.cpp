@@ -21,6 +21,7 @@
 #include "simulate/replay_stream.h"
 #include "simulate/simulator.h"
 #include "tailor/trace/reader.h"
+#include "util/parallel_for.h"
 
 namespace tailor::cli {
 
@@ -192,34 +193,29 @@ std::vector<simulate::Metrics> run_jobs(const std::vector<Job>& jobs, simulate::
   std::vector<std::exception_ptr> errors(n);
   std::unique_ptr<std::atomic<std::uint64_t>[]> done(new std::atomic<std::uint64_t>[n]);
   for (std::size_t i = 0; i < n; ++i) done[i] = 0;
-  std::atomic<std::size_t> next{0}, finished{0};
+  std::atomic<std::size_t> finished{0};
   std::atomic<bool> loaded{false};
-  auto worker = [&] {
-    for (std::size_t k; (k = next.fetch_add(1)) < n;) {
-      const std::size_t i = order[k];
-      simulate::SimulateOptions so;
-      so.check = o.check;
-      so.front = o.front;
-      so.progress = [&, i](std::uint64_t d, std::uint64_t) { done[i] = d; };
-      try {
-        if (streaming(jobs[i])) {
-          all[i] = simulate::simulate(stream, jobs[i].name, so);
-        } else {
-          const simulate::ReplayTrace& t = stream.wait_complete();
-          if (!stream.failed())
-            all[i] = jobs[i].spec ? simulate::simulate(t, *jobs[i].spec, so, jobs[i].origin)
-                                  : simulate::simulate(t, jobs[i].name, so);
-        }
-      } catch (...) {
-        errors[i] = std::current_exception();
+  auto job = [&](std::size_t k) {
+    const std::size_t i = order[k];
+    simulate::SimulateOptions so;
+    so.check = o.check;
+    so.front = o.front;
+    so.progress = [&, i](std::uint64_t d, std::uint64_t) { done[i] = d; };
+    try {
+      if (streaming(jobs[i])) {
+        all[i] = simulate::simulate(stream, jobs[i].name, so);
+      } else {
+        const simulate::ReplayTrace& t = stream.wait_complete();
+        if (!stream.failed())
+          all[i] = jobs[i].spec ? simulate::simulate(t, *jobs[i].spec, so, jobs[i].origin)
+                                : simulate::simulate(t, jobs[i].name, so);
       }
-      finished.fetch_add(1);
+    } catch (...) {
+      errors[i] = std::current_exception();
     }
+    finished.fetch_add(1);
   };
-  const unsigned threads = job_threads(o);
-  std::vector<std::thread> pool;
-  for (unsigned k = 0; k < std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(n))); ++k)
-    pool.emplace_back(worker);
+  util::ParallelFor pool(n, job_threads(o), job);  // they start on what has loaded so far
 
   // Progress on a terminal, from a thread of its own while this one loads.
   std::thread progress;
@@ -243,7 +239,7 @@ std::vector<simulate::Metrics> run_jobs(const std::vector<Job>& jobs, simulate::
     load_error = std::current_exception();
   }
   loaded = true;
-  for (auto& th : pool) th.join();  // every job counted in `finished`: the progress thread ends
+  pool.join();  // every job counted in `finished`: the progress thread ends
   if (progress.joinable()) progress.join();
   if (load_error) std::rethrow_exception(load_error);
   for (const auto& e : errors)

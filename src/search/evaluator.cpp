@@ -14,6 +14,7 @@
 #include "simulate/dmm.h"
 #include "simulate/trace_sizes.h"
 #include "simulate/simulator.h"
+#include "util/parallel_for.h"
 
 namespace tailor::search {
 
@@ -158,23 +159,15 @@ std::vector<Evaluation> Evaluator::evaluate(const std::vector<const simulate::Dm
 
 void Evaluator::run(const std::vector<std::pair<std::string, const simulate::AllocatorSpec*>>& todo) {
   std::vector<std::optional<simulate::PartResult>> results(todo.size());
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    for (std::size_t k; (k = next.fetch_add(1)) < todo.size();) {
-      try {
-        results[k] = simulate::simulate_part(trace_, *todo[k].second, exact_, max_steps_);
-      } catch (const std::invalid_argument&) {
-        results[k].reset();  // the model rejects it for this trace (e.g. an area too small)
-      } catch (const std::length_error&) {
-        results[k].reset();
-      }
+  util::parallel_for(todo.size(), threads_, [&](std::size_t k) {
+    try {
+      results[k] = simulate::simulate_part(trace_, *todo[k].second, exact_, max_steps_);
+    } catch (const std::invalid_argument&) {
+      results[k].reset();  // the model rejects it for this trace (e.g. an area too small)
+    } catch (const std::length_error&) {
+      results[k].reset();
     }
-  };
-  std::vector<std::thread> pool;
-  const unsigned n = std::min<unsigned>(threads_, static_cast<unsigned>(todo.size()));
-  for (unsigned t = 1; t < n; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
+  });
   simulations_ += todo.size();
   for (std::size_t k = 0; k < todo.size(); ++k) parts_[todo[k].first] = std::move(results[k]);
 }

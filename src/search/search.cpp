@@ -23,6 +23,7 @@
 #include "simulate/simulator.h"
 #include "tailor/trace/reader.h"
 #include "simulate/trace_sizes.h"
+#include "util/parallel_for.h"
 
 namespace tailor::search {
 
@@ -227,17 +228,15 @@ std::vector<std::string> write_front(const std::string& dir, const std::vector<I
 void compare_with_builtins(std::deque<TraceSet>& sets, Aggregate how, SearchReport& r) {
   const std::vector<std::string> names = {"kng", "lea", "fib", "s10", "exa"};
   std::vector<std::vector<Evaluation>> per(names.size(), std::vector<Evaluation>(sets.size()));
-  {
-    std::vector<std::thread> pool;
-    for (std::size_t t = 0; t < sets.size(); ++t) {
-      Evaluator& w = sets[t].whole_evaluator();
-      per[0][t] = w.normalize(w.kingsley());
-      for (std::size_t i = 1; i < names.size(); ++i)
-        pool.emplace_back(
-            [&, i, t] { per[i][t] = sets[t].whole_evaluator().normalize(sim::simulate(sets[t].whole(), names[i])); });
-    }
-    for (auto& th : pool) th.join();
+  for (std::size_t t = 0; t < sets.size(); ++t) {
+    Evaluator& w = sets[t].whole_evaluator();
+    per[0][t] = w.normalize(w.kingsley());
   }
+  const std::size_t others = names.size() - 1;  // one thread each
+  util::parallel_for(others * sets.size(), 0, [&](std::size_t job) {
+    const std::size_t i = 1 + job % others, t = job / others;
+    per[i][t] = sets[t].whole_evaluator().normalize(sim::simulate(sets[t].whole(), names[i]));
+  });
   const bool multi = sets.size() > 1;
   r.columns = names;
   r.columns.push_back("found");

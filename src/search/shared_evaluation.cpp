@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "simulate/dmm_spec.h"
+#include "util/parallel_for.h"
 
 namespace tailor::search {
 
@@ -159,21 +160,18 @@ void SharedEvaluation::run(const std::function<void(std::size_t)>& phase) {
     slots_ = slots.data();
     sync_->failed = false;
   }
-  std::vector<std::thread> threads;
-  threads.reserve(n);
-  for (std::size_t k = 0; k < n; ++k)
-    threads.emplace_back([&, k] {
-      std::exception_ptr error;
-      try {
-        phase(k);
-      } catch (...) {
-        error = std::current_exception();
-      }
-      std::lock_guard lock(sync_->mu);
-      slots[k].error = error;
-      slots[k].done = true;
-      sync_->to_main.notify_one();
-    });
+  util::ParallelFor islands(n, 0, [&](std::size_t k) {  // a thread per island: they run rounds together
+    std::exception_ptr error;
+    try {
+      phase(k);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    std::lock_guard lock(sync_->mu);
+    slots[k].error = error;
+    slots[k].done = true;
+    sync_->to_main.notify_one();
+  });
   std::exception_ptr failure;
   try {
     while (round(slots)) {
@@ -184,7 +182,7 @@ void SharedEvaluation::run(const std::function<void(std::size_t)>& phase) {
     sync_->failed = true;
     sync_->to_islands.notify_all();
   }
-  for (auto& t : threads) t.join();
+  islands.join();
   {
     std::lock_guard lock(sync_->mu);
     slots_ = nullptr;
