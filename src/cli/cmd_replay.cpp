@@ -17,7 +17,6 @@
 
 #include "cli/commands.h"
 #include "cli/exit_status.h"
-#include "cli/name_list.h"
 #include "simulate/dmm_spec.h"
 #include "replay/plan_file.h"
 #include "replay/replay_plan.h"
@@ -31,7 +30,7 @@ namespace {
 
 struct ReplayCmdOptions {
   std::string trace;
-  std::string allocators = "glibc,libtailor,mimalloc,jemalloc,tcmalloc";
+  std::vector<std::string> allocators = {"glibc", "libtailor", "mimalloc", "jemalloc", "tcmalloc"};
   unsigned runs = 5;
   bool json = false;
   std::string output;
@@ -152,7 +151,8 @@ int replay_cmd(const ReplayCmdOptions& o) {
   // Check every allocator before the (long) plan building.
   const replay::Tools tools = replay::find_tools();
   std::vector<replay::Allocator> allocators;
-  for (const auto& name : split_names(o.allocators)) {
+  for (const auto& name : o.allocators) {
+    if (name.empty()) continue;  // "a,,b", a trailing comma
     allocators.push_back(replay::resolve_allocator(name, tools, simulate::known_dmms()));
     if (!allocators.back().dmm.empty() && allocators.back().dmm.front() == '/')
       simulate::load_dmm_spec(allocators.back().dmm);  // throws, naming the file and what is wrong
@@ -202,6 +202,7 @@ void add_replay(CLI::App& app, Runner& run) {
                   fmt::format("Comma-separated allocators: glibc, libtailor, mimalloc, jemalloc, tcmalloc (the Debian "
                               "libraries), or a DMM on libtailor (TAILOR_DMM): {} or a spec FILE.json",
                               fmt::join(simulate::known_dmms(), ", ")))
+      ->delimiter(',')
       ->capture_default_str();
   cmd->add_option("--runs", o->runs, "Runs of each allocator, in interleaved rounds (medians are reported)")
       ->check(CLI::Range(1u, 1000u))

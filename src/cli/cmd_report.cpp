@@ -16,7 +16,6 @@
 
 #include "cli/commands.h"
 #include "cli/exit_status.h"
-#include "cli/name_list.h"
 #include "simulate/dmm_spec.h"
 #include "report/heap_map.h"
 #include "report/html_page.h"
@@ -37,7 +36,7 @@ namespace sim = tailor::simulate;
 struct ReportCmdOptions {
   std::string trace;
   std::string output = "report.html";
-  std::string dmms;
+  std::vector<std::string> dmms;
   bool search = false;
   report::SearchSettings search_settings;
   std::size_t points = 2000;
@@ -53,9 +52,10 @@ struct Job {
   std::string origin;
 };
 
-std::vector<Job> parse_dmms(const std::string& list) {
+std::vector<Job> parse_dmms(const std::vector<std::string>& list) {
   std::vector<Job> jobs;
-  for (const std::string& name : split_names(list)) {
+  for (const std::string& name : list) {
+    if (name.empty()) continue;  // "a,,b", a trailing comma
     if (name.ends_with(".json") || name.find('/') != std::string::npos) {
       sim::DmmSpec spec = sim::load_dmm_spec(name);  // throws naming the file and field
       jobs.push_back({spec.name.empty() ? name : spec.name, std::move(spec), name});
@@ -149,7 +149,8 @@ void add_report(CLI::App& app, Runner& run) {
   cmd->add_option("--dmm", o->dmms,
                   fmt::format("Comma-separated DMMs to simulate and compare, with heap maps: built-ins ({}) or DMM "
                               "spec files (FILE.json, docs/dmm.md)",
-                              fmt::join(sim::known_dmms(), ", ")));
+                              fmt::join(sim::known_dmms(), ", ")))
+      ->delimiter(',');
   cmd->add_flag("--search", o->search, "Search a custom DMM too (as tailor search) and show it (Table 4) and its fitness");
   cmd->add_option("--generations", o->search_settings.generations, "With --search: generations")
       ->capture_default_str()

@@ -15,7 +15,6 @@
 
 #include "cli/commands.h"
 #include "cli/exit_status.h"
-#include "cli/name_list.h"
 #include "deploy/validation.h"
 #include "simulate/dmm_spec.h"
 #include "simulate/replay_stream.h"
@@ -29,7 +28,7 @@ namespace {
 
 struct SimulateCmdOptions {
   std::string trace;
-  std::string dmms = "kng";
+  std::vector<std::string> dmms = {"kng"};
   bool json = false;
   bool check = false;
   bool load_first = false;
@@ -249,7 +248,8 @@ std::vector<simulate::Metrics> run_jobs(const std::vector<Job>& jobs, simulate::
 
 int simulate_cmd(const SimulateCmdOptions& o) {
   std::vector<Job> jobs;
-  for (const auto& name : split_names(o.dmms)) {
+  for (const auto& name : o.dmms) {
+    if (name.empty()) continue;  // "a,,b", a trailing comma
     if (is_spec_file(name)) {  // read and check the spec before the (long) load
       simulate::DmmSpec spec = simulate::load_dmm_spec(name);
       jobs.push_back({spec.name, std::move(spec), name});
@@ -325,6 +325,7 @@ void add_simulate(CLI::App& app, Runner& run) {
   cmd->add_option("--dmm", o->dmms,
                   fmt::format("Comma-separated DMMs: built-ins ({}) or DMM spec files (FILE.json, docs/dmm.md)",
                               fmt::join(simulate::known_dmms(), ", ")))
+      ->delimiter(',')
       ->capture_default_str();
   cmd->add_option("--threads", o->threads, "DMMs simulated at once (default: one per core)");
   cmd->add_option("--front", o->front,
