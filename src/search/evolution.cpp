@@ -57,12 +57,6 @@ T get(const nlohmann::json& j, const char* name) {
   }
 }
 
-// A count saved under the key that tailor's JSON outputs give it (bytes end
-// in "_bytes"), or under its former name in checkpoints written before.
-std::uint64_t get_renamed(const nlohmann::json& j, const char* name, const char* former) {
-  return get<std::uint64_t>(j, j.is_object() && !j.contains(name) && j.contains(former) ? former : name);
-}
-
 double get_double(const nlohmann::json& j, const char* name) {
   return std::bit_cast<double>(get<std::uint64_t>(j, name));
 }
@@ -104,9 +98,9 @@ simulate::Metrics metrics_from_json(const nlohmann::json& j) {
   m.system_requests = get<std::uint64_t>(j, "system_requests");
   m.splits = get<std::uint64_t>(j, "splits");
   m.coalesces = get<std::uint64_t>(j, "coalesces");
-  m.memory_usage = get_renamed(j, "memory_usage_bytes", "memory_usage");
-  m.held_usage = get_renamed(j, "held_usage_bytes", "held_usage");
-  m.pages_gained = get_renamed(j, "pages_gained_bytes", "pages_gained");
+  m.memory_usage = get<std::uint64_t>(j, "memory_usage_bytes");
+  m.held_usage = get<std::uint64_t>(j, "held_usage_bytes");
+  m.pages_gained = get<std::uint64_t>(j, "pages_gained_bytes");
   m.purges = get<std::uint64_t>(j, "purges");
   m.zeroed_bytes = get<std::uint64_t>(j, "zeroed_bytes");
   m.line_misses = get<std::uint64_t>(j, "line_misses");
@@ -121,10 +115,10 @@ simulate::Metrics metrics_from_json(const nlohmann::json& j) {
     m.front_hits = f[0], m.front_misses = f[1], m.front_kept = f[2], m.front_passed = f[3];
   }
   m.peak_operation = get<std::uint64_t>(j, "peak_operation");
-  m.requested_at_peak = get_renamed(j, "requested_at_peak_bytes", "requested_at_peak");
+  m.requested_at_peak = get<std::uint64_t>(j, "requested_at_peak_bytes");
   m.block_bytes_at_peak = get<std::uint64_t>(j, "block_bytes_at_peak");
-  m.internal_fragmentation = get_renamed(j, "internal_fragmentation_bytes", "internal_fragmentation");
-  m.external_fragmentation = get_renamed(j, "external_fragmentation_bytes", "external_fragmentation");
+  m.internal_fragmentation = get<std::uint64_t>(j, "internal_fragmentation_bytes");
+  m.external_fragmentation = get<std::uint64_t>(j, "external_fragmentation_bytes");
   m.energy_nj = get_double(j, "energy_nj");
   m.max_in_use = get<std::uint64_t>(j, "max_in_use");
   m.seconds = get_double(j, "seconds");

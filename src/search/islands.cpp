@@ -23,7 +23,9 @@ namespace tailor::search {
 namespace {
 
 constexpr const char* kFormat = "tailor-search-checkpoint";
-constexpr int kVersion = 3;  // 2: emigrants in flight, taken one migration later; 3: resident memory, time model features
+// 2: emigrants in flight, taken one migration later; 3: resident memory, time model features;
+// 4: byte counts under the outputs' key names, the grammar's digest by XXH3.
+constexpr int kVersion = 4;
 
 // Islands [first, last) of process `p` of `processes` (contiguous blocks).
 std::pair<unsigned, unsigned> block(unsigned islands, unsigned processes, unsigned p) {

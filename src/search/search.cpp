@@ -4,6 +4,8 @@
 #include "search/search.h"
 
 #include <fmt/format.h>
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -32,14 +34,14 @@ namespace {
 namespace fs = std::filesystem;
 namespace sim = tailor::simulate;
 
-// FNV-1a of the grammar's text: a checkpoint resumes only on the grammar it was made with.
+// XXH3 of the grammar's text (the hash traces use): a checkpoint resumes
+// only on the grammar it was made with.
 std::string grammar_digest(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
   text << in.rdbuf();
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : text.str()) h = (h ^ c) * 0x100000001b3ULL;
-  return fmt::format("{:016x}", h);
+  const std::string s = text.str();
+  return fmt::format("{:016x}", XXH3_64bits(s.data(), s.size()));
 }
 
 std::string read_file(const std::string& path, const char* what) {

@@ -593,14 +593,14 @@ TEST(Checkpoint, BadFilesAreErrorsNamingTheFileAndField) {
   auto read = [&](const std::string& text, unsigned generations = 10) {
     return error_of([&] { srch::read_checkpoint("ck.json", text, settings, generations); });
   };
-  nlohmann::json good = {{"format", "tailor-search-checkpoint"}, {"version", 3}, {"settings", settings},
+  nlohmann::json good = {{"format", "tailor-search-checkpoint"}, {"version", 4}, {"settings", settings},
                          {"generation", 3}, {"islands", nlohmann::json::array({nlohmann::json::object()})}};
   EXPECT_EQ(read(good.dump()), "no error");
   EXPECT_NE(read("{\"format\": \"tailor-search").find("ck.json: not a checkpoint (not JSON"), std::string::npos);
   EXPECT_EQ(read("{\"format\": 1}"), "ck.json: not a checkpoint (field 'format' is not \"tailor-search-checkpoint\")");
   nlohmann::json j = good;
   j["version"] = 9;
-  EXPECT_EQ(read(j.dump()), "ck.json: field 'version' is 9, this tailor reads version 3");
+  EXPECT_EQ(read(j.dump()), "ck.json: field 'version' is 9, this tailor reads version 4");
   j = good;
   j["settings"]["seed"] = 8;
   EXPECT_EQ(read(j.dump()),
