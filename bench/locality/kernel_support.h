@@ -6,10 +6,12 @@
 
 #include <time.h>
 
+#include <charconv>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -58,6 +60,19 @@ template <class Usage>
 const char* option_value(int argc, char** argv, int& i, Usage usage) {
   if (i + 1 >= argc) usage("missing value after " + std::string(argv[i]));
   return argv[++i];
+}
+
+/// The whole of `text` as a number of type T (an unsigned integer or a
+/// double), or usage("<option>: '<text>' is not a number") instead: a
+/// mistyped value ends the run with the usage, never with an exception.
+template <class T, class Usage>
+T number_value(const char* option, const char* text, Usage usage) {
+  T v{};
+  const char* end = text + std::strlen(text);
+  const auto [ptr, ec] = std::from_chars(text, end, v);
+  if (ec != std::errc() || ptr != end || *text == '\0')
+    usage(std::string(option) + ": '" + text + "' is not a number");
+  return v;
 }
 
 }  // namespace tailor::bench

@@ -62,7 +62,7 @@ Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    auto value = [&]() -> std::string { return tailor::bench::option_value(argc, argv, i, usage); };
+    auto value = [&]() -> const char* { return tailor::bench::option_value(argc, argv, i, usage); };
     if (a == "--kernel")
       o.kernel = value();
     else if (a == "--alloc")
@@ -70,13 +70,13 @@ Options parse(int argc, char** argv) {
     else if (a == "--predicate")
       o.predicate = value();
     else if (a == "--k")
-      o.k = static_cast<unsigned>(std::stoul(value()));
+      o.k = tailor::bench::number_value<unsigned>("--k", value(), usage);
     else if (a == "--n")
-      o.n = std::stoull(value());
+      o.n = tailor::bench::number_value<std::size_t>("--n", value(), usage);
     else if (a == "--seed")
-      o.seed = std::stoull(value());
+      o.seed = tailor::bench::number_value<std::uint64_t>("--seed", value(), usage);
     else if (a == "--dynamism")
-      o.dynamism = std::stod(value());
+      o.dynamism = tailor::bench::number_value<double>("--dynamism", value(), usage);
     else if (a == "--walk-before-sort")
       o.walk_before_sort = true;
     else
