@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "report/report_assets.h"
+#include "util/file.h"
 
 namespace tailor::report {
 
@@ -64,22 +65,6 @@ std::string render_html(const nlohmann::json& data, const std::string& title) {
   return page;
 }
 
-void write_file(const std::string& path, const std::string& html) {
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error(path + ": cannot write the report (cannot create " + tmp + ")");
-    out.write(html.data(), static_cast<std::streamsize>(html.size()));
-    out.close();
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw std::runtime_error(path + ": cannot write the report");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw std::runtime_error(path + ": cannot write the report (rename failed)");
-  }
-}
+void write_file(const std::string& path, const std::string& html) { util::write_file_atomically(path, html, "report"); }
 
 }  // namespace tailor::report

@@ -5,6 +5,7 @@
 // rule; `#` starts a comment outside terminals. Every nonterminal used must be
 // defined (except TRACE_SIZE), and none twice.
 #include "search/grammar.h"
+#include "util/file.h"
 
 #include <fstream>
 #include <sstream>
@@ -127,11 +128,7 @@ Grammar Grammar::parse(const std::string& text, const std::string& origin) {
 }
 
 Grammar Grammar::load(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(path + ": cannot open the grammar");
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse(text.str(), path);
+  return parse(util::read_file(path, "grammar"), path);
 }
 
 }  // namespace tailor::search

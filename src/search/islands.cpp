@@ -17,6 +17,7 @@
 
 #include "search/shared_evaluation.h"
 #include "util/random.h"
+#include "util/file.h"
 
 namespace tailor::search {
 
@@ -43,28 +44,6 @@ SearchOptions island_options(const SearchOptions& o, unsigned islands, unsigned 
   if (islands > 1) s.elite = std::max(1u, static_cast<unsigned>(std::uint64_t{o.elite} * s.population / o.population));
   s.progress = nullptr;
   return s;
-}
-
-void write_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw std::runtime_error(tmp + ": cannot write the checkpoint: " + std::strerror(errno));
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int e = errno;
-      ::close(fd);
-      throw std::runtime_error(tmp + ": cannot write the checkpoint: " + std::strerror(e));
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0)
-    throw std::runtime_error(tmp + ": cannot write the checkpoint: " + std::strerror(errno));
-  // The previous checkpoint stays whole until the new one replaces it.
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw std::runtime_error(path + ": cannot replace the checkpoint: " + std::strerror(errno));
 }
 
 nlohmann::json result_to_json(const SearchResult& r) {
@@ -160,7 +139,7 @@ std::uint64_t write_checkpoint(const std::vector<Island>& islands, const std::ve
   const nlohmann::json file = {{"format", kFormat}, {"version", kVersion}, {"settings", io.settings},
                                {"generation", g},   {"islands", all}};
   const std::string text = file.dump() + "\n";
-  write_atomically(io.checkpoint, text);
+  util::write_file_atomically(io.checkpoint, text, "checkpoint");  // the previous one stays whole until replaced
   return text.size();
 }
 

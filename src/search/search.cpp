@@ -26,6 +26,7 @@
 #include "tailor/trace/reader.h"
 #include "simulate/trace_sizes.h"
 #include "util/parallel_for.h"
+#include "util/file.h"
 
 namespace tailor::search {
 
@@ -37,20 +38,10 @@ namespace sim = tailor::simulate;
 // XXH3 of the grammar's text (the hash traces use): a checkpoint resumes
 // only on the grammar it was made with.
 std::string grammar_digest(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  const std::string s = text.str();
+  const std::string s = util::read_file(path, "grammar");
   return fmt::format("{:016x}", XXH3_64bits(s.data(), s.size()));
 }
 
-std::string read_file(const std::string& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path + ": cannot read the " + what + ": " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // One trace of the search on three tiers, so that the evolution's time does
 // not grow with the trace: candidates are ranked on a sample (if the trace is
@@ -298,7 +289,7 @@ SearchReport run(const SearchRequest& q) {
   io.settings = settings(q, sets);
   nlohmann::json resumed;
   if (!q.resume.empty()) {
-    resumed = read_checkpoint(q.resume, read_file(q.resume, "checkpoint"), io.settings, q.generations);
+    resumed = read_checkpoint(q.resume, util::read_file(q.resume, "checkpoint"), io.settings, q.generations);
     io.resume = &resumed;
     io.resume_path = q.resume;
   }

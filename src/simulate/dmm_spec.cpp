@@ -5,6 +5,7 @@
 #include "simulate/dmm_spec.h"
 
 #include "dmm/spec_reader.h"
+#include "util/file.h"
 
 #include <algorithm>
 #include <bit>
@@ -125,11 +126,7 @@ DmmSpec parse_dmm_spec(const json& j, const std::string& origin) {
 }
 
 DmmSpec load_dmm_spec(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path + ": cannot open the DMM spec");
-  std::stringstream text;
-  text << in.rdbuf();
-  DmmSpec spec = read_text(text.str(), path, [&](const dmm::JsonResult& doc) -> void {
+  DmmSpec spec = read_text(util::read_file(path, "DMM spec"), path, [&](const dmm::JsonResult& doc) -> void {
     throw std::runtime_error(path + ": not JSON (at byte " + std::to_string(doc.error_location().offset) +
                              ", " + doc.error() + ")");
   });

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "tune/config_install.h"
+#include "util/file.h"
 
 #include <unistd.h>
 
@@ -43,24 +44,6 @@ std::string user_config_path() {
   return std::string(home) + "/.config/tailor/tailor.conf";
 }
 
-void write_file_atomically(const std::string& path, const std::string& text) {
-  const fs::path p = fs::absolute(path);
-  std::error_code ec;
-  fs::create_directories(p.parent_path(), ec);
-  if (ec) throw std::runtime_error(p.parent_path().string() + ": cannot create the directory: " + ec.message());
-  const std::string tmp = p.string() + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream out(tmp);
-    out << text;
-    out.flush();
-    if (!out) throw std::runtime_error(tmp + ": cannot write");
-  }
-  fs::rename(tmp, p, ec);
-  if (ec) {
-    fs::remove(tmp);
-    throw std::runtime_error(p.string() + ": cannot replace: " + ec.message());
-  }
-}
 
 std::string replace_section(const std::string& file, const std::string& key, const std::string& section) {
   std::istringstream in(file);
@@ -78,15 +61,8 @@ std::string replace_section(const std::string& file, const std::string& key, con
 }
 
 void install_section(const std::string& path, const std::string& key, const std::string& section) {
-  std::string old;
-  if (fs::exists(path)) {
-    std::ifstream in(path);
-    if (!in) throw std::runtime_error(path + ": cannot read");
-    std::ostringstream s;
-    s << in.rdbuf();
-    old = s.str();
-  }
-  write_file_atomically(path, replace_section(old, key, section));
+  const std::string old = fs::exists(path) ? util::read_file(path, "config file") : std::string();
+  util::write_file_atomically(path, replace_section(old, key, section), "config file");
 }
 
 }  // namespace tailor::tune
@@ -99,10 +75,10 @@ InstalledConfig install(Settings settings, const std::string& dmm_spec, const st
   const bool has_dmm = !settings.dmm.empty();
   if (has_dmm) {  // the spec goes next to the config that names it
     const std::string spec = fs::absolute(output).string() + ".dmm.json";
-    write_file_atomically(spec, dmm_spec);
+    util::write_file_atomically(spec, dmm_spec, "DMM spec");
     settings.dmm = spec;
   }
-  write_file_atomically(output, config_text(settings, header));
+  util::write_file_atomically(output, config_text(settings, header), "config file");
   where.written = fs::absolute(output).string();
   if (key.empty()) return where;
   const std::string path = user_config_path();
@@ -110,7 +86,7 @@ InstalledConfig install(Settings settings, const std::string& dmm_spec, const st
     const std::string name = fs::path(key).filename().string();
     const std::string spec = (fs::path(path).parent_path() / "dmm" / (name + ".json")).string();
     fs::create_directories(fs::path(spec).parent_path());
-    write_file_atomically(spec, dmm_spec);
+    util::write_file_atomically(spec, dmm_spec, "DMM spec");
     settings.dmm = spec;
   }
   install_section(path, key, config_text(settings, header, key));

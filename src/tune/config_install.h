@@ -17,9 +17,6 @@ namespace tailor::tune {
 /// reads when TAILOR_CONFIG is not set). Throws if HOME is not set.
 std::string user_config_path();
 
-/// Writes `text` to `path` atomically, creating its directory.
-void write_file_atomically(const std::string& path, const std::string& text);
-
 /// `file`'s text with the sections `[program KEY]` removed (each up to the
 /// next section header) and `section` (a whole section, header included)
 /// appended. Lines outside those sections are kept as they are.
