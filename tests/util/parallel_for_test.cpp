@@ -44,15 +44,20 @@ TEST(ParallelFor, TheLowestFailedIndexIsRethrownAfterTheOthersRan) {
 }
 
 TEST(ParallelFor, UsesSeveralThreadsAndLeavesTheCallerFree) {
+  // Each job waits until both have started and the caller has gone on: one
+  // thread taking both jobs would wait for ever on the first (the test's
+  // timeout), and the constructor must return while both jobs wait.
+  std::atomic<int> started{0};
   std::atomic<bool> go{false};
   std::set<std::thread::id> ids;
   std::mutex mu;
   ParallelFor pool(2, 2, [&](std::size_t) {
-    while (!go.load()) std::this_thread::yield();  // both jobs wait for the caller: two threads
+    started.fetch_add(1);
+    while (started.load() < 2 || !go.load()) std::this_thread::yield();
     std::lock_guard lock(mu);
     ids.insert(std::this_thread::get_id());
   });
-  go = true;  // the constructor returned while the jobs were still waiting
+  go = true;
   pool.join();
   EXPECT_EQ(ids.size(), 2u);
   EXPECT_EQ(ids.count(std::this_thread::get_id()), 0u);
