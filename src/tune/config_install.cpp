@@ -60,9 +60,19 @@ std::string replace_section(const std::string& file, const std::string& key, con
   return out + section;
 }
 
+void write_file(const std::string& path, const std::string& text, const char* what) {
+  const fs::path folder = fs::absolute(path).parent_path();
+  std::error_code ec;
+  fs::create_directories(folder, ec);
+  if (ec)
+    throw std::runtime_error(path + ": cannot write the " + what + ": cannot create " + folder.string() + ": " +
+                             ec.message());
+  util::write_file_atomically(path, text, what);
+}
+
 void install_section(const std::string& path, const std::string& key, const std::string& section) {
   const std::string old = fs::exists(path) ? util::read_file(path, "config file") : std::string();
-  util::write_file_atomically(path, replace_section(old, key, section), "config file");
+  write_file(path, replace_section(old, key, section), "config file");
 }
 
 }  // namespace tailor::tune
@@ -75,10 +85,10 @@ InstalledConfig install(Settings settings, const std::string& dmm_spec, const st
   const bool has_dmm = !settings.dmm.empty();
   if (has_dmm) {  // the spec goes next to the config that names it
     const std::string spec = fs::absolute(output).string() + ".dmm.json";
-    util::write_file_atomically(spec, dmm_spec, "DMM spec");
+    write_file(spec, dmm_spec, "DMM spec");
     settings.dmm = spec;
   }
-  util::write_file_atomically(output, config_text(settings, header), "config file");
+  write_file(output, config_text(settings, header), "config file");
   where.written = fs::absolute(output).string();
   if (key.empty()) return where;
   const std::string path = user_config_path();
@@ -86,7 +96,7 @@ InstalledConfig install(Settings settings, const std::string& dmm_spec, const st
     const std::string name = fs::path(key).filename().string();
     const std::string spec = (fs::path(path).parent_path() / "dmm" / (name + ".json")).string();
     fs::create_directories(fs::path(spec).parent_path());
-    util::write_file_atomically(spec, dmm_spec, "DMM spec");
+    write_file(spec, dmm_spec, "DMM spec");
     settings.dmm = spec;
   }
   install_section(path, key, config_text(settings, header, key));

@@ -17,6 +17,10 @@ namespace tailor::tune {
 /// reads when TAILOR_CONFIG is not set). Throws if HOME is not set.
 std::string user_config_path();
 
+/// Writes `text` to `path` atomically (util::write_file_atomically), making
+/// its folder first: tune's outputs, the user's config and the DMM specs.
+void write_file(const std::string& path, const std::string& text, const char* what);
+
 /// `file`'s text with the sections `[program KEY]` removed (each up to the
 /// next section header) and `section` (a whole section, header included)
 /// appended. Lines outside those sections are kept as they are.

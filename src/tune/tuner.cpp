@@ -286,7 +286,7 @@ class Tuner {
 
   std::string write_config(const std::string& name, const Settings& s) {
     const std::string path = (work_ / (name + ".conf")).string();
-    util::write_file_atomically(path, config_text(s, "tailor tune candidate " + name), "candidate config");
+    write_file(path, config_text(s, "tailor tune candidate " + name), "candidate config");
     return path;
   }
 
@@ -521,7 +521,7 @@ class Tuner {
       const std::string path = (work_ / (spec.name + ".json")).string();
       Finalist f;
       f.dmm_spec = sim::to_json(spec).dump(2) + "\n";
-      util::write_file_atomically(path, f.dmm_spec, "DMM spec");
+      write_file(path, f.dmm_spec, "DMM spec");
       f.label = spec.name;
       f.origin = "dmm";
       f.settings.dmm = path;

@@ -34,7 +34,7 @@ inline std::string read_file(const std::string& path, const char* what) {
   return text.str();
 }
 
-// Replaces `path` by `text` whole (the folder made if missing); throws
+// Replaces `path` by `text` whole, in a folder that exists; throws
 // std::runtime_error "PATH: cannot write the WHAT: why", leaving the old
 // file as it was.
 inline void write_file_atomically(const std::string& path, const std::string& text, const char* what) {
@@ -42,9 +42,6 @@ inline void write_file_atomically(const std::string& path, const std::string& te
     throw std::runtime_error(path + ": cannot write the " + what + ": " + why);
   };
   const std::filesystem::path target = std::filesystem::absolute(path);
-  std::error_code ec;
-  std::filesystem::create_directories(target.parent_path(), ec);
-  if (ec) fail("cannot create " + target.parent_path().string() + ": " + ec.message());
   const std::string tmp = target.string() + ".tmp." + std::to_string(::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) fail(std::strerror(errno));
