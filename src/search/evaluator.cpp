@@ -3,13 +3,11 @@
 #include "search/evaluator.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
-#include <thread>
 
 #include "simulate/dmm.h"
 #include "simulate/trace_sizes.h"

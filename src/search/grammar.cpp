@@ -7,7 +7,6 @@
 #include "search/grammar.h"
 #include "util/file.h"
 
-#include <fstream>
 #include <sstream>
 
 namespace tailor::search {

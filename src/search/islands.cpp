@@ -3,14 +3,11 @@
 // ring migration, checkpoints written atomically, results gathered.
 #include "search/islands.h"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <limits>
 #include <memory>
 #include <stdexcept>

@@ -8,17 +8,13 @@
 #include <xxhash.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <deque>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 #include <stdexcept>
-#include <thread>
 
 #include "search/islands.h"
 #include "simulate/replay_sample.h"

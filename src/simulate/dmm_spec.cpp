@@ -9,10 +9,8 @@
 
 #include <algorithm>
 #include <bit>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <memory>
-#include <sstream>
 #include <vector>
 
 namespace tailor::simulate {
