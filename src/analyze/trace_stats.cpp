@@ -121,7 +121,7 @@ class Accumulator {
         }
     s_.average_size = s_.objects ? static_cast<double>(s_.total_bytes) / static_cast<double>(s_.objects) : 0;
     s_.live_objects_at_end = live_.size();
-    live_.for_each([this](std::uint64_t, const LiveBlock& b) { s_.live_bytes_at_end += b.size; });
+    collect_leaks();
     s_.lifetime_events_histogram = lifetime_events_.histogram();
     s_.lifetime_ns_histogram = lifetime_ns_.histogram();
     s_.lifetime_events = lifetime_events_.summarize();
@@ -197,6 +197,29 @@ class Accumulator {
     point_.event = last_index_;
     s_.in_use_series.push_back(point_);
     run_open_ = false;
+  }
+
+  // The live blocks by allocating call site: counts per site index, then
+  // the sites that hold any, largest first.
+  void collect_leaks() {
+    std::vector<LeakSite> by_site(site_list_.size());
+    live_.for_each([&](std::uint64_t, const LiveBlock& b) {
+      s_.live_bytes_at_end += b.size;
+      LeakSite& l = by_site[b.site];
+      ++l.blocks;
+      l.bytes += b.size;
+      l.largest = std::max(l.largest, b.size);
+    });
+    sites_.for_each([&](std::uint64_t addr, std::uint32_t index) { by_site[index].address = addr; });
+    std::erase_if(by_site, [](const LeakSite& l) { return l.blocks == 0; });
+    s_.leak_sites = by_site.size();
+    const std::size_t keep = std::min(by_site.size(), options_.top);
+    std::partial_sort(by_site.begin(), by_site.begin() + static_cast<std::ptrdiff_t>(keep), by_site.end(),
+                      [](const LeakSite& a, const LeakSite& b) {
+                        return a.bytes != b.bytes ? a.bytes > b.bytes : a.address < b.address;
+                      });
+    by_site.resize(keep);
+    s_.leaks = std::move(by_site);
   }
 
   ThreadStats& thread(const Event& e) {
@@ -325,6 +348,14 @@ nlohmann::json sites_json(const std::vector<CallSiteStats>& v) {
   return a;
 }
 
+nlohmann::json leaks_json(const TraceStats& s) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& l : s.leaks)
+    a.push_back({{"address", l.address}, {"blocks", l.blocks}, {"bytes", l.bytes}, {"largest_bytes", l.largest},
+                 {"symbol", l.symbol}});
+  return {{"sites", s.leak_sites}, {"top_by_bytes", a}};
+}
+
 nlohmann::json sizes_json(const std::vector<SizeShare>& v) {
   nlohmann::json a = nlohmann::json::array();
   for (const auto& s : v) a.push_back({{"size", s.size}, {"count", s.count}, {"bytes", s.bytes}});
@@ -360,17 +391,19 @@ TraceStats compute_stats(trace::Reader& reader, const StatsOptions& options) {
 
 void symbolize(TraceStats& stats, const std::vector<trace::Module>& modules) {
   Symbolizer sym(modules);
-  for (auto* list : {&stats.top_sites_by_calls, &stats.top_sites_by_bytes})
-    for (auto& c : *list) {
-      if (!c.address) {
-        c.symbol = "(unknown)";
-        continue;
-      }
-      const Symbol s = sym.resolve_return_address(c.address);
-      c.symbol = s.to_string();
-      c.function = s.function;
-      c.module = s.module.empty() ? std::string() : std::filesystem::path(s.module).filename().string();
+  auto fill = [&sym](auto& site) {
+    if (!site.address) {
+      site.symbol = "(unknown)";
+      return;
     }
+    const Symbol s = sym.resolve_return_address(site.address);
+    site.symbol = s.to_string();
+    site.function = s.function;
+    site.module = s.module.empty() ? std::string() : std::filesystem::path(s.module).filename().string();
+  };
+  for (auto* list : {&stats.top_sites_by_calls, &stats.top_sites_by_bytes})
+    for (auto& c : *list) fill(c);
+  for (auto& l : stats.leaks) fill(l);
 }
 
 nlohmann::json to_json(const TraceStats& s) {
@@ -418,6 +451,7 @@ nlohmann::json to_json(const TraceStats& s) {
       {"distinct_callsites", s.distinct_callsites},
       {"top_sites_by_calls", sites_json(s.top_sites_by_calls)},
       {"top_sites_by_bytes", sites_json(s.top_sites_by_bytes)},
+      {"leaks", leaks_json(s)},
       {"threads", threads},
   };
 }

@@ -45,6 +45,19 @@ struct CallSiteStats {
   std::string module;          ///< filled by symbolize(): file name of the object, or empty if unknown
 };
 
+/// Blocks still live at the trace's end, by the call site that allocated
+/// them: what the process never freed before it exited (or called exec,
+/// or aborted, or, for a cut trace, before its last recorded event).
+struct LeakSite {
+  std::uint64_t address = 0;  ///< call site
+  std::uint64_t blocks = 0;
+  std::uint64_t bytes = 0;    ///< requested bytes of those blocks
+  std::uint64_t largest = 0;  ///< the largest of them
+  std::string symbol;         ///< filled by symbolize()
+  std::string function;
+  std::string module;
+};
+
 /// Counts in power-of-two buckets: bucket k holds values v with
 /// 2^(k-1) < v <= 2^k (bucket 0 holds 0 and 1).
 struct Log2Histogram {
@@ -117,6 +130,9 @@ struct TraceStats {
   std::vector<CallSiteStats> top_sites_by_calls;
   std::vector<CallSiteStats> top_sites_by_bytes;
 
+  std::uint64_t leak_sites = 0;   ///< call sites with blocks live at the end
+  std::vector<LeakSite> leaks;    ///< of those, the top by bytes
+
   std::vector<ThreadStats> threads;
   /// Releases by a thread other than the allocating one: (allocating thread,
   /// releasing thread) -> releases, by the recorder's thread indices.
@@ -131,7 +147,8 @@ struct StatsOptions {
 
 TraceStats compute_stats(trace::Reader& reader, const StatsOptions& options = {});
 
-/// Fills the symbol of every reported call site from the trace's modules.
+/// Fills the symbol of every reported call site (top lists and leaks) from
+/// the trace's modules.
 void symbolize(TraceStats& stats, const std::vector<trace::Module>& modules);
 
 nlohmann::json to_json(const TraceStats& stats);

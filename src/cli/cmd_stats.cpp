@@ -20,6 +20,7 @@ struct StatsCmdOptions {
   bool json = false;
   bool no_symbols = false;
   bool strides = false;
+  bool leaks = false;
   bool every_site = false;
   std::size_t top = 10;
 };
@@ -58,8 +59,8 @@ void print_text(const trace::Reader& r, const analyze::TraceStats& s) {
   for (const auto& [a, n] : s.alignments) fmt::print(", {} x align {}", n, a);
   fmt::print("\n\n");
 
-  fmt::print("live      peak {} objects; at end {} objects, {} bytes (never freed)\n", s.max_live_objects,
-             s.live_objects_at_end, s.live_bytes_at_end);
+  fmt::print("live      peak {} objects; at end {} objects, {} bytes (never freed) from {} call sites (--leaks)\n",
+             s.max_live_objects, s.live_objects_at_end, s.live_bytes_at_end, s.leak_sites);
   fmt::print("          {} releases of unknown blocks, {} cross-thread releases, {} allocations over a live block\n\n",
              s.unknown_releases, s.cross_thread_releases, s.reused_live);
 
@@ -94,6 +95,42 @@ void print_text(const trace::Reader& r, const analyze::TraceStats& s) {
   for (const auto& t : s.threads)
     fmt::print("  T{:<4} tid {:<8} {:>14} allocations {:>16} bytes {:>14} releases\n", t.thread, t.tid, t.allocations,
                t.bytes, t.releases);
+}
+
+// What "at the end" means for this trace: how the process stopped recording.
+std::string end_of(const trace::Reader& r) {
+  if (!r.complete()) return "at the trace's last event (the trace is cut)";
+  if (!r.end()) return "at the trace's end";
+  switch (r.end()->reason) {
+    case trace::EndReason::Exit:
+    case trace::EndReason::FastExit:
+      return fmt::format("at exit (status {})", r.end()->status);
+    case trace::EndReason::Abort:
+      return "at abort";
+    case trace::EndReason::Exec:
+      return "when the process called exec";
+  }
+  return "at the trace's end";
+}
+
+nlohmann::json end_json(const trace::Reader& r) {
+  if (!r.end()) return nullptr;
+  static constexpr const char* kReasons[] = {"", "exit", "_exit", "abort", "exec"};
+  const auto reason = static_cast<unsigned>(r.end()->reason);
+  return {{"reason", reason < std::size(kReasons) ? kReasons[reason] : "unknown"}, {"status", r.end()->status}};
+}
+
+// --leaks: the blocks never freed, by the call site that allocated them.
+void print_leaks(const trace::Reader& r, const analyze::TraceStats& s) {
+  fmt::print("trace     {}\n", r.path());
+  if (!r.complete()) fmt::print("warning   {}\n", r.cut());
+  fmt::print("leaks     {} blocks, {} bytes live {}, allocated at {} call sites", s.live_objects_at_end,
+             s.live_bytes_at_end, end_of(r), s.leak_sites);
+  if (s.leaks.size() < s.leak_sites) fmt::print(" (top {} by bytes)", s.leaks.size());
+  fmt::print("\n\n  {:>16} {:>7} {:>12} {:>14}  {}\n", "bytes", "share", "blocks", "largest", "call site");
+  for (const auto& l : s.leaks)
+    fmt::print("  {:>16} {} {:>12} {:>14}  {}\n", l.bytes, pct(l.bytes, s.live_bytes_at_end), l.blocks, l.largest,
+               l.symbol.empty() ? fmt::format("{:#x}", l.address) : l.symbol);
 }
 
 // --strides: per hot call site, the regularity of its allocation strides,
@@ -141,8 +178,12 @@ int stats(const StatsCmdOptions& o) {
   if (o.json) {
     nlohmann::json j = analyze::to_json(s);
     j["trace"] = {{"path", r.path()}, {"pid", r.header().pid}, {"command_line", r.header().command_line},
-                  {"complete", r.complete()}, {"cut", r.cut()}};
+                  {"complete", r.complete()}, {"cut", r.cut()}, {"end", end_json(r)}};
+    if (o.leaks) j = {{"trace", j["trace"]}, {"live_objects_at_end", j["live_objects_at_end"]},
+                      {"live_bytes_at_end", j["live_bytes_at_end"]}, {"leaks", j["leaks"]}};
     fmt::print("{}\n", j.dump(2));
+  } else if (o.leaks) {
+    print_leaks(r, s);
   } else {
     print_text(r, s);
   }
@@ -162,6 +203,10 @@ void add_stats(CLI::App& app, Runner& run) {
   cmd->add_flag("--every-site", o->every_site,
                 "With --strides: model TAILOR_POOLS=2, which also pools the first one-size site of each slot size")
       ->needs(strides);
+  cmd->add_flag("--leaks", o->leaks,
+                "Only the blocks never freed (live at exit, or at the end of a cut trace), by the call site that "
+                "allocated them, largest first")
+      ->excludes(strides);
   cmd->add_option("--top", o->top, "Entries in each top list")->capture_default_str();
 }
 

@@ -464,6 +464,9 @@ json expected_synthetic() {
   auto site = [](std::uint64_t address, std::uint64_t calls, std::uint64_t bytes, std::uint64_t peak_live) {
     return json{{"address", address}, {"calls", calls}, {"bytes", bytes}, {"peak_live_bytes", peak_live}, {"symbol", ""}};
   };
+  auto leak = [](std::uint64_t address, std::uint64_t bytes) {  // one block each
+    return json{{"address", address}, {"blocks", 1}, {"bytes", bytes}, {"largest_bytes", bytes}, {"symbol", ""}};
+  };
   auto hist = [](std::vector<std::uint64_t> counts) {
     json a = json::array();
     for (std::size_t k = 0; k < counts.size(); ++k) a.push_back({{"upper_bound", std::uint64_t{1} << k}, {"count", counts[k]}});
@@ -526,6 +529,12 @@ json expected_synthetic() {
        json::array({site(0x580, 1, 4096, 4096), site(0x540, 3, 750, 500), site(0x510, 1, 300, 300),
                     site(0x570, 1, 256, 256), site(0x500, 2, 200, 100), site(0x560, 1, 128, 128),
                     site(0x520, 1, 64, 64), site(0x5a0, 1, 48, 48), site(0x5b0, 1, 32, 32), site(0x5c0, 1, 10, 10)})},
+      // Live at the end: 0x7000 (256, 0x570), 0x4000 (200, 0x540), 0xc000 (100, 0x500),
+      // 0x6000 (32, 0x5b0; the 128 bytes of 0x560 it replaced are forgotten), 0xb000 (10, 0x5c0).
+      {"leaks",
+       {{"sites", 5},
+        {"top_by_bytes", json::array({leak(0x570, 256), leak(0x540, 200), leak(0x500, 100), leak(0x5b0, 32),
+                                      leak(0x5c0, 10)})}}},
       {"threads",
        json::array({{{"thread", 0}, {"tid", 4242}, {"allocations", 9}, {"bytes", 5506}, {"releases", 3},
                      {"first_ns", 1000}, {"last_ns", 3400}},
@@ -581,6 +590,55 @@ TEST(StatsExact, TopListLength) {
   ASSERT_EQ(s.top_sites_by_bytes.size(), 3u);
   EXPECT_EQ(s.top_sites_by_bytes[2].address, 0x510u);
   EXPECT_EQ(s.size_buckets.size(), 7u);  // not cut by --top
+}
+
+// --leaks: exactly the blocks a program leaks from two paths, by path, at exit.
+TEST(StatsExact, LeaksOfTwoPathsByCallSite) {
+  TempDir dir;
+  const std::string trace = dir.file("leaks.trace");
+  constexpr std::uint64_t kA = 37, kB = 23;
+  Result rec = run({TAILOR_BIN, "record", "-o", trace, "--", LEAKS_TWO_PATHS, std::to_string(kA), std::to_string(kB)});
+  ASSERT_TRUE(exited_zero(rec)) << rec.err;
+  Result r = run({TAILOR_BIN, "stats", "--leaks", "--json", "--top", "1000", trace});
+  ASSERT_TRUE(exited_zero(r)) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["trace"]["end"]["reason"], "exit");
+  EXPECT_EQ(j["trace"]["end"]["status"], 0);
+  EXPECT_FALSE(j.contains("objects")) << "--leaks prints the leaks only";
+  const json& top = j["leaks"]["top_by_bytes"];
+  EXPECT_EQ(j["leaks"]["sites"].get<std::size_t>(), top.size());
+  auto find = [&](const std::string& function) -> json {
+    json found;
+    for (const auto& l : top)
+      if (l["symbol"].get<std::string>().find(function) != std::string::npos) {
+        EXPECT_TRUE(found.is_null()) << function << " is two call sites";
+        found = l;
+      }
+    return found;
+  };
+  const json a = find("leak_path_a"), b = find("leak_path_b");
+  ASSERT_FALSE(a.is_null()) << r.out;
+  ASSERT_FALSE(b.is_null()) << r.out;
+  EXPECT_EQ(a["blocks"], kA);
+  EXPECT_EQ(a["bytes"], kA * 1031);
+  EXPECT_EQ(a["largest_bytes"], 1031);
+  EXPECT_EQ(b["blocks"], kB);
+  EXPECT_EQ(b["bytes"], kB * 2063);
+  EXPECT_TRUE(find("churn").is_null()) << "freed blocks are no leak";
+  std::uint64_t blocks = 0, bytes = 0;
+  for (const auto& l : top) {
+    blocks += l["blocks"].get<std::uint64_t>();
+    bytes += l["bytes"].get<std::uint64_t>();
+  }
+  EXPECT_EQ(blocks, j["live_objects_at_end"].get<std::uint64_t>());
+  EXPECT_EQ(bytes, j["live_bytes_at_end"].get<std::uint64_t>());
+
+  Result text = run({TAILOR_BIN, "stats", "--leaks", "--top", "1", trace});
+  ASSERT_TRUE(exited_zero(text)) << text.err;
+  EXPECT_NE(text.out.find("live at exit (status 0)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("(top 1 by bytes)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("leak_path_b"), std::string::npos) << text.out;  // the larger of the two
+  EXPECT_EQ(text.out.find("leak_path_a"), std::string::npos) << text.out;
 }
 
 // A cut trace still gives stats, over the events it has, and says it is cut.
