@@ -389,6 +389,21 @@ TraceStats compute_stats(trace::Reader& reader, const StatsOptions& options) {
   return acc.finish();
 }
 
+std::string end_description(const trace::Reader& r) {
+  if (!r.complete()) return "at the trace's last event (the trace is cut)";
+  if (!r.end()) return "at the trace's end";
+  switch (r.end()->reason) {
+    case trace::EndReason::Exit:
+    case trace::EndReason::FastExit:
+      return "at exit (status " + std::to_string(r.end()->status) + ")";
+    case trace::EndReason::Abort:
+      return "at abort";
+    case trace::EndReason::Exec:
+      return "when the process called exec";
+  }
+  return "at the trace's end";
+}
+
 void symbolize(TraceStats& stats, const std::vector<trace::Module>& modules) {
   Symbolizer sym(modules);
   auto fill = [&sym](auto& site) {

@@ -147,6 +147,11 @@ struct StatsOptions {
 
 TraceStats compute_stats(trace::Reader& reader, const StatsOptions& options = {});
 
+/// What the end of `reader`'s trace is, for the blocks live there: "at exit
+/// (status 0)", "at abort", "when the process called exec", or "at the
+/// trace's last event (the trace is cut)".
+std::string end_description(const trace::Reader& reader);
+
 /// Fills the symbol of every reported call site (top lists and leaks) from
 /// the trace's modules.
 void symbolize(TraceStats& stats, const std::vector<trace::Module>& modules);

@@ -97,22 +97,6 @@ void print_text(const trace::Reader& r, const analyze::TraceStats& s) {
                t.bytes, t.releases);
 }
 
-// What "at the end" means for this trace: how the process stopped recording.
-std::string end_of(const trace::Reader& r) {
-  if (!r.complete()) return "at the trace's last event (the trace is cut)";
-  if (!r.end()) return "at the trace's end";
-  switch (r.end()->reason) {
-    case trace::EndReason::Exit:
-    case trace::EndReason::FastExit:
-      return fmt::format("at exit (status {})", r.end()->status);
-    case trace::EndReason::Abort:
-      return "at abort";
-    case trace::EndReason::Exec:
-      return "when the process called exec";
-  }
-  return "at the trace's end";
-}
-
 nlohmann::json end_json(const trace::Reader& r) {
   if (!r.end()) return nullptr;
   static constexpr const char* kReasons[] = {"", "exit", "_exit", "abort", "exec"};
@@ -125,7 +109,7 @@ void print_leaks(const trace::Reader& r, const analyze::TraceStats& s) {
   fmt::print("trace     {}\n", r.path());
   if (!r.complete()) fmt::print("warning   {}\n", r.cut());
   fmt::print("leaks     {} blocks, {} bytes live {}, allocated at {} call sites", s.live_objects_at_end,
-             s.live_bytes_at_end, end_of(r), s.leak_sites);
+             s.live_bytes_at_end, analyze::end_description(r), s.leak_sites);
   if (s.leaks.size() < s.leak_sites) fmt::print(" (top {} by bytes)", s.leaks.size());
   fmt::print("\n\n  {:>16} {:>7} {:>12} {:>14}  {}\n", "bytes", "share", "blocks", "largest", "call site");
   for (const auto& l : s.leaks)

@@ -74,6 +74,20 @@ json sites_section(const analyze::TraceStats& s) {
           {"rows", rows}};
 }
 
+json leaks_section(const trace::Reader& r, const analyze::TraceStats& s) {
+  json rows = json::array();
+  for (const auto& l : s.leaks)
+    rows.push_back({{"address", l.address},
+                    {"symbol", l.symbol},
+                    {"module", l.module},
+                    {"blocks", l.blocks},
+                    {"bytes", l.bytes},
+                    {"largest_bytes", l.largest}});
+  return {{"end", analyze::end_description(r)}, {"objects", s.live_objects_at_end},
+          {"bytes", s.live_bytes_at_end},       {"sites", s.leak_sites},
+          {"rows", rows}};
+}
+
 json threads_section(const analyze::TraceStats& s) {
   json threads = json::array();
   for (const auto& t : s.threads)
@@ -150,6 +164,7 @@ json report_data(const ReportInputs& in) {
              {{"events", histogram(in.stats.lifetime_events_histogram)},
               {"ns", histogram(in.stats.lifetime_ns_histogram)}}},
             {"sites", sites_section(in.stats)},
+            {"leaks", leaks_section(in.reader, in.stats)},
             {"threads", threads_section(in.stats)},
             {"dmms", dmms_section(in.dmms)},
             {"moments", moments},

@@ -166,6 +166,11 @@ def check_render(dt, report, screenshot, max_ms):
     bad = [c for c in state["canvases"] if not c["chart"] or c["painted"] < 500 or c["width"] == 0]
     if bad or not state["canvases"]:
         raise AssertionError(f"charts not drawn: {bad or 'no canvas'}")
+    leaks = dt.evaluate("""(() => { const d = JSON.parse(document.getElementById('report-data').textContent).leaks;
+      return { rows: d.rows.length, shown: document.querySelectorAll('#leaks-table tbody tr').length,
+               note: document.getElementById('leaks-note').textContent }; })()""")
+    if leaks["shown"] != leaks["rows"] or not leaks["note"]:
+        raise AssertionError(f"leaks table not drawn: {leaks}")
     if ms > max_ms:
         raise AssertionError(f"opened and rendered in {ms:.0f} ms, more than {max_ms} ms")
     height = dt.evaluate("document.documentElement.scrollHeight")

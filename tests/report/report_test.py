@@ -84,6 +84,13 @@ def threads():
            f"the peak's time {peak} lies on the series' time axis")
     expect(sum(d["lifetimes"]["events"]) == 900 and sum(d["lifetimes"]["ns"]) == 900, "lifetimes of 900 frees")
     expect(len(d["sites"]["rows"]) == 5 and sum(r["calls"] for r in d["sites"]["rows"]) == 1200, "call sites")
+    lk = d["leaks"]
+    expect(lk["objects"] == 300 and lk["end"] == "at exit (status 0)", f"leaks {lk['objects']} {lk['end']}")
+    expect(sum(r["blocks"] for r in lk["rows"]) == 300 and sum(r["bytes"] for r in lk["rows"]) == lk["bytes"]
+           == d["summary"]["live_bytes_at_end"], "the leaks' rows add up to the blocks live at the end")
+    expect(len(lk["rows"]) == lk["sites"] <= 5, f"leak sites {lk['sites']}")
+    expect([r["bytes"] for r in lk["rows"]] == sorted((r["bytes"] for r in lk["rows"]), reverse=True),
+           "leaks largest first")
 
 
 def cut():

@@ -162,6 +162,28 @@
   }
   fillSites();
 
+  // Leaks: the blocks live at the end, by the call site that allocated them.
+  const leaks = data.leaks;
+  document.getElementById('leaks-note').textContent = leaks.objects === 0 ? 'Every block was freed.' :
+    count(leaks.objects) + ' blocks, ' + bytes(leaks.bytes) + ' live ' + leaks.end + ', allocated at ' +
+    count(leaks.sites) + ' call sites' + (leaks.rows.length < leaks.sites ? ' (the top ' + leaks.rows.length +
+    ' by bytes)' : '') + '.';
+  const leaksTable = document.getElementById('leaks-table');
+  const leaksHead = el('tr');
+  for (const label of ['call site', 'module', 'bytes', '% bytes', 'blocks', 'largest']) leaksHead.append(el('th', label));
+  leaksTable.tHead.append(leaksHead);
+  for (const r of leaks.rows) {
+    const tr = el('tr');
+    tr.dataset.address = r.address;
+    const name = el('td', r.symbol);
+    name.className = 'symbol';
+    name.title = r.symbol;
+    tr.append(name, el('td', r.module || '?'), el('td', bytes(r.bytes)),
+              el('td', (100 * r.bytes / Math.max(1, leaks.bytes)).toFixed(1)), el('td', count(r.blocks)),
+              el('td', bytes(r.largest_bytes)));
+    leaksTable.tBodies[0].append(tr);
+  }
+
   // Call sites: the icicle, as floating horizontal bars, one row per level.
   const levels = ['all', 'module', 'function', 'call site'];
   function icicleData(metric) {
