@@ -2,6 +2,7 @@
 // Decoding one Events chunk (chunk.h).
 #include "trace/chunk.h"
 
+#include <algorithm>
 #include <new>
 
 #include <zstd.h>
@@ -63,6 +64,34 @@ void decode_chunk(const std::string& path, const std::uint8_t* data, const Chunk
   if (!codec::decode(raw, raw_size, ref.h.count, ref.h.thread, ref.h.first_time_ns, events.data(), why,
                      codec::DecodePath::kBest, skip, layout))
     throw Error(path, ref.offset, "bad event chunk: " + why);
+  if (ref.stacks_offset == 0 || (skip & codec::kSkipCallsite)) return;
+  chunk_payload(path, data, ref.stacks_offset, ref.stacks_h, scratch, scratch.stack_bytes);
+  if (!codec::decode_stacks(scratch.stack_bytes.data(), ref.stacks_h.raw_size, ref.h.count, *ref.stack_ids,
+                            events.data(), why))
+    throw Error(path, ref.stacks_offset, "bad event stacks chunk: " + why);
+}
+
+void chunk_payload(const std::string& path, const std::uint8_t* data, std::uint64_t offset,
+                   const format::ChunkHeader& h, ChunkScratch& scratch, std::vector<std::uint8_t>& out) {
+  const std::uint8_t* payload = data + offset + format::kChunkHeaderSize;
+  if (out.size() < h.raw_size) out.resize(h.raw_size);
+  if (h.codec == format::Codec::Raw) {
+    if (h.raw_size != h.stored_size) throw Error(path, offset, "raw chunk with different raw and stored sizes");
+    std::copy(payload, payload + h.raw_size, out.begin());
+    return;
+  }
+  if (h.codec != format::Codec::Zstd)
+    throw Error(path, offset + 5, "unknown codec " + std::to_string(static_cast<int>(h.codec)) + " for this chunk type");
+  if (!scratch.zstd) {
+    scratch.zstd.reset(ZSTD_createDCtx());
+    if (!scratch.zstd) throw std::bad_alloc();
+  }
+  const std::size_t n = ZSTD_decompressDCtx(static_cast<ZSTD_DCtx*>(scratch.zstd.get()), out.data(), h.raw_size,
+                                            payload, h.stored_size);
+  if (ZSTD_isError(n)) throw Error(path, offset, std::string("cannot decompress chunk: ") + ZSTD_getErrorName(n));
+  if (n != h.raw_size)
+    throw Error(path, offset,
+                "chunk decompresses to " + std::to_string(n) + " bytes, header says " + std::to_string(h.raw_size));
 }
 
 }  // namespace tailor::trace

@@ -19,6 +19,11 @@ struct ChunkRef {
   std::uint64_t offset = 0;    ///< of the chunk header in the file
   std::uint64_t sequence = 0;  ///< the chunk's position among all chunks of the file
   format::ChunkHeader h;
+  /// The EventStacks chunk after it (offset 0: none), and the reader's map
+  /// of the writer's stack ids to its own (Reader::stacks()).
+  std::uint64_t stacks_offset = 0;
+  format::ChunkHeader stacks_h;
+  const std::vector<std::uint32_t>* stack_ids = nullptr;
 };
 
 /// What one decoding thread keeps from one chunk to the next: the buffer of
@@ -30,6 +35,7 @@ struct ChunkScratch {
     void operator()(void* context) const noexcept;
   };
   std::vector<std::uint8_t> bytes;
+  std::vector<std::uint8_t> stack_bytes;  // an EventStacks payload, decompressed
   std::unique_ptr<void, FreeContext> zstd;  // a ZSTD_DCtx
 };
 
@@ -38,8 +44,13 @@ struct ChunkScratch {
 /// has held a chunk this size, no allocation happens). `scratch` holds the
 /// decompressed bytes. Throws Error naming `path` and the chunk's offset.
 /// Thread-safe for distinct scratch and events buffers. `skip`: columns
-/// left undecoded (codec::Skip).
+/// left undecoded (codec::Skip); stacks go with the call sites.
 void decode_chunk(const std::string& path, const std::uint8_t* data, const ChunkRef& ref,
                   ChunkScratch& scratch, std::vector<Event>& events, unsigned skip = 0);
+
+/// The payload of the chunk at `offset` with header `h` (codec Raw or Zstd,
+/// one frame) into `out`; throws Error naming `path` and the offset.
+void chunk_payload(const std::string& path, const std::uint8_t* data, std::uint64_t offset,
+                   const format::ChunkHeader& h, ChunkScratch& scratch, std::vector<std::uint8_t>& out);
 
 }  // namespace tailor::trace

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tailor/trace/event.h"
+#include "tailor/trace/stacks.h"
 #include "tailor/trace/writer.h"
 
 namespace tailor::trace::codec {
@@ -46,6 +47,31 @@ std::size_t encode(const Event* events, std::size_t n, const TimeMap& time, std:
 /// missing).
 std::size_t encode(const PackedEvent* slots, std::size_t n, const TimeMap& time, std::uint8_t* workspace,
                    std::uint8_t* out, std::size_t& events, std::uint64_t& first_ns, std::uint64_t& last_ns) noexcept;
+
+/// The payload of an EventStacks chunk: each event's Event::stack as a
+/// zigzag varint of its difference to the previous event's (the first's to
+/// 0), into out (at least max_stacks_size(n) bytes). Returns its size, 0 if no
+/// event has a stack. The packed form reads an event's stack from its second
+/// slot's `address` (writer.h); one-slot events have none.
+std::size_t max_stacks_size(std::size_t n) noexcept;
+std::size_t encode_stacks(const Event* events, std::size_t n, std::uint8_t* out) noexcept;
+std::size_t encode_stacks(const PackedEvent* slots, std::size_t n, std::uint8_t* out) noexcept;
+
+/// The payload of a Stacks chunk: per node, varint (id - the previous node's
+/// id in the chunk, the first's - 0), varint parent, zigzag varint (address -
+/// the previous node's address). Returns its size (at most
+/// max_stack_nodes_size(n)).
+std::size_t max_stack_nodes_size(std::size_t n) noexcept;
+std::size_t encode_stack_nodes(const StackNode* nodes, std::size_t n, std::uint8_t* out) noexcept;
+
+/// Reader side of the two: the n nodes of a Stacks payload into `out`, and
+/// the stacks of an EventStacks payload into out[0..n).stack, each mapped
+/// through `ids` (a writer's node id -> the reader's merged id, 0 where no
+/// node was read). False with `why` on a bad payload or an unknown id.
+bool decode_stack_nodes(const std::uint8_t* data, std::size_t size, std::size_t n, std::vector<StackNode>& out,
+                        std::string& why);
+bool decode_stacks(const std::uint8_t* data, std::size_t size, std::size_t n, const std::vector<std::uint32_t>& ids,
+                   Event* out, std::string& why);
 
 /// Which copy of the decoding loop runs: the fastest this CPU has (PEXT where
 /// it is fast), or the portable one (tests compare the two).

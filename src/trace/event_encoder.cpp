@@ -190,6 +190,49 @@ std::size_t encode_from_smallest(const Source& source, std::size_t capacity, con
 
 }  // namespace
 
+std::size_t max_stacks_size(std::size_t n) noexcept { return n * io::kMaxVarint; }
+std::size_t max_stack_nodes_size(std::size_t n) noexcept { return n * 3 * io::kMaxVarint; }
+
+std::size_t encode_stacks(const Event* events, std::size_t n, std::uint8_t* out) noexcept {
+  std::uint8_t* p = out;
+  std::uint64_t prev = 0, any = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    any |= events[i].stack;
+    p = io::put_varint(p, io::zigzag(diff(events[i].stack, prev)));
+    prev = events[i].stack;
+  }
+  return any ? static_cast<std::size_t>(p - out) : 0;
+}
+
+std::size_t encode_stacks(const PackedEvent* slots, std::size_t n, std::uint8_t* out) noexcept {
+  std::uint8_t* p = out;
+  std::uint64_t prev = 0, any = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint64_t stack = 0;
+    if (slots[i].word & PackedEvent::kExtended) {
+      if (++i == n) return 0;  // cut: encode() refuses it too
+      stack = slots[i].address;
+    }
+    any |= stack;
+    p = io::put_varint(p, io::zigzag(diff(stack, prev)));
+    prev = stack;
+  }
+  return any ? static_cast<std::size_t>(p - out) : 0;
+}
+
+std::size_t encode_stack_nodes(const StackNode* nodes, std::size_t n, std::uint8_t* out) noexcept {
+  std::uint8_t* p = out;
+  std::uint64_t prev_id = 0, prev_address = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    p = io::put_varint(p, nodes[i].id - prev_id);
+    p = io::put_varint(p, nodes[i].parent);
+    p = io::put_varint(p, io::zigzag(diff(nodes[i].address, prev_address)));
+    prev_id = nodes[i].id;
+    prev_address = nodes[i].address;
+  }
+  return static_cast<std::size_t>(p - out);
+}
+
 std::size_t encode(const Event* events, std::size_t n, std::uint64_t base_time_ns, std::uint8_t* workspace,
                    std::uint8_t* out) noexcept {
   std::size_t count;

@@ -16,7 +16,9 @@ inline constexpr std::uint32_t kChunkMagic = 0x4b484354;  // "TCHK" little-endia
 inline constexpr std::size_t kFilePrefixSize = 16;
 inline constexpr std::uint32_t kMaxHeaderBody = 1u << 20;
 
-enum class ChunkType : std::uint8_t { Events = 1, Modules = 2, End = 3 };
+/// Stacks (version 3): stack nodes (stacks.h). EventStacks (version 3): the
+/// stacks of the events of the Events chunk just before it, same thread.
+enum class ChunkType : std::uint8_t { Events = 1, Modules = 2, End = 3, Stacks = 4, EventStacks = 5 };
 /// How an Events payload is stored. Raw and Zstd (one zstd frame): the
 /// columns after their lengths in the order of enum Column (format version 1
 /// writes Zstd). ZstdFrames (version 2 writes it): the columns in kFrameOrder,

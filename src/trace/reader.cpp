@@ -77,6 +77,13 @@ struct Reader::Impl {
   std::optional<EndRecord> end;
   std::string cut;
   std::vector<ChunkRef> event_chunks;  // in file order
+  // Stacks (stacks.h): the merged table, and the writer's ids -> its ids.
+  StackTable stacks;
+  std::vector<std::uint32_t> stack_ids{0};
+  std::uint64_t stack_nodes = 0;  // nodes read
+  ChunkScratch stack_scratch;
+  std::vector<std::uint8_t> stack_payload;
+  std::vector<StackNode> stack_chunk;
   std::uint64_t chunks = 0;
   std::uint64_t events = 0;
   std::uint32_t threads = 0;
@@ -184,6 +191,7 @@ struct Reader::Impl {
 
   void index(std::uint64_t at) {
     std::set<std::uint32_t> thread_ids;
+    bool after_events = false;  // the chunk before was an events chunk (EventStacks follow one)
     while (at < size) {
       if (size - at < format::kChunkHeaderSize) {
         cut = "trace cut at byte " + std::to_string(at) + ": only " + std::to_string(size - at) +
@@ -209,10 +217,24 @@ struct Reader::Impl {
             fail(at + 5, "unknown codec " + std::to_string(static_cast<int>(h.codec)));
           if (h.count == 0 || h.count > format::kMaxChunkEvents)
             fail(at + 12, "event count " + std::to_string(h.count) + " out of range");
-          event_chunks.push_back({at, chunks, h});
+          event_chunks.push_back({at, chunks, h, 0, {}, nullptr});
           events += h.count;
           thread_ids.insert(h.thread);
+          after_events = true;
+          ++chunks;
+          at = payload + h.stored_size;
+          continue;
+        case format::ChunkType::Stacks:
+          parse_stacks(at, h);
           break;
+        case format::ChunkType::EventStacks: {
+          ChunkRef* events_chunk = after_events ? &event_chunks.back() : nullptr;
+          if (!events_chunk || events_chunk->h.thread != h.thread || events_chunk->h.count != h.count)
+            fail(at, "event stacks chunk does not follow the events chunk of its thread and event count");
+          events_chunk->stacks_offset = at;
+          events_chunk->stacks_h = h;
+          break;
+        }
         case format::ChunkType::Modules:
           parse_modules(payload, h);
           break;
@@ -222,9 +244,11 @@ struct Reader::Impl {
         default:
           fail(at + 4, "unknown chunk type " + std::to_string(static_cast<int>(h.type)));
       }
+      after_events = false;
       ++chunks;
       at = payload + h.stored_size;
     }
+    for (ChunkRef& c : event_chunks) c.stack_ids = &stack_ids;
     if (cut.empty() && !end)
       cut = "trace cut at byte " + std::to_string(size) +
             ": no end record (the recorded process was killed or crashed); events after the last whole chunk are lost";
@@ -251,6 +275,32 @@ struct Reader::Impl {
       m.build_id = c.sized_string();
       if (!c.ok()) fail(payload, "module " + std::to_string(i) + " overruns its chunk");
       modules.push_back(std::move(m));
+    }
+  }
+
+  // A Stacks chunk: each node merged into the table (equal paths of other
+  // threads are one node), its writer's id mapped to the table's.
+  void parse_stacks(std::uint64_t at, const format::ChunkHeader& h) {
+    if (h.count == 0 || h.count > format::kMaxChunkEvents)
+      fail(at + 12, "stack node count " + std::to_string(h.count) + " out of range");
+    chunk_payload(path, data, at, h, stack_scratch, stack_payload);
+    std::string why;
+    if (!codec::decode_stack_nodes(stack_payload.data(), h.raw_size, h.count, stack_chunk, why))
+      fail(at, "bad stack chunk: " + why);
+    stack_nodes += h.count;
+    // A recorder numbers nodes from one counter: ids beyond twice the nodes
+    // read (and a margin) would only make the map large for nothing.
+    const std::uint64_t most = 2 * stack_nodes + 65536;
+    for (const StackNode& n : stack_chunk) {
+      if (n.id > most)
+        fail(at, "stack node id " + std::to_string(n.id) + " is far beyond the " + std::to_string(stack_nodes) +
+                     " nodes read (ids are numbered from 1)");
+      if (n.id >= stack_ids.size()) stack_ids.resize(std::max<std::size_t>(n.id + 1, 2 * stack_ids.size()), 0);
+      if (stack_ids[n.id] != 0) fail(at, "stack node " + std::to_string(n.id) + " is defined twice");
+      if (n.parent != 0 && stack_ids[n.parent] == 0)
+        fail(at, "stack node " + std::to_string(n.id) + " names parent " + std::to_string(n.parent) +
+                     ", which no stack chunk before it defines");
+      stack_ids[n.id] = stacks.intern(stack_ids[n.parent], n.address);
     }
   }
 
@@ -413,6 +463,7 @@ const Header& Reader::header() const noexcept { return impl_->header; }
 const std::vector<Module>& Reader::modules() const noexcept { return impl_->modules; }
 const std::optional<EndRecord>& Reader::end() const noexcept { return impl_->end; }
 const std::string& Reader::cut() const noexcept { return impl_->cut; }
+const StackTable& Reader::stacks() const noexcept { return impl_->stacks; }
 std::uint64_t Reader::event_count() const noexcept { return impl_->events; }
 std::uint32_t Reader::thread_count() const noexcept { return impl_->threads; }
 std::uint64_t Reader::chunk_count() const noexcept { return impl_->chunks; }

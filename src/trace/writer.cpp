@@ -156,7 +156,10 @@ bool Writer::write_events(std::uint32_t thread, const Event* events, std::size_t
   }
   std::uint64_t first, last;
   std::size_t raw = codec::encode(events, n, time, workspace_, encoded_, first, last);
-  return compress_and_emit(thread, n, raw, pace, first, last);
+  if (!compress_and_emit(thread, n, raw, pace, first, last)) return false;
+  const std::size_t stacks = codec::encode_stacks(events, n, encoded_);
+  return stacks == 0 ||
+         emit_compressed(static_cast<std::uint8_t>(format::ChunkType::EventStacks), thread, n, stacks, first, last);
 }
 
 bool Writer::write_packed(std::uint32_t thread, const PackedEvent* slots, std::size_t n, unsigned pace,
@@ -176,7 +179,36 @@ bool Writer::write_packed(std::uint32_t thread, const PackedEvent* slots, std::s
   }
   if (!compress_and_emit(thread, count, raw, pace, first, last)) return false;
   events = count;
-  return true;
+  const std::size_t stacks = codec::encode_stacks(slots, n, encoded_);
+  return stacks == 0 ||
+         emit_compressed(static_cast<std::uint8_t>(format::ChunkType::EventStacks), thread, count, stacks, first, last);
+}
+
+bool Writer::write_stacks(std::uint32_t thread, const StackNode* nodes, std::size_t n) noexcept {
+  if (n == 0) return true;
+  if (!memory_ || n > max_events_) {
+    error_ = memory_ ? E2BIG : EINVAL;
+    return false;
+  }
+  for (std::size_t i = 0; i < n; ++i)
+    if (nodes[i].id == 0 || (i > 0 && nodes[i].id <= nodes[i - 1].id) || nodes[i].parent >= nodes[i].id) {
+      error_ = EINVAL;
+      return false;
+    }
+  const std::size_t raw = codec::encode_stack_nodes(nodes, n, encoded_);
+  return emit_compressed(static_cast<std::uint8_t>(format::ChunkType::Stacks), thread, n, raw, 0, 0);
+}
+
+bool Writer::emit_compressed(std::uint8_t type, std::uint32_t thread, std::size_t count, std::size_t raw,
+                             std::uint64_t first, std::uint64_t last) noexcept {
+  const std::size_t stored = ZSTD_compress2(static_cast<ZSTD_CCtx*>(cctx_), chunk_ + format::kChunkHeaderSize,
+                                            chunk_capacity_ - format::kChunkHeaderSize, encoded_, raw);
+  if (ZSTD_isError(stored)) {
+    error_ = EIO;
+    return false;
+  }
+  return emit_chunk(type, static_cast<std::uint8_t>(format::Codec::Zstd), thread, static_cast<std::uint32_t>(count),
+                    static_cast<std::uint32_t>(raw), static_cast<std::uint32_t>(stored), first, last);
 }
 
 bool Writer::compress_and_emit(std::uint32_t thread, std::size_t n, std::size_t raw, unsigned pace, std::uint64_t first,

@@ -27,7 +27,7 @@ constexpr std::size_t kFilePrefix = 16;  // magic(8) version(2) flags(2) body_si
 constexpr std::size_t kChunkHeader = 56;
 constexpr std::size_t kChunkHashed = 48;
 constexpr std::uint32_t kChunkMagic = 0x4b484354;
-enum ChunkType : std::uint8_t { kEvents = 1, kModules = 2, kEnd = 3 };
+enum ChunkType : std::uint8_t { kEvents = 1, kModules = 2, kEnd = 3, kStacks = 4, kEventStacks = 5 };
 enum Codec : std::uint8_t { kRaw = 0, kZstd = 1 };
 // Field offsets inside a chunk header.
 constexpr std::size_t kType = 4, kCodec = 5, kThread = 8, kCount = 12, kRawSize = 16, kStoredSize = 20,

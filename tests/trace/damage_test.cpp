@@ -10,6 +10,8 @@
 // change fails them.
 #include <gtest/gtest.h>
 
+#include <array>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -546,6 +548,65 @@ TEST_F(Crafted, BadEventChunks) {
   decode_error(make_chunk(kEvents, kRaw, 0, 1, overlong.payload()), "callsite column");
   // Zstd chunks: not zstd at all, and a size that does not match.
   decode_error(make_chunk(kEvents, kZstd, 0, 1, ok, 0, 0, static_cast<std::uint32_t>(ok.size())), "decompress");
+}
+
+// Stacks chunks: nodes as varint (id step, parent, zigzag address step);
+// event stacks as zigzag varint steps. Damage past the checksums is reported
+// with the offset of the chunk that holds it.
+TEST_F(Crafted, BadStackChunks) {
+  auto varint = RawEvents::varint;
+  auto nodes = [&](std::vector<std::array<std::uint64_t, 3>> list) {
+    Bytes b;
+    for (const auto& n : list) {
+      varint(b, n[0]);
+      varint(b, n[1]);
+      varint(b, RawEvents::zigzag(static_cast<std::int64_t>(n[2])));
+    }
+    return b;
+  };
+  RawEvents one;
+  one.col[0] = {1 | 0x50, 0};  // malloc with size and callsite
+  varint(one.col[1], 0);
+  varint(one.col[2], 24);
+  varint(one.col[3], 0x5000);
+  varint(one.col[5], RawEvents::zigzag(0x401000));
+  const Bytes events = make_chunk(kEvents, kRaw, 3, 1, one.payload(), 100, 100);
+  const Bytes node_chunk = make_chunk(kStacks, kRaw, 3, 2, nodes({{1, 0, 0x400000}, {1, 1, 0x1000}}));
+  auto with = [](std::initializer_list<Bytes> chunks) {
+    Bytes b;
+    for (const Bytes& c : chunks) b.insert(b.end(), c.begin(), c.end());
+    return b;
+  };
+  Bytes stack_of_event;
+  varint(stack_of_event, RawEvents::zigzag(2));
+  const Bytes event_stacks = make_chunk(kEventStacks, kRaw, 3, 1, stack_of_event, 100, 100);
+  ASSERT_FALSE(open(with({node_chunk, events, event_stacks})));
+  {
+    tr::Reader reader(dir_.file("t.trace"));
+    std::vector<Event> got = reader.read_all();
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(reader.stacks().frames(got[0].stack), (std::vector<std::uint64_t>{0x401000, 0x400000}));
+  }
+
+  auto error_at = [&](const Bytes& file, std::size_t offset, const char* what) {
+    auto e = open(file);
+    ASSERT_TRUE(e) << what;
+    EXPECT_EQ(e->offset(), offset) << e->what();
+    EXPECT_TRUE(mentions(e, what)) << e->what();
+  };
+  const std::size_t second = at() + node_chunk.size();  // the chunk after the nodes
+  error_at(make_chunk(kStacks, kRaw, 3, 1, nodes({{2, 1, 0x1000}})), at(), "no stack chunk before it defines");
+  error_at(make_chunk(kStacks, kRaw, 3, 2, nodes({{1, 0, 0x1000}, {0, 0, 0x2000}})), at(), "ids ascend");
+  error_at(make_chunk(kStacks, kRaw, 3, 3, nodes({{1, 0, 0x1000}})), at(), "overruns");
+  error_at(with({node_chunk, make_chunk(kStacks, kRaw, 3, 1, nodes({{2, 0, 0x1000}}))}), second, "defined twice");
+  error_at(make_chunk(kStacks, kRaw, 3, 1, nodes({{1u << 30, 0, 0x1000}})), at(), "far beyond");
+  error_at(with({node_chunk, event_stacks}), second, "does not follow the events chunk");
+  error_at(with({node_chunk, events, make_chunk(kEventStacks, kRaw, 4, 1, stack_of_event, 100, 100)}),
+           second + events.size(), "does not follow the events chunk");  // another thread's
+  Bytes unknown;
+  varint(unknown, RawEvents::zigzag(7));
+  error_at(with({node_chunk, events, make_chunk(kEventStacks, kRaw, 3, 1, unknown, 100, 100)}),
+           second + events.size(), "names stack 7");
 }
 
 TEST_F(Crafted, BadModuleAndEndChunks) {

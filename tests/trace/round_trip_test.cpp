@@ -261,6 +261,114 @@ TEST(RoundTrip, PackedEventsReadBackAsTheirEvents) {
   EXPECT_EQ(count, 0u);
 }
 
+// Whole call stacks: two threads write the same paths under ids of their
+// own (as a recorder's threads do); the reader merges equal paths into one
+// node, and every event's stack gives back the frames it was written with.
+// The packed form carries an event's stack in its second slot.
+TEST(RoundTrip, StacksReadBackAsTheirFrames) {
+  // Paths, outermost frame first: main -> f -> g, main -> f -> h, main -> k.
+  const std::vector<std::vector<std::uint64_t>> paths = {
+      {0x401000, 0x402000, 0x403000}, {0x401000, 0x402000, 0x404000}, {0x401000, 0x7fff'0000'1000}};
+  // Thread 0 numbers its nodes 1-5, thread 1 from 6 (one counter, interleaved in a real process).
+  auto nodes_of = [&](std::uint32_t first_id, std::vector<std::uint32_t>& leaf) {
+    std::vector<tr::StackNode> nodes;
+    std::map<std::pair<std::uint32_t, std::uint64_t>, std::uint32_t> seen;
+    std::uint32_t id = first_id;
+    for (const auto& path : paths) {
+      std::uint32_t parent = 0;
+      for (const std::uint64_t a : path) {
+        auto [it, fresh] = seen.try_emplace({parent, a}, id);
+        if (fresh) nodes.push_back({id++, parent, a});
+        parent = it->second;
+      }
+      leaf.push_back(parent);
+    }
+    return nodes;
+  };
+  std::vector<std::uint32_t> leaf0, leaf1;
+  const std::vector<tr::StackNode> nodes0 = nodes_of(1, leaf0), nodes1 = nodes_of(6, leaf1);
+  ASSERT_EQ(nodes0.size(), 5u);
+
+  std::vector<Event> t0, t1;
+  for (std::uint64_t i = 0; i < 30; ++i) {
+    Event a = ev(1000 + 10 * i, Op::Malloc, 0, 16 + i, 0x10000 + 64 * i, 0, paths[i % 3].back());
+    a.stack = leaf0[i % 3];
+    Event b = ev(1005 + 10 * i, i % 2 ? Op::Free : Op::Malloc, 0, 0, 0x20000 + 64 * i, i % 4, paths[(i + 1) % 3].back());
+    b.stack = i % 5 == 0 ? 0 : leaf1[(i + 1) % 3];  // some events without a stack
+    t0.push_back(a);
+    t1.push_back(b);
+  }
+  TempDir dir;
+  TraceFile f(dir);
+  f.header();
+  ASSERT_TRUE(f.writer().write_stacks(0, nodes0.data(), nodes0.size())) << f.writer().last_error();
+  ASSERT_TRUE(f.writer().write_stacks(1, nodes1.data(), 2));  // nodes in two chunks, each before its use
+  ASSERT_TRUE(f.writer().write_stacks(1, nodes1.data() + 2, nodes1.size() - 2));
+  f.chunk(0, std::vector<Event>(t0.begin(), t0.begin() + 10));
+  std::size_t count = 0;
+  const std::vector<tr::PackedEvent> slots = [&] {
+    std::vector<tr::PackedEvent> s;
+    for (std::size_t i = 10; i < t0.size(); ++i) {  // every event in two slots, its stack in the second
+      const Event& e = t0[i];
+      s.push_back({e.time_ns, e.size, e.address, tr::PackedEvent::kExtended | tr::PackedEvent::tag(e.op, e.flags)});
+      s.push_back({e.aux, e.callsite, e.stack, 0});
+    }
+    return s;
+  }();
+  ASSERT_TRUE(f.writer().write_packed(0, slots.data(), slots.size(), 0, tr::TimeMap{}, count));
+  EXPECT_EQ(count, 20u);
+  f.chunk(1, t1);
+  f.finish();
+
+  tr::Reader r(f.path());
+  const tr::StackTable& table = r.stacks();
+  EXPECT_EQ(table.size(), 5u) << "thread 1's nodes are thread 0's paths";
+  std::vector<Event> got = r.read_all();
+  ASSERT_EQ(got.size(), 60u);
+  std::size_t with = 0;
+  for (const Event& e : got) {
+    const std::vector<Event>& mine = e.thread == 0 ? t0 : t1;
+    auto it = std::find_if(mine.begin(), mine.end(), [&](const Event& w) { return w.time_ns == e.time_ns; });
+    ASSERT_NE(it, mine.end());
+    if (it->stack == 0) {
+      EXPECT_EQ(e.stack, 0u);
+      continue;
+    }
+    ++with;
+    std::vector<std::uint64_t> want = paths[std::find(e.thread == 0 ? leaf0.begin() : leaf1.begin(),
+                                                      e.thread == 0 ? leaf0.end() : leaf1.end(), it->stack) -
+                                            (e.thread == 0 ? leaf0.begin() : leaf1.begin())];
+    std::reverse(want.begin(), want.end());  // innermost first
+    EXPECT_EQ(table.frames(e.stack), want);
+    EXPECT_EQ(table.depth(e.stack), want.size());
+    EXPECT_EQ(table.address(e.stack), e.callsite);
+  }
+  EXPECT_EQ(with, 54u);
+
+  // Without call sites, no stacks either.
+  r.set_columns(true, false);
+  for (const Event& e : r.read_all()) EXPECT_EQ(e.stack, 0u);
+}
+
+TEST(RoundTrip, WriterRefusesBadStackNodes) {
+  TempDir dir;
+  TraceFile f(dir);
+  f.header();
+  const std::vector<std::vector<tr::StackNode>> bad = {
+      {{0, 0, 0x1000}},                      // id 0 is the root
+      {{2, 0, 0x1000}, {1, 0, 0x2000}},      // ids descend
+      {{3, 3, 0x1000}},                      // its own parent
+      {{3, 4, 0x1000}}};                     // a parent after it
+  for (const auto& nodes : bad) {
+    EXPECT_FALSE(f.writer().write_stacks(0, nodes.data(), nodes.size()));
+    EXPECT_EQ(f.writer().last_error(), EINVAL);
+  }
+  f.finish();
+  tr::Reader r(f.path());
+  EXPECT_TRUE(r.stacks().empty());
+  EXPECT_EQ(r.chunk_count(), 1u) << "nothing but the end record was written";
+}
+
 TEST(RoundTrip, ExtremeFieldValues) {
   TempDir dir;
   TraceFile f(dir);

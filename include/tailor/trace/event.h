@@ -47,6 +47,7 @@ struct Event {
   std::uint64_t aux = 0;
   std::uint64_t callsite = 0;  ///< return address into the caller of the allocation function
   std::uint32_t thread = 0;
+  std::uint32_t stack = 0;     ///< whole call stack (stacks.h; Reader::stacks()), 0 if not recorded
   Op op = Op::Malloc;
   std::uint8_t flags = 0;
 

@@ -13,7 +13,7 @@ namespace tailor::trace {
 
 /// The version this library writes; it reads every version up to it. 2: the
 /// events of a chunk in three zstd frames (docs/trace-format.md); 1: in one.
-inline constexpr std::uint16_t kFormatVersion = 2;
+inline constexpr std::uint16_t kFormatVersion = 3;
 
 /// The process a trace was recorded from.
 struct Header {

@@ -17,6 +17,7 @@
 
 #include "tailor/trace/event.h"
 #include "tailor/trace/metadata.h"
+#include "tailor/trace/stacks.h"
 
 namespace tailor::trace {
 
@@ -42,6 +43,9 @@ class Reader {
   const Header& header() const noexcept;
   const std::vector<Module>& modules() const noexcept;
   const std::optional<EndRecord>& end() const noexcept;
+  /// Whole call stacks (`tailor record --stacks`; empty otherwise): what
+  /// Event::stack names. Equal paths recorded by different threads are one.
+  const StackTable& stacks() const noexcept;
   /// Empty for a trace that ends with its end record; otherwise a sentence
   /// saying at which byte the trace was cut and what was lost.
   const std::string& cut() const noexcept;

@@ -12,6 +12,7 @@
 
 #include "tailor/trace/event.h"
 #include "tailor/trace/metadata.h"
+#include "tailor/trace/stacks.h"
 
 namespace tailor::trace {
 
@@ -104,15 +105,21 @@ class Writer {
   /// at a faster one (zstd 1, -1, -5, -10; never slower than the
   /// configured level), for a writer falling behind its producer.
   static constexpr unsigned kMaxPace = 4;
+  /// An events chunk; if any event has a stack (Event::stack), an
+  /// EventStacks chunk after it. The stacks' nodes must have been written.
   bool write_events(std::uint32_t thread, const Event* events, std::size_t n, unsigned pace = 0) noexcept;
   /// The same for events whose times are on another clock: each time is
   /// mapped as it is encoded, and the events are left as they are.
   bool write_events(std::uint32_t thread, const Event* events, std::size_t n, unsigned pace, const TimeMap& time) noexcept;
   /// Packed events, `slots` slots of them (at most max_events()), times
   /// mapped by `time`; `events` receives how many events they held. An
-  /// event cut by the end of the slots is an error (EINVAL).
+  /// event cut by the end of the slots is an error (EINVAL). A two-slot
+  /// event's stack is its second slot's `address`.
   bool write_packed(std::uint32_t thread, const PackedEvent* slots, std::size_t n, unsigned pace, const TimeMap& time,
                     std::size_t& events) noexcept;
+  /// Stack nodes of `thread` (stacks.h), at most max_events() of them, ids
+  /// ascending; each before the first events chunk that names it.
+  bool write_stacks(std::uint32_t thread, const StackNode* nodes, std::size_t n) noexcept;
   bool write_modules(const ModuleFields* modules, std::size_t n) noexcept;
   bool write_end(const EndRecord& end) noexcept;
 
@@ -128,6 +135,9 @@ class Writer {
   bool write_all(const std::uint8_t* data, std::size_t size) noexcept;
   bool compress_and_emit(std::uint32_t thread, std::size_t n, std::size_t raw, unsigned pace, std::uint64_t first,
                          std::uint64_t last) noexcept;
+  // encoded_[0..raw) as one zstd frame in a chunk of `type`.
+  bool emit_compressed(std::uint8_t type, std::uint32_t thread, std::size_t count, std::size_t raw,
+                       std::uint64_t first, std::uint64_t last) noexcept;
 
   int fd_ = -1;
   int error_ = 0;
