@@ -8,6 +8,8 @@ packages=(
   g++ cmake ninja-build make pkg-config
   # libraries of the toolkit (never of the allocator core)
   libzstd-dev libxxhash-dev libcli11-dev nlohmann-json3-dev libfmt-dev libdw-dev
+  # the recorder's whole call stacks (`tailor record --stacks`): unw_backtrace
+  libunwind-dev
   # tests (bash-completion: the completion test; dpkg-dev: dpkg-shlibdeps for `make package`;
   # universal-ctags: the function-length rule, scripts/function_lengths.py)
   libgtest-dev bash-completion dpkg-dev universal-ctags

@@ -30,6 +30,7 @@ struct LiveBlock {
   std::uint64_t time_ns;
   std::uint32_t site;  // index in site_list_: a release needs no second lookup
   std::uint32_t thread;
+  std::uint32_t stack;
 };
 
 // Values below these are counted by value, the others kept one by one (see
@@ -199,13 +200,25 @@ class Accumulator {
     run_open_ = false;
   }
 
-  // The live blocks by allocating call site: counts per site index, then
-  // the sites that hold any, largest first.
+  // The live blocks by allocating call site (by stack, where the trace has
+  // them), then the groups that hold any, largest first.
   void collect_leaks() {
     std::vector<LeakSite> by_site(site_list_.size());
+    util::FlatMap<std::uint32_t> stack_group;  // stack -> index in by_site, past the sites
     live_.for_each([&](std::uint64_t, const LiveBlock& b) {
       s_.live_bytes_at_end += b.size;
-      LeakSite& l = by_site[b.site];
+      std::uint32_t group = b.site;
+      if (b.stack != 0) {
+        auto [g, fresh] = stack_group.try_emplace(b.stack);
+        if (fresh) {
+          *g = static_cast<std::uint32_t>(by_site.size());
+          by_site.emplace_back();
+          by_site.back().stack = b.stack;
+          by_site.back().address = site_address_of(b.site);
+        }
+        group = *g;
+      }
+      LeakSite& l = by_site[group];
       ++l.blocks;
       l.bytes += b.size;
       l.largest = std::max(l.largest, b.size);
@@ -220,6 +233,15 @@ class Accumulator {
                       });
     by_site.resize(keep);
     s_.leaks = std::move(by_site);
+  }
+
+  // The address of the call site at `index` in site_list_ (a leak's, once).
+  std::uint64_t site_address_of(std::uint32_t index) {
+    if (site_addresses_.empty()) {
+      site_addresses_.resize(site_list_.size());
+      sites_.for_each([&](std::uint64_t addr, std::uint32_t i) { site_addresses_[i] = addr; });
+    }
+    return site_addresses_[index];
   }
 
   ThreadStats& thread(const Event& e) {
@@ -261,7 +283,7 @@ class Accumulator {
       in_use_ -= block->size;
       site_list_[block->site].live -= block->size;
     }
-    *block = {bytes, s_.events, e.time_ns, *site_index, e.thread};
+    *block = {bytes, s_.events, e.time_ns, *site_index, e.thread, e.stack};
     in_use_ += bytes;
     note_in_use();
     if (in_use_ > s_.max_in_use) {
@@ -322,6 +344,7 @@ class Accumulator {
   SizeCounts sizes_;                            // request size -> allocations
   util::FlatMap<std::uint32_t> sites_;                // call site -> index in site_list_
   std::vector<SiteAccumulator> site_list_;
+  std::vector<std::uint64_t> site_addresses_;  // site index -> address, made when first needed
   std::map<std::uint32_t, ThreadStats> threads_;
   ThreadStats* last_thread_ = nullptr;
   ExactDistribution lifetime_events_, lifetime_ns_;
@@ -351,8 +374,17 @@ nlohmann::json sites_json(const std::vector<CallSiteStats>& v) {
 nlohmann::json leaks_json(const TraceStats& s) {
   nlohmann::json a = nlohmann::json::array();
   for (const auto& l : s.leaks)
-    a.push_back({{"address", l.address}, {"blocks", l.blocks}, {"bytes", l.bytes}, {"largest_bytes", l.largest},
-                 {"symbol", l.symbol}});
+  {
+    nlohmann::json one = {{"address", l.address}, {"blocks", l.blocks}, {"bytes", l.bytes},
+                          {"largest_bytes", l.largest}, {"symbol", l.symbol}};
+    if (l.stack != 0) {
+      nlohmann::json frames = nlohmann::json::array();
+      for (std::size_t k = 0; k < l.frame_addresses.size(); ++k)
+        frames.push_back({{"address", l.frame_addresses[k]}, {"symbol", k < l.frames.size() ? l.frames[k] : ""}});
+      one["stack"] = std::move(frames);
+    }
+    a.push_back(std::move(one));
+  }
   return {{"sites", s.leak_sites}, {"top_by_bytes", a}};
 }
 
@@ -386,7 +418,10 @@ TraceStats compute_stats(trace::Reader& reader, const StatsOptions& options) {
   while (const std::size_t n = reader.next_run(run))
     for (std::size_t i = 0; i < n; ++i) acc.add(run[i]);
   reader.rewind();
-  return acc.finish();
+  TraceStats s = acc.finish();
+  for (LeakSite& l : s.leaks)
+    if (l.stack != 0) l.frame_addresses = reader.stacks().frames(l.stack);
+  return s;
 }
 
 std::string end_description(const trace::Reader& r) {
@@ -418,7 +453,10 @@ void symbolize(TraceStats& stats, const std::vector<trace::Module>& modules) {
   };
   for (auto* list : {&stats.top_sites_by_calls, &stats.top_sites_by_bytes})
     for (auto& c : *list) fill(c);
-  for (auto& l : stats.leaks) fill(l);
+  for (auto& l : stats.leaks) {
+    fill(l);
+    for (const std::uint64_t frame : l.frame_addresses) l.frames.push_back(sym.resolve_return_address(frame).to_string());
+  }
 }
 
 nlohmann::json to_json(const TraceStats& s) {

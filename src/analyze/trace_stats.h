@@ -46,16 +46,20 @@ struct CallSiteStats {
 };
 
 /// Blocks still live at the trace's end, by the call site that allocated
-/// them: what the process never freed before it exited (or called exec,
-/// or aborted, or, for a cut trace, before its last recorded event).
+/// them (by the whole stack, in a trace recorded with stacks): what the
+/// process never freed before it exited (or called exec, or aborted, or,
+/// for a cut trace, before its last recorded event).
 struct LeakSite {
   std::uint64_t address = 0;  ///< call site
+  std::uint32_t stack = 0;    ///< whole stack (Reader::stacks()) of a trace recorded with them, else 0
   std::uint64_t blocks = 0;
   std::uint64_t bytes = 0;    ///< requested bytes of those blocks
   std::uint64_t largest = 0;  ///< the largest of them
   std::string symbol;         ///< filled by symbolize()
   std::string function;
   std::string module;
+  std::vector<std::uint64_t> frame_addresses;  ///< the stack's return addresses, innermost first
+  std::vector<std::string> frames;  ///< filled by symbolize(): the same, symbolized
 };
 
 /// Counts in power-of-two buckets: bucket k holds values v with
@@ -152,8 +156,8 @@ TraceStats compute_stats(trace::Reader& reader, const StatsOptions& options = {}
 /// trace's last event (the trace is cut)".
 std::string end_description(const trace::Reader& reader);
 
-/// Fills the symbol of every reported call site (top lists and leaks) from
-/// the trace's modules.
+/// Fills the symbol of every reported call site (top lists and leaks, and
+/// the frames of the leaks' stacks) from the trace's modules.
 void symbolize(TraceStats& stats, const std::vector<trace::Module>& modules);
 
 nlohmann::json to_json(const TraceStats& stats);

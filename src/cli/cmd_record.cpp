@@ -29,6 +29,8 @@ struct RecordOptions {
   int zstd_level = 3;  // the writer thread drops to a fast level when it falls behind
   bool quiet = false;
   bool verbose = false;
+  int stacks = 0;                 // frames per stack; 0: the call site alone
+  std::string unwind = "dwarf";   // or "fp"
   std::vector<std::string> command;
 };
 
@@ -118,6 +120,12 @@ int record(const RecordOptions& o) {
     setenv("TAILOR_RECORD_OUTPUT", output.c_str(), 1);
     setenv("TAILOR_RECORD_ROOT_PID", std::to_string(getpid()).c_str(), 1);
     setenv("TAILOR_RECORD_ZSTD_LEVEL", std::to_string(o.zstd_level).c_str(), 1);
+    if (o.stacks > 0) {
+      setenv("TAILOR_RECORD_STACKS", std::to_string(o.stacks).c_str(), 1);
+      setenv("TAILOR_RECORD_UNWIND", o.unwind.c_str(), 1);
+    } else {
+      unsetenv("TAILOR_RECORD_STACKS");
+    }
     std::vector<char*> argv;
     for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
@@ -163,6 +171,17 @@ void add_record(CLI::App& app, Runner& run) {
                                             "FILE.<pid> (default: tailor.trace)");
   cmd->add_option("--zstd-level", o->zstd_level, "zstd level of trace chunks while the recorder's writer keeps up with the program; when it falls behind it steps to faster levels (1, -1, -5, -10)")
       ->check(CLI::Range(-7, 19))
+      ->capture_default_str();
+  CLI::Option* stacks =
+      cmd->add_flag("--stacks{64}", o->stacks,
+                    "Record each call's whole stack (its innermost DEPTH frames, default 64, at most 1024), stored "
+                    "once per distinct stack; without it, the call site alone")
+          ->check(CLI::Range(1, 1024));
+  cmd->add_option("--unwind", o->unwind,
+                  "With --stacks: 'dwarf' (libunwind, right for any code) or 'fp' (the frame-pointer chain: faster, "
+                  "right only for code built with -fno-omit-frame-pointer)")
+      ->check(CLI::IsMember({"dwarf", "fp"}))
+      ->needs(stacks)
       ->capture_default_str();
   cmd->add_flag("-q,--quiet", o->quiet, "Do not report the trace files at the end");
   cmd->add_flag("-v,--verbose", o->verbose, "Report every trace file of the process tree");

@@ -3,6 +3,8 @@
 // src/analyze/trace_stats.h for what each number counts).
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
@@ -108,13 +110,18 @@ nlohmann::json end_json(const trace::Reader& r) {
 void print_leaks(const trace::Reader& r, const analyze::TraceStats& s) {
   fmt::print("trace     {}\n", r.path());
   if (!r.complete()) fmt::print("warning   {}\n", r.cut());
-  fmt::print("leaks     {} blocks, {} bytes live {}, allocated at {} call sites", s.live_objects_at_end,
-             s.live_bytes_at_end, analyze::end_description(r), s.leak_sites);
+  const bool stacks = std::any_of(s.leaks.begin(), s.leaks.end(), [](const auto& l) { return l.stack != 0; });
+  fmt::print("leaks     {} blocks, {} bytes live {}, allocated at {} {}", s.live_objects_at_end,
+             s.live_bytes_at_end, analyze::end_description(r), s.leak_sites, stacks ? "stacks" : "call sites");
   if (s.leaks.size() < s.leak_sites) fmt::print(" (top {} by bytes)", s.leaks.size());
   fmt::print("\n\n  {:>16} {:>7} {:>12} {:>14}  {}\n", "bytes", "share", "blocks", "largest", "call site");
-  for (const auto& l : s.leaks)
+  for (const auto& l : s.leaks) {
     fmt::print("  {:>16} {} {:>12} {:>14}  {}\n", l.bytes, pct(l.bytes, s.live_bytes_at_end), l.blocks, l.largest,
                l.symbol.empty() ? fmt::format("{:#x}", l.address) : l.symbol);
+    for (std::size_t k = 1; k < l.frame_addresses.size(); ++k)  // the first is the call site, above
+      fmt::print("  {:>52}  {}\n", "from",
+                 k < l.frames.size() ? l.frames[k] : fmt::format("{:#x}", l.frame_addresses[k]));
+  }
 }
 
 // --strides: per hot call site, the regularity of its allocation strides,

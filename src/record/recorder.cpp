@@ -212,6 +212,12 @@ void write_range(ThreadLog* log, std::uint32_t buffer, std::uint32_t from, std::
   if (state.load(std::memory_order_relaxed) == State::Active) {
     slow_disk();
     std::size_t events = 0;
+    // The nodes this log made so far: every one its events name is among them.
+    if (!write_stack_nodes(writer, log)) {
+      complain("cannot write trace", writer.last_error());
+      state.store(State::Disabled);
+      return;
+    }
     if (writer.write_packed(log->thread, log->events[buffer] + from, to - from, pace, clock.map(), events)) {
       written_events.fetch_add(events, std::memory_order_relaxed);
     } else {
@@ -355,8 +361,21 @@ void rotate(ThreadLog* log, std::uint64_t time) noexcept {
   if (!submit(log, cur)) settle_buffer(log, cur);
 }
 
+void record_stacked(ThreadLog* log, Op op, std::uint8_t flags, std::uint64_t size, std::uint64_t address,
+                    std::uint64_t aux, std::uint64_t callsite, std::uint64_t time) noexcept {
+  record_extended(log, op, flags, size, address, aux, callsite, time, capture_stack(log, callsite));
+}
+
+void flush_stack_nodes(ThreadLog* log) noexcept {
+  Locked w(writer_mu);
+  if (state.load(std::memory_order_relaxed) == State::Active && !write_stack_nodes(writer, log)) {
+    complain("cannot write trace", writer.last_error());
+    state.store(State::Disabled);
+  }
+}
+
 void record_extended(ThreadLog* log, Op op, std::uint8_t flags, std::uint64_t size, std::uint64_t address,
-                     std::uint64_t aux, std::uint64_t callsite, std::uint64_t time) noexcept {
+                     std::uint64_t aux, std::uint64_t callsite, std::uint64_t time, std::uint32_t stack) noexcept {
   std::uint32_t c = log->count.load(std::memory_order_relaxed);
   if (c + 2 > kLogSlots) {  // both slots in one buffer
     rotate(log, time);
@@ -364,7 +383,7 @@ void record_extended(ThreadLog* log, Op op, std::uint8_t flags, std::uint64_t si
   }
   trace::PackedEvent* e = log->fill + c;
   e[0] = {time, size, address, trace::PackedEvent::kExtended | trace::PackedEvent::tag(op, flags)};
-  e[1] = {aux, callsite, 0, 0};
+  e[1] = {aux, callsite, stack, 0};
   log->count.store(c + 2, std::memory_order_release);
   if (c + 2 == kLogSlots || time > log->deadline) rotate(log, time);
 }
@@ -518,6 +537,7 @@ void after_fork_child() noexcept {
     return;
   }
   report_modules(true);
+  stacks_after_fork(mine, free_logs);  // the child's trace names none of the parent's nodes
   if (mine) {
     const std::uint64_t now = now_ticks();
     reset_ring(mine, now);
@@ -550,6 +570,7 @@ void initialize() noexcept {
 #ifdef TAILOR_FAULT_INJECTION
   if (const char* delay = getenv("TAILOR_FAULT_WRITE_DELAY_US")) write_delay_us = std::atol(delay);
 #endif
+  stacks_init();
   const char* level = getenv("TAILOR_RECORD_ZSTD_LEVEL");
   int zstd_level = level ? std::atoi(level) : 3;
   if (!writer.init(kLogSlots, zstd_level)) {

@@ -23,8 +23,11 @@
 #include "tailor/trace/event.h"
 #include "tailor/trace/metadata.h"
 #include "tailor/trace/writer.h"
+#include "record/stack_recorder.h"
 
 namespace tailor::record {
+
+struct StackTrie;  // stack_recorder.cpp
 
 inline constexpr std::uint32_t kLogSlots = 1u << 14;  // per buffer: 512 KiB of trace::PackedEvent
 inline constexpr std::uint32_t kLogBuffers = 4;        // a ring: room for the writer to lag behind a burst
@@ -46,6 +49,7 @@ struct ThreadLog {
   // index arithmetic and no look back at the buffer's first event.
   trace::PackedEvent* fill = events[0];  // events[current]
   std::uint64_t deadline = 0;      // a time past which the buffer is handed over (kFlushIntervalNs)
+  StackTrie* stacks = nullptr;     // with --stacks: the nodes this log made (stack_recorder.h)
   trace::PackedEvent events[kLogBuffers][kLogSlots];  // one slot per event, two for some (writer.h)
 };
 
@@ -128,9 +132,14 @@ ThreadLog* attach_thread(std::uint64_t time) noexcept;
 void rotate(ThreadLog* log, std::uint64_t time) noexcept;
 extern std::uint64_t flush_interval_ticks;
 
-/// Appends an event that takes two slots (writer.h, PackedEvent).
+/// Appends an event that takes two slots (writer.h, PackedEvent); `stack`
+/// goes in the second slot.
 void record_extended(ThreadLog* log, trace::Op op, std::uint8_t flags, std::uint64_t size, std::uint64_t address,
-                     std::uint64_t aux, std::uint64_t callsite, std::uint64_t time) noexcept;
+                     std::uint64_t aux, std::uint64_t callsite, std::uint64_t time, std::uint32_t stack = 0) noexcept;
+/// record() with --stacks: the call's stack captured, the event in two slots.
+[[gnu::noinline]] void record_stacked(ThreadLog* log, trace::Op op, std::uint8_t flags, std::uint64_t size,
+                                      std::uint64_t address, std::uint64_t aux, std::uint64_t callsite,
+                                      std::uint64_t time) noexcept;
 
 /// Appends one event to the calling thread's log. Inline: this is the whole
 /// per-event cost of recording, apart from reading the clock.
@@ -140,6 +149,10 @@ inline void record(trace::Op op, std::uint8_t flags, std::uint64_t size, std::ui
   ThreadLog* log = tls.log;
   if (__builtin_expect(!log, 0) && !(log = attach_thread(time))) return;
   const auto site = reinterpret_cast<std::uint64_t>(callsite);
+  if (__builtin_expect(stack_depth != 0, 0) && site != 0) {
+    record_stacked(log, op, flags, size, address, aux, site, time);
+    return;
+  }
   if (__builtin_expect(!trace::PackedEvent::fits_one(aux, site), 0)) {
     record_extended(log, op, flags, size, address, aux, site, time);
     return;

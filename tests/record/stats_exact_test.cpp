@@ -641,6 +641,117 @@ TEST(StatsExact, LeaksOfTwoPathsByCallSite) {
   EXPECT_EQ(text.out.find("leak_path_a"), std::string::npos) << text.out;
 }
 
+// --- whole call stacks (record --stacks) ----------------------------------------------------
+
+// `tailor stats --leaks --json` of a trace recorded with `extra` options.
+json leaks_json(const TempDir& dir, const std::string& name, std::vector<std::string> program,
+                std::vector<std::string> extra = {"--stacks"}) {
+  const std::string trace = dir.file(name);
+  std::vector<std::string> argv = {TAILOR_BIN, "record", "-q", "-o", trace};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  argv.push_back("--");
+  argv.insert(argv.end(), program.begin(), program.end());
+  Result rec = run(argv);
+  if (!exited_zero(rec)) throw std::runtime_error("recording failed: " + rec.err);
+  Result r = run({TAILOR_BIN, "stats", "--leaks", "--json", "--top", "1000", trace});
+  if (!exited_zero(r)) throw std::runtime_error("stats failed: " + r.err);
+  return json::parse(r.out);
+}
+
+// The leak (one stack) whose innermost frame is in `function`; null if none.
+json leak_in(const json& j, const std::string& function) {
+  for (const auto& l : j["leaks"]["top_by_bytes"])
+    if (l.contains("stack") && !l["stack"].empty() &&
+        l["stack"][0]["symbol"].get<std::string>().find(function) != std::string::npos)
+      return l;
+  return nullptr;
+}
+
+std::vector<std::string> frame_names(const json& leak) {
+  std::vector<std::string> names;
+  for (const auto& f : leak["stack"]) names.push_back(f["symbol"].get<std::string>());
+  return names;
+}
+
+bool has_frame(const std::vector<std::string>& frames, std::size_t at, const std::string& function) {
+  return at < frames.size() && frames[at].find(function) != std::string::npos;
+}
+
+// Both unwinders give each leak of the two paths its whole stack: the
+// allocating function, then main, then the C library's start.
+TEST(Stacks, LeaksOfTwoPathsHaveTheirStacks) {
+  TempDir dir;
+  for (const std::string unwind : {"dwarf", "fp"}) {
+    json j = leaks_json(dir, unwind + ".trace", {STACK_PATHS, "fork"}, {"--stacks", "--unwind", unwind});
+    json p = leak_in(j, "parent_work");
+    ASSERT_FALSE(p.is_null()) << unwind << ": " << j.dump(1);
+    const std::vector<std::string> frames = frame_names(p);
+    EXPECT_TRUE(has_frame(frames, 1, "main")) << unwind << ": " << p.dump(1);
+    EXPECT_EQ(p["blocks"], 1);
+    EXPECT_EQ(p["bytes"], 4133);
+    EXPECT_GE(frames.size(), 3u) << "main's callers in the C library";
+  }
+  json two = leaks_json(dir, "two.trace", {LEAKS_TWO_PATHS, "5", "4"});
+  json a = leak_in(two, "leak_path_a"), b = leak_in(two, "leak_path_b");
+  ASSERT_FALSE(a.is_null() || b.is_null()) << two.dump(1);
+  EXPECT_EQ(a["blocks"], 5);
+  EXPECT_EQ(b["blocks"], 4);
+  EXPECT_TRUE(has_frame(frame_names(a), 1, "main"));
+  EXPECT_TRUE(has_frame(frame_names(b), 1, "main"));
+  EXPECT_NE(a["stack"][1]["address"], b["stack"][1]["address"]) << "two call sites in main";
+}
+
+// A stack deeper than DEPTH keeps its innermost DEPTH frames; one of 10 000
+// frames is recorded (not crashed on), with both unwinders.
+TEST(Stacks, DeepRecursionIsCutAtDepth) {
+  TempDir dir;
+  for (const std::string unwind : {"dwarf", "fp"}) {
+    json j = leaks_json(dir, "deep-" + unwind + ".trace", {STACK_PATHS, "recurse", "10000"},
+                        {"--stacks=100", "--unwind", unwind});
+    json leak = leak_in(j, "recurse_down");
+    ASSERT_FALSE(leak.is_null()) << j.dump(1);
+    const std::vector<std::string> frames = frame_names(leak);
+    ASSERT_EQ(frames.size(), 100u) << unwind;
+    for (const auto& f : frames) EXPECT_NE(f.find("recurse_down"), std::string::npos) << unwind << ": " << f;
+  }
+  // A shallow one is whole: recurse_down x 5, then main.
+  json shallow = leaks_json(dir, "shallow.trace", {STACK_PATHS, "recurse", "5"});
+  const std::vector<std::string> frames = frame_names(leak_in(shallow, "recurse_down"));
+  ASSERT_GE(frames.size(), 6u);
+  for (std::size_t k = 0; k < 5; ++k) EXPECT_TRUE(has_frame(frames, k, "recurse_down")) << k;
+  EXPECT_TRUE(has_frame(frames, 5, "main"));
+}
+
+// Threads' stacks start at their thread function; a forked child's trace has
+// its own stacks (none of the parent's nodes, which its file does not hold).
+TEST(Stacks, ThreadsAndForkedChildrenKeepTheirStacks) {
+  TempDir dir;
+  json j = leaks_json(dir, "threads.trace", {STACK_PATHS, "threads"});
+  for (const char* f : {"thread_a_work", "thread_b_work"}) {
+    json leak = leak_in(j, f);
+    ASSERT_FALSE(leak.is_null()) << f << ": " << j.dump(1);
+    const std::vector<std::string> frames = frame_names(leak);
+    EXPECT_TRUE(std::any_of(frames.begin() + 1, frames.end(),
+                            [](const std::string& s) { return s.find("start_thread") != std::string::npos; }))
+        << leak.dump(1);
+    EXPECT_FALSE(std::any_of(frames.begin(), frames.end(),
+                             [](const std::string& s) { return s.find("main (") != std::string::npos; }));
+  }
+
+  const std::string trace = dir.file("fork.trace");
+  Result rec = run({TAILOR_BIN, "record", "-q", "--stacks", "-o", trace, "--", STACK_PATHS, "fork"});
+  ASSERT_TRUE(exited_zero(rec)) << rec.err;
+  int child = 0;
+  ASSERT_EQ(std::sscanf(rec.out.c_str(), "child %d", &child), 1) << rec.out;
+  Result r = run({TAILOR_BIN, "stats", "--leaks", "--json", "--top", "1000", trace + "." + std::to_string(child)});
+  ASSERT_TRUE(exited_zero(r)) << r.err;
+  json c = json::parse(r.out);
+  json leak = leak_in(c, "child_work");
+  ASSERT_FALSE(leak.is_null()) << c.dump(1);
+  EXPECT_TRUE(has_frame(frame_names(leak), 1, "main")) << leak.dump(1);
+  EXPECT_TRUE(leak_in(c, "parent_work").is_null());
+}
+
 // A cut trace still gives stats, over the events it has, and says it is cut.
 TEST(StatsExact, CutTraceIsReported) {
   TempDir dir;

@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: MIT
+// Whole call stacks in the recorder; see stack_recorder.h.
+#include "record/stack_recorder.h"
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#include <pthread.h>
+#include <sys/mman.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+#include "record/recorder.h"
+
+namespace tailor::record {
+
+int stack_depth = 0;
+
+namespace {
+
+bool use_frame_pointers = false;
+std::atomic<std::uint32_t> next_id{1};
+
+// Frames above the program's call that unwinding sees first: capture_stack,
+// record_stacked, the hook (and a frame of libunwind's own).
+constexpr int kSkipMax = 8;
+constexpr std::uint32_t kQueue = 1u << 14;  // nodes waiting for the writer (at most Writer::max_events)
+
+struct Slot {
+  std::uint64_t address;
+  std::uint32_t parent;
+  std::uint32_t id;  // 0: empty
+};
+
+}  // namespace
+
+struct StackTrie {
+  Slot* slots = nullptr;
+  std::size_t capacity = 0;  // a power of two
+  std::size_t used = 0;
+  // The last stack, innermost first, and its nodes: the next call from the
+  // same loop shares all but its innermost frames.
+  std::uint64_t last_frames[kMaxStackDepth];
+  std::uint32_t last_ids[kMaxStackDepth];
+  int last_count = 0;
+  // New nodes, a ring: the owner appends and publishes `queued`; the writer
+  // (under the writer's lock) writes [written, queued).
+  std::atomic<std::uint32_t> queued{0};
+  std::uint32_t written = 0;
+  trace::StackNode queue[kQueue];
+};
+
+namespace {
+
+void* map(std::size_t bytes) noexcept {
+  void* m = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return m == MAP_FAILED ? nullptr : m;
+}
+
+std::size_t slot_of(std::uint64_t address, std::uint32_t parent, std::size_t capacity) noexcept {
+  std::uint64_t h = (address ^ (std::uint64_t{parent} << 40 | parent)) * 0x9e3779b97f4a7c15ull;
+  return static_cast<std::size_t>(h >> 20) & (capacity - 1);
+}
+
+bool grow(StackTrie& t) noexcept {
+  const std::size_t capacity = t.capacity ? 2 * t.capacity : 4096;
+  auto* slots = static_cast<Slot*>(map(capacity * sizeof(Slot)));
+  if (!slots) return false;
+  for (std::size_t i = 0; i < t.capacity; ++i) {
+    const Slot& s = t.slots[i];
+    if (s.id == 0) continue;
+    std::size_t at = slot_of(s.address, s.parent, capacity);
+    while (slots[at].id != 0) at = (at + 1) & (capacity - 1);
+    slots[at] = s;
+  }
+  if (t.slots) munmap(t.slots, t.capacity * sizeof(Slot));
+  t.slots = slots;
+  t.capacity = capacity;
+  return true;
+}
+
+// The node of `address` under `parent`, made and queued if new; 0 if out of memory.
+std::uint32_t node(ThreadLog* log, StackTrie& t, std::uint32_t parent, std::uint64_t address) noexcept {
+  if (4 * (t.used + 1) > 3 * t.capacity && !grow(t)) return 0;
+  std::size_t at = slot_of(address, parent, t.capacity);
+  for (; t.slots[at].id != 0; at = (at + 1) & (t.capacity - 1))
+    if (t.slots[at].address == address && t.slots[at].parent == parent) return t.slots[at].id;
+  std::uint32_t q = t.queued.load(std::memory_order_relaxed);
+  if (q - __atomic_load_n(&t.written, __ATOMIC_ACQUIRE) == kQueue) flush_stack_nodes(log);
+  const std::uint32_t id = next_id.fetch_add(1, std::memory_order_relaxed);
+  t.slots[at] = {address, parent, id};
+  ++t.used;
+  t.queue[q % kQueue] = {id, parent, address};
+  t.queued.store(q + 1, std::memory_order_release);
+  return id;
+}
+
+// The thread's stack, for the frame-pointer walk's bounds.
+__thread std::uintptr_t stack_lo __attribute__((tls_model("initial-exec")));
+__thread std::uintptr_t stack_hi __attribute__((tls_model("initial-exec")));
+
+int frame_pointer_backtrace(std::uint64_t* out, int max) noexcept {
+  if (stack_hi == 0) {
+    pthread_attr_t attr;
+    void* base = nullptr;
+    std::size_t size = 0;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+      pthread_attr_getstack(&attr, &base, &size);
+      pthread_attr_destroy(&attr);
+    }
+    stack_lo = reinterpret_cast<std::uintptr_t>(base);
+    stack_hi = stack_lo + size;
+    if (stack_hi == 0) return 0;
+  }
+  auto fp = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+  int n = 0;
+  while (n < max && fp >= stack_lo && fp + 16 <= stack_hi && (fp & 7) == 0) {
+    const auto* frame = reinterpret_cast<const std::uintptr_t*>(fp);
+    if (frame[1] == 0) break;
+    out[n++] = frame[1];
+    if (frame[0] <= fp) break;  // the chain goes up the stack, or it ends
+    fp = frame[0];
+  }
+  return n;
+}
+
+}  // namespace
+
+void stacks_init() noexcept {
+  const char* depth = getenv("TAILOR_RECORD_STACKS");
+  if (!depth) return;
+  const long d = std::atol(depth);
+  stack_depth = d <= 0 ? 0 : d > kMaxStackDepth ? kMaxStackDepth : static_cast<int>(d);
+  const char* unwind = getenv("TAILOR_RECORD_UNWIND");
+  use_frame_pointers = unwind && std::strcmp(unwind, "fp") == 0;
+  if (stack_depth && !use_frame_pointers) unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+}
+
+std::uint32_t capture_stack(ThreadLog* log, std::uint64_t callsite) noexcept {
+  if (!log->stacks) {
+    log->stacks = static_cast<StackTrie*>(map(sizeof(StackTrie)));
+    if (!log->stacks) return 0;
+    new (log->stacks) StackTrie();
+  }
+  StackTrie& t = *log->stacks;
+  std::uint64_t frames[kMaxStackDepth + kSkipMax];
+  const int want = stack_depth + kSkipMax;
+  int n = use_frame_pointers ? frame_pointer_backtrace(frames, want)
+                             : unw_backtrace(reinterpret_cast<void**>(frames), want);
+  // The program's frames start at the hook's return address.
+  int first = 0;
+  while (first < n && first < kSkipMax && frames[first] != callsite) ++first;
+  if (first == n || first == kSkipMax) {  // not found (a tail call into the hook): the call site alone
+    frames[0] = callsite;
+    first = 0;
+    n = 1;
+  }
+  const std::uint64_t* stack = frames + first;
+  const int count = n - first < stack_depth ? n - first : stack_depth;
+  // Outermost frames shared with the last stack keep their nodes.
+  int shared = 0;
+  while (shared < count && shared < t.last_count &&
+         stack[count - 1 - shared] == t.last_frames[t.last_count - 1 - shared])
+    ++shared;
+  std::uint32_t parent = shared ? t.last_ids[t.last_count - shared] : 0;
+  std::uint32_t ids[kMaxStackDepth];
+  for (int k = 0; k < shared; ++k) ids[count - 1 - k] = t.last_ids[t.last_count - 1 - k];
+  for (int i = count - 1 - shared; i >= 0; --i) {
+    parent = node(log, t, parent, stack[i]);
+    if (parent == 0) {
+      t.last_count = 0;
+      return 0;
+    }
+    ids[i] = parent;
+  }
+  std::memcpy(t.last_frames, stack, static_cast<std::size_t>(count) * sizeof *stack);
+  std::memcpy(t.last_ids, ids, static_cast<std::size_t>(count) * sizeof *ids);
+  t.last_count = count;
+  return count ? ids[0] : 0;
+}
+
+bool write_stack_nodes(trace::Writer& writer, ThreadLog* log) noexcept {
+  StackTrie* t = log->stacks;
+  if (!t) return true;
+  const std::uint32_t queued = t->queued.load(std::memory_order_acquire);
+  while (t->written != queued) {
+    const std::uint32_t from = t->written % kQueue;
+    const std::uint32_t run = queued - t->written < kQueue - from ? queued - t->written : kQueue - from;
+    if (!writer.write_stacks(log->thread, t->queue + from, run)) return false;
+    __atomic_store_n(&t->written, t->written + run, __ATOMIC_RELEASE);
+  }
+  return true;
+}
+
+void stacks_after_fork(ThreadLog* logs_live, ThreadLog* logs_free) noexcept {
+  next_id.store(1);
+  for (ThreadLog* list : {logs_live, logs_free})
+    for (ThreadLog* log = list; log; log = log->next) {
+      StackTrie* t = log->stacks;
+      if (!t) continue;
+      if (t->slots) munmap(t->slots, t->capacity * sizeof(Slot));
+      t->slots = nullptr;
+      t->capacity = t->used = 0;
+      t->last_count = 0;
+      t->queued.store(0);
+      t->written = 0;
+    }
+}
+
+}  // namespace tailor::record
