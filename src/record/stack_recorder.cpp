@@ -26,23 +26,44 @@ std::atomic<std::uint32_t> next_id{1};
 // record_stacked, the hook (and a frame of libunwind's own).
 constexpr int kSkipMax = 8;
 constexpr std::uint32_t kQueue = 1u << 14;  // nodes waiting for the writer (at most Writer::max_events)
+// Children of a node looked for in its list (most recently used first);
+// a node with more has its children in the hash table too.
+constexpr std::uint32_t kListed = 8;
 
-struct Slot {
+// A node of the trie, by its index in the log (0: the root). Children hang
+// from their parent in a list, the last one used first: a loop's calls find
+// theirs at once, and new nodes are appended, so that a program whose every
+// allocation has a stack of its own (a tree built recursively) touches
+// memory in order rather than a random slot of a table per call.
+struct Node {
+  std::uint64_t address;
+  std::uint32_t id;            // in the trace
+  std::uint32_t parent;        // index
+  std::uint32_t first_child;   // index, 0: none
+  std::uint32_t next_sibling;  // index, 0: none
+  std::uint32_t children;
+  std::uint32_t unused;
+};
+
+struct Slot {  // (parent index, address) -> child index, for parents of more than kListed children
   std::uint64_t address;
   std::uint32_t parent;
-  std::uint32_t id;  // 0: empty
+  std::uint32_t child;  // 0: empty
 };
 
 }  // namespace
 
 struct StackTrie {
+  Node* nodes = nullptr;  // [0] is the root
+  std::size_t node_capacity = 0;
+  std::uint32_t node_count = 0;
   Slot* slots = nullptr;
   std::size_t capacity = 0;  // a power of two
   std::size_t used = 0;
-  // The last stack, innermost first, and its nodes: the next call from the
-  // same loop shares all but its innermost frames.
+  // The last stack, innermost first, and its nodes' indices: the next call
+  // from the same loop shares all but its innermost frames.
   std::uint64_t last_frames[kMaxStackDepth];
-  std::uint32_t last_ids[kMaxStackDepth];
+  std::uint32_t last_nodes[kMaxStackDepth];
   int last_count = 0;
   // New nodes, a ring: the owner appends and publishes `queued`; the writer
   // (under the writer's lock) writes [written, queued).
@@ -58,20 +79,27 @@ void* map(std::size_t bytes) noexcept {
   return m == MAP_FAILED ? nullptr : m;
 }
 
+// splitmix64's finalizer over both keys: return addresses differ in their
+// low bits only, parents are consecutive numbers; every bit of either must
+// reach the slot's bits.
 std::size_t slot_of(std::uint64_t address, std::uint32_t parent, std::size_t capacity) noexcept {
-  std::uint64_t h = (address ^ (std::uint64_t{parent} << 40 | parent)) * 0x9e3779b97f4a7c15ull;
-  return static_cast<std::size_t>(h >> 20) & (capacity - 1);
+  std::uint64_t h = address + 0x9e3779b97f4a7c15ull * (std::uint64_t{parent} + 1);
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+  return static_cast<std::size_t>(h ^ (h >> 31)) & (capacity - 1);
 }
 
-bool grow(StackTrie& t) noexcept {
-  const std::size_t capacity = t.capacity ? 2 * t.capacity : 4096;
+bool hash_insert(StackTrie& t, std::uint32_t parent, std::uint64_t address, std::uint32_t child) noexcept;
+
+bool grow_slots(StackTrie& t) noexcept {
+  const std::size_t capacity = t.capacity ? 2 * t.capacity : 1024;
   auto* slots = static_cast<Slot*>(map(capacity * sizeof(Slot)));
   if (!slots) return false;
   for (std::size_t i = 0; i < t.capacity; ++i) {
     const Slot& s = t.slots[i];
-    if (s.id == 0) continue;
+    if (s.child == 0) continue;
     std::size_t at = slot_of(s.address, s.parent, capacity);
-    while (slots[at].id != 0) at = (at + 1) & (capacity - 1);
+    while (slots[at].child != 0) at = (at + 1) & (capacity - 1);
     slots[at] = s;
   }
   if (t.slots) munmap(t.slots, t.capacity * sizeof(Slot));
@@ -80,20 +108,75 @@ bool grow(StackTrie& t) noexcept {
   return true;
 }
 
-// The node of `address` under `parent`, made and queued if new; 0 if out of memory.
-std::uint32_t node(ThreadLog* log, StackTrie& t, std::uint32_t parent, std::uint64_t address) noexcept {
-  if (4 * (t.used + 1) > 3 * t.capacity && !grow(t)) return 0;
+bool hash_insert(StackTrie& t, std::uint32_t parent, std::uint64_t address, std::uint32_t child) noexcept {
+  if (2 * (t.used + 1) > t.capacity && !grow_slots(t)) return false;
   std::size_t at = slot_of(address, parent, t.capacity);
-  for (; t.slots[at].id != 0; at = (at + 1) & (t.capacity - 1))
-    if (t.slots[at].address == address && t.slots[at].parent == parent) return t.slots[at].id;
-  std::uint32_t q = t.queued.load(std::memory_order_relaxed);
-  if (q - __atomic_load_n(&t.written, __ATOMIC_ACQUIRE) == kQueue) flush_stack_nodes(log);
-  const std::uint32_t id = next_id.fetch_add(1, std::memory_order_relaxed);
-  t.slots[at] = {address, parent, id};
+  while (t.slots[at].child != 0) at = (at + 1) & (t.capacity - 1);
+  t.slots[at] = {address, parent, child};
   ++t.used;
-  t.queue[q % kQueue] = {id, parent, address};
-  t.queued.store(q + 1, std::memory_order_release);
-  return id;
+  return true;
+}
+
+std::uint32_t hash_find(const StackTrie& t, std::uint32_t parent, std::uint64_t address) noexcept {
+  if (t.capacity == 0) return 0;
+  for (std::size_t at = slot_of(address, parent, t.capacity); t.slots[at].child != 0; at = (at + 1) & (t.capacity - 1))
+    if (t.slots[at].address == address && t.slots[at].parent == parent) return t.slots[at].child;
+  return 0;
+}
+
+bool grow_nodes(StackTrie& t) noexcept {
+  const std::size_t capacity = t.node_capacity ? 2 * t.node_capacity : 4096;
+  void* m = t.nodes ? mremap(t.nodes, t.node_capacity * sizeof(Node), capacity * sizeof(Node), MREMAP_MAYMOVE)
+                    : map(capacity * sizeof(Node));
+  if (m == MAP_FAILED || m == nullptr) return false;
+  t.nodes = static_cast<Node*>(m);
+  t.node_capacity = capacity;
+  if (t.node_count == 0) {
+    t.nodes[0] = {};
+    t.node_count = 1;
+  }
+  return true;
+}
+
+// The child of node `parent` for `address`, made and queued if new; its
+// index, or 0 if out of memory.
+std::uint32_t child(ThreadLog* log, StackTrie& t, std::uint32_t parent, std::uint64_t address) noexcept {
+  Node& p = t.nodes[parent];
+  std::uint32_t prev = 0, walked = 0;
+  for (std::uint32_t c = p.first_child; c != 0 && walked < kListed; prev = c, c = t.nodes[c].next_sibling, ++walked) {
+    if (t.nodes[c].address != address) continue;
+    if (prev != 0) {  // to the front
+      t.nodes[prev].next_sibling = t.nodes[c].next_sibling;
+      t.nodes[c].next_sibling = p.first_child;
+      p.first_child = c;
+    }
+    return c;
+  }
+  if (p.children > kListed) {
+    if (const std::uint32_t c = hash_find(t, parent, address)) return c;
+  }
+  if (t.node_count == t.node_capacity && !grow_nodes(t)) return 0;
+  Node& q = t.nodes[parent];  // (the nodes may have moved)
+  const std::uint32_t index = t.node_count;
+  std::uint32_t queued = t.queued.load(std::memory_order_relaxed);
+  if (queued - __atomic_load_n(&t.written, __ATOMIC_ACQUIRE) == kQueue) flush_stack_nodes(log);
+  const std::uint32_t id = next_id.fetch_add(1, std::memory_order_relaxed);
+  t.nodes[index] = {address, id, parent, 0, q.first_child, 0, 0};
+  q.first_child = index;
+  ++t.node_count;
+  if (++q.children > kListed) {
+    // A wide node: its children in the hash table too (all of them, once).
+    bool ok = true;
+    if (q.children == kListed + 1)
+      for (std::uint32_t c = q.first_child; c != 0 && ok; c = t.nodes[c].next_sibling)
+        ok = hash_insert(t, parent, t.nodes[c].address, c);
+    else
+      ok = hash_insert(t, parent, address, index);
+    if (!ok) return 0;
+  }
+  t.queue[queued % kQueue] = {id, q.id, address};
+  t.queued.store(queued + 1, std::memory_order_release);
+  return index;
 }
 
 // The thread's stack, for the frame-pointer walk's bounds.
@@ -144,6 +227,7 @@ std::uint32_t capture_stack(ThreadLog* log, std::uint64_t callsite) noexcept {
     new (log->stacks) StackTrie();
   }
   StackTrie& t = *log->stacks;
+  if (t.node_count == 0 && !grow_nodes(t)) return 0;
   std::uint64_t frames[kMaxStackDepth + kSkipMax];
   const int want = stack_depth + kSkipMax;
   int n = use_frame_pointers ? frame_pointer_backtrace(frames, want)
@@ -163,21 +247,21 @@ std::uint32_t capture_stack(ThreadLog* log, std::uint64_t callsite) noexcept {
   while (shared < count && shared < t.last_count &&
          stack[count - 1 - shared] == t.last_frames[t.last_count - 1 - shared])
     ++shared;
-  std::uint32_t parent = shared ? t.last_ids[t.last_count - shared] : 0;
-  std::uint32_t ids[kMaxStackDepth];
-  for (int k = 0; k < shared; ++k) ids[count - 1 - k] = t.last_ids[t.last_count - 1 - k];
+  std::uint32_t nodes[kMaxStackDepth];
+  for (int k = 0; k < shared; ++k) nodes[count - 1 - k] = t.last_nodes[t.last_count - 1 - k];
+  std::uint32_t parent = shared ? nodes[count - shared] : 0;
   for (int i = count - 1 - shared; i >= 0; --i) {
-    parent = node(log, t, parent, stack[i]);
+    parent = child(log, t, parent, stack[i]);
     if (parent == 0) {
       t.last_count = 0;
       return 0;
     }
-    ids[i] = parent;
+    nodes[i] = parent;
   }
   std::memcpy(t.last_frames, stack, static_cast<std::size_t>(count) * sizeof *stack);
-  std::memcpy(t.last_ids, ids, static_cast<std::size_t>(count) * sizeof *ids);
+  std::memcpy(t.last_nodes, nodes, static_cast<std::size_t>(count) * sizeof *nodes);
   t.last_count = count;
-  return count ? ids[0] : 0;
+  return count ? t.nodes[nodes[0]].id : 0;
 }
 
 bool write_stack_nodes(trace::Writer& writer, ThreadLog* log) noexcept {
@@ -202,6 +286,7 @@ void stacks_after_fork(ThreadLog* logs_live, ThreadLog* logs_free) noexcept {
       if (t->slots) munmap(t->slots, t->capacity * sizeof(Slot));
       t->slots = nullptr;
       t->capacity = t->used = 0;
+      t->node_count = 0;  // the root is made again at the next stack
       t->last_count = 0;
       t->queued.store(0);
       t->written = 0;
