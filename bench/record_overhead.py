@@ -7,6 +7,10 @@ Each configuration runs --runs times, in interleaved rounds (every workload
 unrecorded and recorded once per round; heaptrack after the rounds); the
 table shows medians of wall time.
 Ratios are recorded time / unrecorded time (lower is better).
+
+--stacks adds `tailor record --stacks` (whole call stacks, libunwind) to every
+round, and --stacks-fp the frame-pointer walk too (right only for code built
+with frame pointers; the bundled workloads are not: it shows the walk's cost).
 """
 import argparse
 import os
@@ -39,6 +43,8 @@ def main():
     ap.add_argument("--heaptrack-runs", type=int, default=1, help="runs of heaptrack --raw (slow)")
     ap.add_argument("--no-heaptrack", action="store_true", help="skip the heaptrack peer")
     ap.add_argument("--workloads", default=",".join(WORKLOADS), help="comma-separated subset")
+    ap.add_argument("--stacks", action="store_true", help="also tailor record --stacks")
+    ap.add_argument("--stacks-fp", action="store_true", help="also tailor record --stacks --unwind fp")
     args = ap.parse_args()
 
     tailor = os.path.abspath(os.path.join(args.build, "bin", "tailor"))
@@ -51,6 +57,13 @@ def main():
         base = {n: [] for n in names}
         rec = {n: [] for n in names}
         events, size = {}, {}
+        modes = [("record", [])]
+        if args.stacks:
+            modes.append(("stacks", ["--stacks"]))
+        if args.stacks_fp:
+            modes.append(("stacks-fp", ["--stacks", "--unwind", "fp"]))
+        extra = {mode: {n: [] for n in names} for mode, _ in modes[1:]}
+        extra_size = {mode: {} for mode, _ in modes[1:]}
         # Interleaved rounds: each round runs every workload once unrecorded and
         # once recorded, so that the machine's drift over minutes touches both alike.
         for i in range(args.runs):
@@ -58,13 +71,19 @@ def main():
                 exe = os.path.abspath(os.path.join(args.build, "bin", f"wl_{name}"))
                 print(f"[{name}] round {i + 1}/{args.runs}: unrecorded, then tailor record", file=sys.stderr, flush=True)
                 base[name].append(timed([exe])[0])
-                trace = os.path.join(tmp, f"{name}.trace")
-                t, _, err = timed([tailor, "record", "-o", trace, "--", exe])
-                rec[name].append(t)
-                m = re.search(r"(\d+) events, \d+ threads, (\d+) bytes", err)
-                if not m:
-                    sys.exit(f"record_overhead: cannot read the summary of tailor record:\n{err}")
-                events[name], size[name] = int(m.group(1)), int(m.group(2))
+                for mode, options in modes:
+                    trace = os.path.join(tmp, f"{name}.trace")
+                    t, _, err = timed([tailor, "record", *options, "-o", trace, "--", exe])
+                    m = re.search(r"(\d+) events, \d+ threads, (\d+) bytes", err)
+                    if not m:
+                        sys.exit(f"record_overhead: cannot read the summary of tailor record:\n{err}")
+                    if mode == "record":
+                        rec[name].append(t)
+                        events[name], size[name] = int(m.group(1)), int(m.group(2))
+                    else:
+                        extra[mode][name].append(t)
+                        extra_size[mode][name] = int(m.group(2)) / max(1, int(m.group(1)))
+                    os.remove(trace)
         for name in names:
             exe = os.path.abspath(os.path.join(args.build, "bin", f"wl_{name}"))
             ht = []
@@ -78,23 +97,47 @@ def main():
                             os.remove(os.path.join(tmp, f))
             b, r = statistics.median(base[name]), statistics.median(rec[name])
             h = statistics.median(ht) if ht else None
-            rows.append((name, b, r, h, events[name], size[name]))
+            rows.append((name, b, r, h, events[name], size[name],
+                         {mode: (statistics.median(extra[mode][name]), extra_size[mode][name]) for mode in extra}))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
-    print("| workload | unrecorded (s) | tailor record (s) | tailor / unrecorded | heaptrack --raw (s) | heaptrack / unrecorded | events | trace bytes | bytes / event |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    modes_shown = list(rows[0][6]) if rows else []
+    head = "| workload | unrecorded (s) | tailor record (s) | tailor / unrecorded |"
+    rule = "|---|---:|---:|---:|"
+    for mode in modes_shown:
+        head += f" {mode} (s) | {mode} / unrecorded | {mode} / heaptrack | {mode} bytes / event |"
+        rule += "---:|---:|---:|---:|"
+    print(head + " heaptrack --raw (s) | heaptrack / unrecorded | events | trace bytes | bytes / event |")
+    print(rule + "---:|---:|---:|---:|---:|")
     ratios, bpe = [], []
-    for name, b, r, h, events, size in rows:
+    mode_ratios = {mode: [] for mode in modes_shown}
+    mode_vs_ht = {mode: [] for mode in modes_shown}
+    mode_bpe = {mode: [] for mode in modes_shown}
+    for name, b, r, h, events, size, more in rows:
         ratios.append(r / b)
         bpe.append(size / events if events else 0)
         hs = f"{h:.2f}" if h is not None else "-"
         hr = f"{h / b:.2f}x" if h is not None else "-"
-        print(f"| {name} | {b:.2f} | {r:.2f} | {r / b:.2f}x | {hs} | {hr} | {events:,} | {size:,} | {size / events:.2f} |")
+        cells = ""
+        for mode in modes_shown:
+            t, per_event = more[mode]
+            mode_ratios[mode].append(t / b)
+            mode_bpe[mode].append(per_event)
+            vs = f"{t / h:.2f}" if h is not None else "-"
+            if h is not None:
+                mode_vs_ht[mode].append(t / h)
+            cells += f" {t:.2f} | {t / b:.2f}x | {vs} | {per_event:.2f} |"
+        print(f"| {name} | {b:.2f} | {r:.2f} | {r / b:.2f}x |{cells} {hs} | {hr} | {events:,} | {size:,} | {size / events:.2f} |")
     geo = statistics.geometric_mean(ratios)
-    hts = [h / b for _, b, _, h, _, _ in rows if h is not None]
+    hts = [row[3] / row[1] for row in rows if row[3] is not None]
     hgeo = f"{statistics.geometric_mean(hts):.2f}x" if hts else "-"
-    print(f"| **geometric mean** | | | **{geo:.2f}x** | | **{hgeo}** | | | **{statistics.mean(bpe):.2f}** (mean) |")
+    cells = ""
+    for mode in modes_shown:
+        vs = f"**{max(mode_vs_ht[mode]):.2f}** (most)" if mode_vs_ht[mode] else "-"
+        cells += (f" | **{statistics.geometric_mean(mode_ratios[mode]):.2f}x** | {vs} |"
+                  f" **{max(mode_bpe[mode]):.2f}** (most) |")
+    print(f"| **geometric mean** | | | **{geo:.2f}x** |{cells} | **{hgeo}** | | | **{statistics.mean(bpe):.2f}** (mean) |")
 
 
 if __name__ == "__main__":

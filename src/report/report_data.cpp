@@ -82,7 +82,8 @@ json leaks_section(const trace::Reader& r, const analyze::TraceStats& s) {
                     {"module", l.module},
                     {"blocks", l.blocks},
                     {"bytes", l.bytes},
-                    {"largest_bytes", l.largest}});
+                    {"largest_bytes", l.largest},
+                    {"stack", l.frames}});  // innermost first; empty without --stacks
   return {{"end", analyze::end_description(r)}, {"objects", s.live_objects_at_end},
           {"bytes", s.live_bytes_at_end},       {"sites", s.leak_sites},
           {"rows", rows}};

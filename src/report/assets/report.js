@@ -177,7 +177,7 @@
     tr.dataset.address = r.address;
     const name = el('td', r.symbol);
     name.className = 'symbol';
-    name.title = r.symbol;
+    name.title = r.stack.length ? r.stack.join('\n\u2190 ') : r.symbol;  // the whole stack, when recorded
     tr.append(name, el('td', r.module || '?'), el('td', bytes(r.bytes)),
               el('td', (100 * r.bytes / Math.max(1, leaks.bytes)).toFixed(1)), el('td', count(r.blocks)),
               el('td', bytes(r.largest_bytes)));
