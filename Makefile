@@ -64,7 +64,7 @@ test-tsan: deps
 	    --gtest_filter='Stress.*:CoreApi.*:-Stress.ThreadsDoNotShareCacheLines' || exit 1; done
 
 bench-record: build
-	./bench/record_overhead.py --build $(BUILD) --runs 5 --heaptrack-runs 1
+	./bench/record_overhead.py --build $(BUILD) --runs 3 --heaptrack-runs 1 --stacks --stacks-fp
 
 bench-simulate: build
 	./bench/simulate_speed.py --build $(BUILD) --dmm $(or $(DMM),kng)
