@@ -18,8 +18,9 @@ packages=(
   # man pages, generated from --help at build time
   help2man
   # `tailor report`: Chart.js, inlined in every report at build time; the
-  # headless browser its tests open reports in
-  libjs-chart.js chromium
+  # headless browser its tests open reports in; npm, which installs the
+  # report's other browser-side libraries (d3, d3-flame-graph: below)
+  libjs-chart.js chromium npm
   # programs the tests record (real programs under the recorder)
   python3 git
   # fuzzing the parsers (fuzz/, tests/fuzz): clang and libFuzzer's runtime
@@ -40,4 +41,13 @@ if ((${#missing[@]})); then
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The report's browser-side libraries from the npm registry, at the versions
+# src/report/js/package-lock.json pins (inlined in reports at build time).
+js="$(dirname "$0")/../src/report/js"
+if [ ! -f "$js/node_modules/d3-flame-graph/dist/d3-flamegraph.umd.min.js" ] ||
+   [ "$js/package-lock.json" -nt "$js/node_modules/.package-lock.json" ]; then
+  echo "install-deps: npm ci in src/report/js"
+  (cd "$js" && npm ci --no-audit --no-fund --loglevel=error)
 fi

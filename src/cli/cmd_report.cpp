@@ -19,6 +19,8 @@
 #include "simulate/dmm_spec.h"
 #include "report/heap_map.h"
 #include "report/html_page.h"
+#include "analyze/stack_profile.h"
+#include "report/flame_graph.h"
 #include "report/report_data.h"
 #include "report/report_search.h"
 #include "simulate/simulator.h"
@@ -132,7 +134,13 @@ int report_cmd(ReportCmdOptions o) {
   }
   status("");
 
-  report::ReportInputs in{r, stats, std::move(dmms), replay, std::move(moments), std::move(found)};
+  nlohmann::json stacks;
+  if (!r.stacks().empty()) {
+    status("weighing the stacks...");
+    stacks = report::flame_graphs(r, analyze::profile_stacks(r, stats.event_of_max_in_use), !o.no_symbols);
+    status("");
+  }
+  report::ReportInputs in{r, stats, std::move(dmms), replay, std::move(moments), std::move(found), std::move(stacks)};
   const std::string html = report::render_html(report::report_data(in), "tailor report: " + o.trace);
   report::write_file(o.output, html);
   if (tty) fmt::print(stderr, "\r\033[K");

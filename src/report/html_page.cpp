@@ -58,7 +58,10 @@ std::string render_html(const nlohmann::json& data, const std::string& title) {
   // Filled in order, each marker once: a value's text is never searched again.
   replace_once(page, "{{TITLE}}", escape_html(title));
   replace_once(page, "{{STYLE}}", assets::kReportCss);
+  replace_once(page, "{{FLAME_CSS}}", assets::kFlameGraphCss);
   replace_once(page, "{{CHART_JS}}", assets::kChartJs);
+  replace_once(page, "{{D3_JS}}", assets::kD3Js);
+  replace_once(page, "{{FLAME_JS}}", assets::kFlameGraphJs);
   replace_once(page, "{{REPORT_JS}}", assets::kReportJs);
   replace_once(page, "{{DATA}}", script_safe_json(data));
   return page;

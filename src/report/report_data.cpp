@@ -169,7 +169,8 @@ json report_data(const ReportInputs& in) {
             {"threads", threads_section(in.stats)},
             {"dmms", dmms_section(in.dmms)},
             {"moments", moments},
-            {"search", in.search ? search_section(*in.search) : json(nullptr)}};
+            {"search", in.search ? search_section(*in.search) : json(nullptr)},
+            {"stacks", in.stacks}};
   if (in.replay) j["replay"] = {{"operations", in.replay->allocations + in.replay->releases},
                                 {"max_in_use_bytes", in.replay->max_in_use_bytes}};
   return j;

@@ -9,7 +9,7 @@
 #include <optional>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
+#include <nlohmann/json.hpp>
 
 #include "report/heap_map.h"
 #include "simulate/metrics.h"
@@ -28,6 +28,7 @@ struct ReportInputs {
   std::optional<simulate::ReplaySummary> replay;  ///< of the simulated trace, when DMMs were simulated
   std::vector<Moment> moments;
   std::optional<SearchOutcome> search;
+  nlohmann::json stacks = nullptr;  ///< flame_graphs() of a trace recorded with stacks, else null
 };
 
 nlohmann::json report_data(const ReportInputs& in);

@@ -14,6 +14,7 @@ import argparse
 import base64
 import http.client
 import json
+import re
 import os
 import shutil
 import socket
@@ -166,6 +167,10 @@ def check_render(dt, report, screenshot, max_ms):
     bad = [c for c in state["canvases"] if not c["chart"] or c["painted"] < 500 or c["width"] == 0]
     if bad or not state["canvases"]:
         raise AssertionError(f"charts not drawn: {bad or 'no canvas'}")
+    flame = dt.evaluate("""(() => { const d = JSON.parse(document.getElementById('report-data').textContent);
+      return d.stacks ? document.querySelectorAll('#flame svg rect').length : -1; })()""")
+    if flame == 0:
+        raise AssertionError("the trace has stacks, but no flame graph was drawn")
     leaks = dt.evaluate("""(() => { const d = JSON.parse(document.getElementById('report-data').textContent).leaks;
       return { rows: d.rows.length, shown: document.querySelectorAll('#leaks-table tbody tr').length,
                note: document.getElementById('leaks-note').textContent }; })()""")
@@ -189,6 +194,48 @@ def click(dt, selector):
       return [r.left + r.width / 2, r.top + r.height / 2]; }})()""")
     for kind in ("mousePressed", "mouseReleased"):
         dt.send("Input.dispatchMouseEvent", type=kind, x=box[0], y=box[1], button="left", clickCount=1)
+
+
+def check_flame(dt, report, max_ms):
+    """A click on a box of the flame graph zooms into it: it then spans the
+    graph's width; the search box marks the matching boxes; reset zooms out."""
+    open_report(dt, report, max_ms)
+    state = """(name => { const svg = document.querySelector('#flame svg');
+      const g = [...svg.querySelectorAll('g')].find(g => (g.querySelector('title') || {}).textContent?.startsWith(name));
+      const r = g && g.querySelector('rect');
+      return { svg: svg.getBoundingClientRect().width, width: r ? r.getBoundingClientRect().width : -1,
+               details: document.getElementById('flame-details').textContent }; })"""
+    names = dt.evaluate("""(() => { const d = JSON.parse(document.getElementById('report-data').textContent).stacks;
+      const main = d.allocated.children[0]; return main.children.map(c => c.name); })()""")
+    share = dt.evaluate("""(() => { const d = JSON.parse(document.getElementById('report-data').textContent).stacks;
+      return d.allocated.children[0].children[0].value / d.allocated.value; })()""")
+    time.sleep(0.2)
+    before = dt.evaluate(f"{state}({json.dumps(names[0])})")
+    if abs(before["width"] / before["svg"] - share) > 0.02:
+        raise AssertionError(f"{names[0]!r} holds {share:.3f} of the bytes, its box {before}")
+    dt.evaluate(f"""(() => {{ const g = [...document.querySelectorAll('#flame svg g')].find(g =>
+      (g.querySelector('title') || {{}}).textContent?.startsWith({json.dumps(names[0])}));
+      g.dispatchEvent(new MouseEvent('click', {{bubbles: true}})); }})()""")
+    time.sleep(0.2)
+    zoomed = dt.evaluate(f"{state}({json.dumps(names[0])})")
+    if zoomed["width"] < 0.95 * zoomed["svg"]:
+        raise AssertionError(f"after a click on {names[0]!r} it does not span the graph: {zoomed}")
+    click(dt, "#flame-reset")
+    time.sleep(0.2)
+    reset = dt.evaluate(f"{state}({json.dumps(names[0])})")
+    if abs(reset["width"] - before["width"]) > 1:
+        raise AssertionError(f"reset zoom did not restore {names[0]!r}: {before} then {reset}")
+    dt.evaluate("""(() => { const s = document.getElementById('flame-search'); s.value = %s;
+      s.dispatchEvent(new Event('input')); })()""" % json.dumps(names[1]))
+    searched = dt.evaluate(f"{state}({json.dumps(names[1])})")
+    found = re.match(r"search: (\d+) of (\d+)", searched["details"])
+    if not found or int(found.group(1)) == 0:
+        raise AssertionError(f"searching {names[1]!r} found nothing: {searched}")
+    errors = dt.errors()
+    if errors:
+        raise AssertionError(f"console errors: {errors}")
+    print(f"flame graph: zoomed into {names[0]!r} ({before['width']:.0f} -> {zoomed['width']:.0f} of "
+          f"{zoomed['svg']:.0f} px), searched {names[1]!r} ({searched['details']}), reset")
 
 
 def check_sort(dt, report, max_ms):
@@ -228,7 +275,7 @@ def check_sort(dt, report, max_ms):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["render", "sort"])
+    ap.add_argument("mode", choices=["render", "sort", "flame"])
     ap.add_argument("report")
     ap.add_argument("--screenshot", default="report.png")
     ap.add_argument("--max-ms", type=float, default=2000)
@@ -244,6 +291,8 @@ def main():
         dt = DevTools(port, page_target(port))
         if a.mode == "render":
             check_render(dt, a.report, a.screenshot, a.max_ms)
+        elif a.mode == "flame":
+            check_flame(dt, a.report, a.max_ms)
         else:
             check_sort(dt, a.report, a.max_ms)
         return 0

@@ -7,12 +7,15 @@
 //   threads  three threads; each allocates 400 blocks (sizes 16..4096 by a
 //            fixed rule) from 5 call sites; the main thread frees its own,
 //            threads 1 and 2 free each other's (800 cross-thread frees);
-//            small chunks, so that a cut copy keeps part of the events
+//            small chunks, so that a cut copy keeps part of the events.
+//            With whole stacks: main (0x400100) calls work_a (0x400500),
+//            which holds call sites 0-2, and work_b (0x400600), sites 3-4
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <vector>
 
 #include "common/trace_file.h"
@@ -35,8 +38,14 @@ bool write_threads(tr::Writer& w) {
       const std::uint64_t size = 16ull << ((i * 7 + t) % 9);  // 16 .. 4096
       per_thread[t].push_back(event(1000 + i * 30 + t, i % 3 ? tr::Op::Malloc : tr::Op::New, size,
                                     base + i * 8192, 0x401000 + (i % 5) * 0x40));
+      per_thread[t].back().stack = static_cast<std::uint32_t>(4 + i % 5);  // the node of its call site
     }
   }
+  // The stack tree, written once before any event names it.
+  const tr::StackNode nodes[] = {{1, 0, 0x400100}, {2, 1, 0x400500}, {3, 1, 0x400600},
+                                 {4, 2, 0x401000}, {5, 2, 0x401040}, {6, 2, 0x401080},
+                                 {7, 3, 0x4010c0}, {8, 3, 0x401100}};
+  if (!w.write_stacks(0, nodes, std::size(nodes))) return false;
   // Frees: thread 0 its own blocks, thread 1 thread 2's and thread 2 thread 1's.
   const std::uint32_t freer_of[3] = {0, 2, 1};
   std::vector<tr::Event> frees[3];

@@ -84,6 +84,15 @@ def threads():
            f"the peak's time {peak} lies on the series' time axis")
     expect(sum(d["lifetimes"]["events"]) == 900 and sum(d["lifetimes"]["ns"]) == 900, "lifetimes of 900 frees")
     expect(len(d["sites"]["rows"]) == 5 and sum(r["calls"] for r in d["sites"]["rows"]) == 1200, "call sites")
+    st = d["stacks"]  # main -> work_a (sites 0-2) / work_b (sites 3-4)
+    alloc = st["allocated"]
+    expect(alloc["value"] == st["allocated_bytes"] == d["summary"]["total_bytes"], f"allocated {alloc['value']}")
+    main = alloc["children"]
+    expect(len(main) == 1 and main[0]["value"] == alloc["value"] and len(main[0]["children"]) == 2,
+           f"one outermost frame with two callees: {main}")
+    expect(sum(c["value"] for c in main[0]["children"]) == alloc["value"], "the callees hold every byte")
+    expect(sorted(len(c["children"]) for c in main[0]["children"]) == [2, 3], "sites 0-2 and 3-4")
+    expect(st["peak"]["value"] == st["peak_bytes"] == d["summary"]["max_in_use_bytes"], "the peak's bytes")
     lk = d["leaks"]
     expect(lk["objects"] == 300 and lk["end"] == "at exit (status 0)", f"leaks {lk['objects']} {lk['end']}")
     expect(sum(r["blocks"] for r in lk["rows"]) == 300 and sum(r["bytes"] for r in lk["rows"]) == lk["bytes"]

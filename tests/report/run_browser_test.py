@@ -3,7 +3,7 @@
 # ctest's entry to the browser tests: makes a trace with three threads
 # (make_trace), writes its report with every section (DMMs with heap maps, a
 # short search) and runs browser_test.py on it; the screenshot lands in WORK.
-# Usage: run_browser_test.py TAILOR MAKE_TRACE SHARE_DIR WORK render|sort
+# Usage: run_browser_test.py TAILOR MAKE_TRACE SHARE_DIR WORK render|sort|flame
 import os
 import shutil
 import subprocess

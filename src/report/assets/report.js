@@ -162,6 +162,36 @@
   }
   fillSites();
 
+  // Stacks (traces recorded with --stacks): flame graphs by d3-flame-graph,
+  // of bytes allocated or in use at the peak; a click zooms into a box.
+  if (data.stacks) {
+    document.getElementById('stacks').hidden = false;
+    document.getElementById('stacks-note').textContent = 'By whole call stack, outermost frame at the bottom, ' +
+      'frames named by function (boxes under 1/2000 of the total are left out): ' + bytes(data.stacks.allocated_bytes) +
+      ' allocated, ' + bytes(data.stacks.peak_bytes) + ' in use at the peak. Click a box to zoom in.';
+    const box = document.getElementById('flame');
+    const metric = document.getElementById('flame-metric');
+    const search = document.getElementById('flame-search');
+    let flame = null;
+    const drawFlame = () => {
+      if (flame) flame.destroy();
+      box.textContent = '';
+      const total = Math.max(1, data.stacks[metric.value].value);
+      flame = flamegraph.default().width(Math.max(600, box.clientWidth)).cellHeight(18).minFrameSize(2)
+        .transitionDuration(0).sort(true)
+        .setLabelHandler(d => d.data.name + ': ' + bytes(d.value) + ' (' + (100 * d.value / total).toFixed(1) + '%)')
+        .setDetailsElement(document.getElementById('flame-details'));
+      d3.select(box).datum(structuredClone(data.stacks[metric.value])).call(flame);
+      if (search.value) flame.search(search.value);
+      window.tailorReport.flame = flame;
+    };
+    metric.addEventListener('change', drawFlame);
+    search.addEventListener('input', () => (search.value ? flame.search(search.value) : flame.clear()));
+    document.getElementById('flame-reset').addEventListener('click', () => flame.resetZoom());
+    window.tailorReport = window.tailorReport || {};
+    drawFlame();
+  }
+
   // Leaks: the blocks live at the end, by the call site that allocated them.
   const leaks = data.leaks;
   document.getElementById('leaks-note').textContent = leaks.objects === 0 ? 'Every block was freed.' :
@@ -337,6 +367,6 @@
     drawHeap();
   }
 
-  window.tailorReport = { charts: Object.keys(charts), renderMs: performance.now() - started };
+  window.tailorReport = Object.assign(window.tailorReport || {}, { charts: Object.keys(charts), renderMs: performance.now() - started });
   document.body.dataset.rendered = String(Object.keys(charts).length);
 })();
