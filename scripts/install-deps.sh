@@ -18,9 +18,9 @@ packages=(
   # man pages, generated from --help at build time
   help2man
   # `tailor report`: Chart.js, inlined in every report at build time; the
-  # headless browser its tests open reports in; npm, which installs the
-  # report's other browser-side libraries (d3, d3-flame-graph: below)
-  libjs-chart.js chromium npm
+  # headless browser its tests open reports in (npm, for its other
+  # browser-side libraries: below)
+  libjs-chart.js chromium
   # programs the tests record (real programs under the recorder)
   python3 git
   # fuzzing the parsers (fuzz/, tests/fuzz): clang and libFuzzer's runtime
@@ -44,7 +44,16 @@ if ((${#missing[@]})); then
 fi
 
 # The report's browser-side libraries from the npm registry, at the versions
-# src/report/js/package-lock.json pins (inlined in reports at build time).
+# src/report/js/package-lock.json pins (inlined in reports at build time),
+# with Debian's npm unless the machine has an npm already (from Node's own
+# packages, which Debian's would conflict with).
+if ! command -v npm > /dev/null; then
+  echo "install-deps: installing npm"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends npm
+fi
 js="$(dirname "$0")/../src/report/js"
 if [ ! -f "$js/node_modules/d3-flame-graph/dist/d3-flamegraph.umd.min.js" ] ||
    [ "$js/package-lock.json" -nt "$js/node_modules/.package-lock.json" ]; then
