@@ -752,6 +752,29 @@ TEST(Stacks, ThreadsAndForkedChildrenKeepTheirStacks) {
   EXPECT_TRUE(leak_in(c, "parent_work").is_null());
 }
 
+// An exec'd image is recorded with stacks too (the environment carries the
+// option), into a trace file of its own.
+TEST(Stacks, ExecKeepsRecordingStacks) {
+  TempDir dir;
+  const std::string trace = dir.file("e.trace");
+  const std::string command = std::string("exec ") + STACK_PATHS + " recurse 4";
+  Result rec = run({TAILOR_BIN, "record", "-q", "--stacks", "-o", trace, "--", "/bin/sh", "-c", command});
+  ASSERT_TRUE(exited_zero(rec)) << rec.err;
+  std::vector<std::string> images;
+  for (const auto& entry : fs::directory_iterator(dir.path()))
+    if (entry.path().filename().string().rfind("e.trace.", 0) == 0) images.push_back(entry.path().string());
+  ASSERT_EQ(images.size(), 1u) << "the exec'd image's trace";
+  Result r = run({TAILOR_BIN, "stats", "--leaks", "--json", "--top", "1000", images[0]});
+  ASSERT_TRUE(exited_zero(r)) << r.err;
+  json j = json::parse(r.out);
+  json leak = leak_in(j, "recurse_down");
+  ASSERT_FALSE(leak.is_null()) << j.dump(1);
+  const std::vector<std::string> frames = frame_names(leak);
+  ASSERT_GE(frames.size(), 5u);
+  for (std::size_t k = 0; k < 4; ++k) EXPECT_TRUE(has_frame(frames, k, "recurse_down")) << k;
+  EXPECT_TRUE(has_frame(frames, 4, "main"));
+}
+
 // A cut trace still gives stats, over the events it has, and says it is cut.
 TEST(StatsExact, CutTraceIsReported) {
   TempDir dir;
