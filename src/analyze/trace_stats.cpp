@@ -166,6 +166,18 @@ class Accumulator {
     s_.top_sites_by_calls = top([](const CallSiteStats& c) { return c.calls; });
     s_.top_sites_by_bytes = top([](const CallSiteStats& c) { return c.bytes; });
 
+    s_.distinct_stacks = stacks_.size();
+    stacks_.for_each([&](std::uint64_t id, StackStats st) {
+      st.stack = static_cast<std::uint32_t>(id);
+      s_.top_stacks_by_bytes.push_back(std::move(st));
+    });
+    const std::size_t keep = std::min(s_.top_stacks_by_bytes.size(), options_.top);
+    std::partial_sort(s_.top_stacks_by_bytes.begin(), s_.top_stacks_by_bytes.begin() + static_cast<std::ptrdiff_t>(keep),
+                      s_.top_stacks_by_bytes.end(), [](const StackStats& a, const StackStats& b) {
+                        return a.bytes != b.bytes ? a.bytes > b.bytes : a.stack < b.stack;
+                      });
+    s_.top_stacks_by_bytes.resize(keep);
+
     for (auto& [id, t] : threads_) s_.threads.push_back(t);
     return std::move(s_);
   }
@@ -271,6 +283,11 @@ class Accumulator {
       *site_index = static_cast<std::uint32_t>(site_list_.size());
       site_list_.emplace_back();
     }
+    if (e.stack != 0) {
+      StackStats& st = *stacks_.try_emplace(e.stack).first;
+      ++st.calls;
+      st.bytes += bytes;
+    }
     SiteAccumulator& site = site_list_[*site_index];
     ++site.calls;
     site.bytes += bytes;
@@ -344,6 +361,7 @@ class Accumulator {
   SizeCounts sizes_;                            // request size -> allocations
   util::FlatMap<std::uint32_t> sites_;                // call site -> index in site_list_
   std::vector<SiteAccumulator> site_list_;
+  util::FlatMap<StackStats> stacks_;  // stack -> allocations (traces with stacks)
   std::vector<std::uint64_t> site_addresses_;  // site index -> address, made when first needed
   std::map<std::uint32_t, ThreadStats> threads_;
   ThreadStats* last_thread_ = nullptr;
@@ -388,6 +406,17 @@ nlohmann::json leaks_json(const TraceStats& s) {
   return {{"sites", s.leak_sites}, {"top_by_bytes", a}};
 }
 
+nlohmann::json stacks_json(const std::vector<StackStats>& v) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& st : v) {
+    nlohmann::json frames = nlohmann::json::array();
+    for (std::size_t k = 0; k < st.frame_addresses.size(); ++k)
+      frames.push_back({{"address", st.frame_addresses[k]}, {"symbol", k < st.frames.size() ? st.frames[k] : ""}});
+    a.push_back({{"calls", st.calls}, {"bytes", st.bytes}, {"stack", std::move(frames)}});
+  }
+  return a;
+}
+
 nlohmann::json sizes_json(const std::vector<SizeShare>& v) {
   nlohmann::json a = nlohmann::json::array();
   for (const auto& s : v) a.push_back({{"size", s.size}, {"count", s.count}, {"bytes", s.bytes}});
@@ -421,6 +450,7 @@ TraceStats compute_stats(trace::Reader& reader, const StatsOptions& options) {
   TraceStats s = acc.finish();
   for (LeakSite& l : s.leaks)
     if (l.stack != 0) l.frame_addresses = reader.stacks().frames(l.stack);
+  for (StackStats& st : s.top_stacks_by_bytes) st.frame_addresses = reader.stacks().frames(st.stack);
   return s;
 }
 
@@ -453,6 +483,8 @@ void symbolize(TraceStats& stats, const std::vector<trace::Module>& modules) {
   };
   for (auto* list : {&stats.top_sites_by_calls, &stats.top_sites_by_bytes})
     for (auto& c : *list) fill(c);
+  for (auto& st : stats.top_stacks_by_bytes)
+    for (const std::uint64_t frame : st.frame_addresses) st.frames.push_back(sym.resolve_return_address(frame).to_string());
   for (auto& l : stats.leaks) {
     fill(l);
     for (const std::uint64_t frame : l.frame_addresses) l.frames.push_back(sym.resolve_return_address(frame).to_string());
@@ -504,6 +536,8 @@ nlohmann::json to_json(const TraceStats& s) {
       {"distinct_callsites", s.distinct_callsites},
       {"top_sites_by_calls", sites_json(s.top_sites_by_calls)},
       {"top_sites_by_bytes", sites_json(s.top_sites_by_bytes)},
+      {"distinct_stacks", s.distinct_stacks},
+      {"top_stacks_by_bytes", stacks_json(s.top_stacks_by_bytes)},
       {"leaks", leaks_json(s)},
       {"threads", threads},
   };

@@ -62,6 +62,15 @@ struct LeakSite {
   std::vector<std::string> frames;  ///< filled by symbolize(): the same, symbolized
 };
 
+/// Allocations by whole stack (a trace recorded with stacks).
+struct StackStats {
+  std::uint32_t stack = 0;  ///< Reader::stacks() id
+  std::uint64_t calls = 0;
+  std::uint64_t bytes = 0;
+  std::vector<std::uint64_t> frame_addresses;  ///< innermost first
+  std::vector<std::string> frames;             ///< filled by symbolize()
+};
+
 /// Counts in power-of-two buckets: bucket k holds values v with
 /// 2^(k-1) < v <= 2^k (bucket 0 holds 0 and 1).
 struct Log2Histogram {
@@ -133,6 +142,9 @@ struct TraceStats {
   std::uint64_t distinct_callsites = 0;
   std::vector<CallSiteStats> top_sites_by_calls;
   std::vector<CallSiteStats> top_sites_by_bytes;
+
+  std::uint64_t distinct_stacks = 0;           ///< stacks that allocated (0 without stacks)
+  std::vector<StackStats> top_stacks_by_bytes;
 
   std::uint64_t leak_sites = 0;   ///< call sites with blocks live at the end
   std::vector<LeakSite> leaks;    ///< of those, the top by bytes

@@ -93,6 +93,16 @@ void print_text(const trace::Reader& r, const analyze::TraceStats& s) {
   for (const auto& c : s.top_sites_by_bytes)
     fmt::print("  {:>16} bytes {} {:>14} calls  {}\n", c.bytes, pct(c.bytes, s.total_bytes), c.calls, c.symbol);
 
+  if (s.distinct_stacks != 0) {
+    fmt::print("\nstacks ({} distinct), top by bytes\n", s.distinct_stacks);
+    for (const auto& st : s.top_stacks_by_bytes) {
+      fmt::print("  {:>16} bytes {} {:>14} calls  {}\n", st.bytes, pct(st.bytes, s.total_bytes), st.calls,
+                 st.frames.empty() ? fmt::format("{:#x}", st.frame_addresses.empty() ? 0 : st.frame_addresses[0])
+                                   : st.frames[0]);
+      for (std::size_t k = 1; k < st.frames.size(); ++k) fmt::print("  {:>52}  {}\n", "from", st.frames[k]);
+    }
+  }
+
   fmt::print("\nthreads\n");
   for (const auto& t : s.threads)
     fmt::print("  T{:<4} tid {:<8} {:>14} allocations {:>16} bytes {:>14} releases\n", t.thread, t.tid, t.allocations,

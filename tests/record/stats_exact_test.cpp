@@ -520,6 +520,8 @@ json expected_synthetic() {
       {"lifetime_events_histogram", hist({3, 0, 3, 0, 1})},
       {"lifetime_ns_histogram", hist({0, 0, 0, 0, 0, 0, 0, 3, 0, 3, 0, 1})},
       {"distinct_callsites", 10},
+      {"distinct_stacks", 0},  // recorded without stacks
+      {"top_stacks_by_bytes", json::array()},
       {"top_sites_by_calls",
        json::array({site(0x540, 3, 750, 500), site(0x500, 2, 200, 100), site(0x510, 1, 300, 300),
                     site(0x520, 1, 64, 64), site(0x560, 1, 128, 128), site(0x570, 1, 256, 256),
@@ -699,6 +701,20 @@ TEST(Stacks, LeaksOfTwoPathsHaveTheirStacks) {
   EXPECT_TRUE(has_frame(frame_names(a), 1, "main"));
   EXPECT_TRUE(has_frame(frame_names(b), 1, "main"));
   EXPECT_NE(a["stack"][1]["address"], b["stack"][1]["address"]) << "two call sites in main";
+
+  // The top stacks by bytes allocated: churn's (5 x 3079, all freed) first.
+  Result r = run({TAILOR_BIN, "stats", "--json", "--top", "1000", dir.file("two.trace")});
+  ASSERT_TRUE(exited_zero(r)) << r.err;
+  const json stats = json::parse(r.out);
+  std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> by_function;  // calls, bytes
+  for (const auto& st : stats["top_stacks_by_bytes"])
+    for (const char* f : {"leak_path_a", "leak_path_b", "churn"})
+      if (st["stack"][0]["symbol"].get<std::string>().find(f) != std::string::npos)
+        by_function[f] = {st["calls"].get<std::uint64_t>(), st["bytes"].get<std::uint64_t>()};
+  EXPECT_EQ(by_function["leak_path_a"], std::make_pair(std::uint64_t{5}, std::uint64_t{5 * 1031}));
+  EXPECT_EQ(by_function["leak_path_b"], std::make_pair(std::uint64_t{4}, std::uint64_t{4 * 2063}));
+  EXPECT_EQ(by_function["churn"], std::make_pair(std::uint64_t{5}, std::uint64_t{5 * 3079}));
+  EXPECT_GE(stats["distinct_stacks"].get<std::uint64_t>(), 3u);
 }
 
 // A stack deeper than DEPTH keeps its innermost DEPTH frames; one of 10 000
