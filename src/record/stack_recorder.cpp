@@ -60,11 +60,12 @@ struct StackTrie {
   Slot* slots = nullptr;
   std::size_t capacity = 0;  // a power of two
   std::size_t used = 0;
-  // The last stack, innermost first, and its nodes' indices: the next call
-  // from the same loop shares all but its innermost frames.
-  std::uint64_t last_frames[kMaxStackDepth];
-  std::uint32_t last_nodes[kMaxStackDepth];
-  int last_count = 0;
+  // The last stack from its outermost frame in, and its nodes' indices: the
+  // next call from the same loop shares all but its innermost frames, which
+  // are the only entries rewritten.
+  std::uint64_t path_frames[kMaxStackDepth];
+  std::uint32_t path_nodes[kMaxStackDepth];
+  int path_length = 0;
   // New nodes, a ring: the owner appends and publishes `queued`; the writer
   // (under the writer's lock) writes [written, queued).
   std::atomic<std::uint32_t> queued{0};
@@ -240,28 +241,23 @@ std::uint32_t capture_stack(ThreadLog* log, std::uint64_t callsite) noexcept {
     first = 0;
     n = 1;
   }
-  const std::uint64_t* stack = frames + first;
+  const std::uint64_t* stack = frames + first;  // innermost first
   const int count = n - first < stack_depth ? n - first : stack_depth;
   // Outermost frames shared with the last stack keep their nodes.
-  int shared = 0;
-  while (shared < count && shared < t.last_count &&
-         stack[count - 1 - shared] == t.last_frames[t.last_count - 1 - shared])
-    ++shared;
-  std::uint32_t nodes[kMaxStackDepth];
-  for (int k = 0; k < shared; ++k) nodes[count - 1 - k] = t.last_nodes[t.last_count - 1 - k];
-  std::uint32_t parent = shared ? nodes[count - shared] : 0;
-  for (int i = count - 1 - shared; i >= 0; --i) {
-    parent = child(log, t, parent, stack[i]);
-    if (parent == 0) {
-      t.last_count = 0;
+  int k = 0;
+  while (k < count && k < t.path_length && stack[count - 1 - k] == t.path_frames[k]) ++k;
+  for (; k < count; ++k) {
+    const std::uint64_t address = stack[count - 1 - k];
+    const std::uint32_t node = child(log, t, k ? t.path_nodes[k - 1] : 0, address);
+    if (node == 0) {
+      t.path_length = 0;
       return 0;
     }
-    nodes[i] = parent;
+    t.path_frames[k] = address;
+    t.path_nodes[k] = node;
   }
-  std::memcpy(t.last_frames, stack, static_cast<std::size_t>(count) * sizeof *stack);
-  std::memcpy(t.last_nodes, nodes, static_cast<std::size_t>(count) * sizeof *nodes);
-  t.last_count = count;
-  return count ? t.nodes[nodes[0]].id : 0;
+  t.path_length = count;
+  return count ? t.nodes[t.path_nodes[count - 1]].id : 0;
 }
 
 bool write_stack_nodes(trace::Writer& writer, ThreadLog* log) noexcept {
@@ -287,7 +283,7 @@ void stacks_after_fork(ThreadLog* logs_live, ThreadLog* logs_free) noexcept {
       t->slots = nullptr;
       t->capacity = t->used = 0;
       t->node_count = 0;  // the root is made again at the next stack
-      t->last_count = 0;
+      t->path_length = 0;
       t->queued.store(0);
       t->written = 0;
     }
