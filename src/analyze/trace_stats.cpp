@@ -216,6 +216,7 @@ class Accumulator {
   // them), then the groups that hold any, largest first.
   void collect_leaks() {
     std::vector<LeakSite> by_site(site_list_.size());
+    sites_.for_each([&](std::uint64_t addr, std::uint32_t index) { by_site[index].address = addr; });
     util::FlatMap<std::uint32_t> stack_group;  // stack -> index in by_site, past the sites
     live_.for_each([&](std::uint64_t, const LiveBlock& b) {
       s_.live_bytes_at_end += b.size;
@@ -226,7 +227,7 @@ class Accumulator {
           *g = static_cast<std::uint32_t>(by_site.size());
           by_site.emplace_back();
           by_site.back().stack = b.stack;
-          by_site.back().address = site_address_of(b.site);
+          by_site.back().address = by_site[b.site].address;
         }
         group = *g;
       }
@@ -235,7 +236,6 @@ class Accumulator {
       l.bytes += b.size;
       l.largest = std::max(l.largest, b.size);
     });
-    sites_.for_each([&](std::uint64_t addr, std::uint32_t index) { by_site[index].address = addr; });
     std::erase_if(by_site, [](const LeakSite& l) { return l.blocks == 0; });
     s_.leak_sites = by_site.size();
     const std::size_t keep = std::min(by_site.size(), options_.top);
@@ -245,15 +245,6 @@ class Accumulator {
                       });
     by_site.resize(keep);
     s_.leaks = std::move(by_site);
-  }
-
-  // The address of the call site at `index` in site_list_ (a leak's, once).
-  std::uint64_t site_address_of(std::uint32_t index) {
-    if (site_addresses_.empty()) {
-      site_addresses_.resize(site_list_.size());
-      sites_.for_each([&](std::uint64_t addr, std::uint32_t i) { site_addresses_[i] = addr; });
-    }
-    return site_addresses_[index];
   }
 
   ThreadStats& thread(const Event& e) {
@@ -362,7 +353,6 @@ class Accumulator {
   util::FlatMap<std::uint32_t> sites_;                // call site -> index in site_list_
   std::vector<SiteAccumulator> site_list_;
   util::FlatMap<StackStats> stacks_;  // stack -> allocations (traces with stacks)
-  std::vector<std::uint64_t> site_addresses_;  // site index -> address, made when first needed
   std::map<std::uint32_t, ThreadStats> threads_;
   ThreadStats* last_thread_ = nullptr;
   ExactDistribution lifetime_events_, lifetime_ns_;
@@ -389,18 +379,20 @@ nlohmann::json sites_json(const std::vector<CallSiteStats>& v) {
   return a;
 }
 
+// A stack's frames, innermost first: address and symbol (empty unsymbolized).
+nlohmann::json frames_json(const std::vector<std::uint64_t>& addresses, const std::vector<std::string>& symbols) {
+  nlohmann::json frames = nlohmann::json::array();
+  for (std::size_t k = 0; k < addresses.size(); ++k)
+    frames.push_back({{"address", addresses[k]}, {"symbol", k < symbols.size() ? symbols[k] : ""}});
+  return frames;
+}
+
 nlohmann::json leaks_json(const TraceStats& s) {
   nlohmann::json a = nlohmann::json::array();
-  for (const auto& l : s.leaks)
-  {
+  for (const auto& l : s.leaks) {
     nlohmann::json one = {{"address", l.address}, {"blocks", l.blocks}, {"bytes", l.bytes},
                           {"largest_bytes", l.largest}, {"symbol", l.symbol}};
-    if (l.stack != 0) {
-      nlohmann::json frames = nlohmann::json::array();
-      for (std::size_t k = 0; k < l.frame_addresses.size(); ++k)
-        frames.push_back({{"address", l.frame_addresses[k]}, {"symbol", k < l.frames.size() ? l.frames[k] : ""}});
-      one["stack"] = std::move(frames);
-    }
+    if (l.stack != 0) one["stack"] = frames_json(l.frame_addresses, l.frames);
     a.push_back(std::move(one));
   }
   return {{"sites", s.leak_sites}, {"top_by_bytes", a}};
@@ -408,12 +400,8 @@ nlohmann::json leaks_json(const TraceStats& s) {
 
 nlohmann::json stacks_json(const std::vector<StackStats>& v) {
   nlohmann::json a = nlohmann::json::array();
-  for (const auto& st : v) {
-    nlohmann::json frames = nlohmann::json::array();
-    for (std::size_t k = 0; k < st.frame_addresses.size(); ++k)
-      frames.push_back({{"address", st.frame_addresses[k]}, {"symbol", k < st.frames.size() ? st.frames[k] : ""}});
-    a.push_back({{"calls", st.calls}, {"bytes", st.bytes}, {"stack", std::move(frames)}});
-  }
+  for (const auto& st : v)
+    a.push_back({{"calls", st.calls}, {"bytes", st.bytes}, {"stack", frames_json(st.frame_addresses, st.frames)}});
   return a;
 }
 
@@ -483,11 +471,14 @@ void symbolize(TraceStats& stats, const std::vector<trace::Module>& modules) {
   };
   for (auto* list : {&stats.top_sites_by_calls, &stats.top_sites_by_bytes})
     for (auto& c : *list) fill(c);
-  for (auto& st : stats.top_stacks_by_bytes)
-    for (const std::uint64_t frame : st.frame_addresses) st.frames.push_back(sym.resolve_return_address(frame).to_string());
+  auto fill_frames = [&sym](auto& stack) {
+    for (const std::uint64_t frame : stack.frame_addresses)
+      stack.frames.push_back(sym.resolve_return_address(frame).to_string());
+  };
+  for (auto& st : stats.top_stacks_by_bytes) fill_frames(st);
   for (auto& l : stats.leaks) {
     fill(l);
-    for (const std::uint64_t frame : l.frame_addresses) l.frames.push_back(sym.resolve_return_address(frame).to_string());
+    fill_frames(l);
   }
 }
 

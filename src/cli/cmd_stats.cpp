@@ -38,6 +38,13 @@ std::string human_ns(double ns) {
   return fmt::format("{:.2f} s", ns / 1e9);
 }
 
+// A stack's frames under its first line (which names the innermost): the
+// symbol of each, or its address unsymbolized.
+void print_callers(const std::vector<std::uint64_t>& addresses, const std::vector<std::string>& symbols) {
+  for (std::size_t k = 1; k < addresses.size(); ++k)
+    fmt::print("  {:>52}  {}\n", "from", k < symbols.size() ? symbols[k] : fmt::format("{:#x}", addresses[k]));
+}
+
 void print_text(const trace::Reader& r, const analyze::TraceStats& s) {
   const auto& h = r.header();
   std::string cmd;
@@ -99,7 +106,7 @@ void print_text(const trace::Reader& r, const analyze::TraceStats& s) {
       fmt::print("  {:>16} bytes {} {:>14} calls  {}\n", st.bytes, pct(st.bytes, s.total_bytes), st.calls,
                  st.frames.empty() ? fmt::format("{:#x}", st.frame_addresses.empty() ? 0 : st.frame_addresses[0])
                                    : st.frames[0]);
-      for (std::size_t k = 1; k < st.frames.size(); ++k) fmt::print("  {:>52}  {}\n", "from", st.frames[k]);
+      print_callers(st.frame_addresses, st.frames);
     }
   }
 
@@ -128,9 +135,7 @@ void print_leaks(const trace::Reader& r, const analyze::TraceStats& s) {
   for (const auto& l : s.leaks) {
     fmt::print("  {:>16} {} {:>12} {:>14}  {}\n", l.bytes, pct(l.bytes, s.live_bytes_at_end), l.blocks, l.largest,
                l.symbol.empty() ? fmt::format("{:#x}", l.address) : l.symbol);
-    for (std::size_t k = 1; k < l.frame_addresses.size(); ++k)  // the first is the call site, above
-      fmt::print("  {:>52}  {}\n", "from",
-                 k < l.frames.size() ? l.frames[k] : fmt::format("{:#x}", l.frame_addresses[k]));
+    print_callers(l.frame_addresses, l.frames);
   }
 }
 

@@ -90,8 +90,6 @@ std::size_t slot_of(std::uint64_t address, std::uint32_t parent, std::size_t cap
   return static_cast<std::size_t>(h ^ (h >> 31)) & (capacity - 1);
 }
 
-bool hash_insert(StackTrie& t, std::uint32_t parent, std::uint64_t address, std::uint32_t child) noexcept;
-
 bool grow_slots(StackTrie& t) noexcept {
   const std::size_t capacity = t.capacity ? 2 * t.capacity : 1024;
   auto* slots = static_cast<Slot*>(map(capacity * sizeof(Slot)));

@@ -16,6 +16,29 @@ void ChunkScratch::FreeContext::operator()(void* context) const noexcept {
   ZSTD_freeDCtx(static_cast<ZSTD_DCtx*>(context));
 }
 
+namespace {
+
+// The `stored` bytes at `payload` (of the chunk at `offset`) decompressed into
+// `out` with the scratch's context; their size, which must be `raw_size`
+// unless only some of the chunk's frames were given (`whole` false).
+std::size_t decompress(const std::string& path, std::uint64_t offset, const std::uint8_t* payload, std::size_t stored,
+                       std::size_t raw_size, bool whole, ChunkScratch& scratch, std::vector<std::uint8_t>& out) {
+  if (out.size() < raw_size) out.resize(raw_size);
+  if (!scratch.zstd) {
+    scratch.zstd.reset(ZSTD_createDCtx());
+    if (!scratch.zstd) throw std::bad_alloc();
+  }
+  const std::size_t n =
+      ZSTD_decompressDCtx(static_cast<ZSTD_DCtx*>(scratch.zstd.get()), out.data(), raw_size, payload, stored);
+  if (ZSTD_isError(n)) throw Error(path, offset, std::string("cannot decompress chunk: ") + ZSTD_getErrorName(n));
+  if (whole && n != raw_size)
+    throw Error(path, offset,
+                "chunk decompresses to " + std::to_string(n) + " bytes, header says " + std::to_string(raw_size));
+  return n;
+}
+
+}  // namespace
+
 void decode_chunk(const std::string& path, const std::uint8_t* data, const ChunkRef& ref, ChunkScratch& scratch,
                   std::vector<Event>& events, unsigned skip) {
   const std::uint8_t* payload = data + ref.offset + format::kChunkHeaderSize;
@@ -42,19 +65,7 @@ void decode_chunk(const std::string& path, const std::uint8_t* data, const Chunk
         }
       }
     }
-    if (scratch.bytes.size() < ref.h.raw_size) scratch.bytes.resize(ref.h.raw_size);
-    if (!scratch.zstd) {
-      scratch.zstd.reset(ZSTD_createDCtx());
-      if (!scratch.zstd) throw std::bad_alloc();
-    }
-    raw_size = ZSTD_decompressDCtx(static_cast<ZSTD_DCtx*>(scratch.zstd.get()), scratch.bytes.data(), ref.h.raw_size,
-                                   payload, stored);
-    if (ZSTD_isError(raw_size))
-      throw Error(path, ref.offset, std::string("cannot decompress chunk: ") + ZSTD_getErrorName(raw_size));
-    if (whole && raw_size != ref.h.raw_size)
-      throw Error(path, ref.offset,
-                  "chunk decompresses to " + std::to_string(raw_size) + " bytes, header says " +
-                      std::to_string(ref.h.raw_size));
+    raw_size = decompress(path, ref.offset, payload, stored, ref.h.raw_size, whole, scratch, scratch.bytes);
     raw = scratch.bytes.data();
   } else if (ref.h.raw_size != ref.h.stored_size) {
     throw Error(path, ref.offset, "raw chunk with different raw and stored sizes");
@@ -74,24 +85,15 @@ void decode_chunk(const std::string& path, const std::uint8_t* data, const Chunk
 void chunk_payload(const std::string& path, const std::uint8_t* data, std::uint64_t offset,
                    const format::ChunkHeader& h, ChunkScratch& scratch, std::vector<std::uint8_t>& out) {
   const std::uint8_t* payload = data + offset + format::kChunkHeaderSize;
-  if (out.size() < h.raw_size) out.resize(h.raw_size);
   if (h.codec == format::Codec::Raw) {
     if (h.raw_size != h.stored_size) throw Error(path, offset, "raw chunk with different raw and stored sizes");
+    if (out.size() < h.raw_size) out.resize(h.raw_size);
     std::copy(payload, payload + h.raw_size, out.begin());
     return;
   }
   if (h.codec != format::Codec::Zstd)
     throw Error(path, offset + 5, "unknown codec " + std::to_string(static_cast<int>(h.codec)) + " for this chunk type");
-  if (!scratch.zstd) {
-    scratch.zstd.reset(ZSTD_createDCtx());
-    if (!scratch.zstd) throw std::bad_alloc();
-  }
-  const std::size_t n = ZSTD_decompressDCtx(static_cast<ZSTD_DCtx*>(scratch.zstd.get()), out.data(), h.raw_size,
-                                            payload, h.stored_size);
-  if (ZSTD_isError(n)) throw Error(path, offset, std::string("cannot decompress chunk: ") + ZSTD_getErrorName(n));
-  if (n != h.raw_size)
-    throw Error(path, offset,
-                "chunk decompresses to " + std::to_string(n) + " bytes, header says " + std::to_string(h.raw_size));
+  decompress(path, offset, payload, h.stored_size, h.raw_size, true, scratch, out);
 }
 
 }  // namespace tailor::trace
