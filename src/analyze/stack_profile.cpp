@@ -3,6 +3,7 @@
 // only up to the peak.
 #include "analyze/stack_profile.h"
 
+#include "analyze/sampling.h"
 #include "util/flat_map.h"
 
 namespace tailor::analyze {
@@ -21,9 +22,11 @@ StackProfile profile_stacks(trace::Reader& reader, std::uint64_t peak_event) {
   p.allocated.assign(reader.stacks().size() + 1, 0);
   p.at_peak.assign(reader.stacks().size() + 1, 0);
   util::FlatMap<Live> live{std::size_t{1} << 16};
+  const SampleWeights weights(reader.header().sample_interval);  // a sampled trace: what each block stands for
   std::uint64_t index = 0;
   bool before_peak = true;
-  auto allocate = [&](std::uint64_t address, std::uint64_t bytes, std::uint32_t stack) {
+  auto allocate = [&](std::uint64_t address, std::uint64_t requested, std::uint32_t stack) {
+    const std::uint64_t bytes = weights.bytes(requested);
     p.allocated[stack] += bytes;
     p.allocated_bytes += bytes;
     if (before_peak) *live.try_emplace(address).first = {bytes, stack};

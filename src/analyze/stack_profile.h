@@ -4,7 +4,8 @@
 // and bytes in use at the peak of requested bytes in use, each charged to
 // the stack (Reader::stacks()) of the call that allocated them. Blocks are
 // counted by trace_stats.h's rules (a realloc ends the old block and starts
-// a new one; an allocation over a live block replaces it).
+// a new one; an allocation over a live block replaces it). A sampled trace's
+// bytes are estimates (trace_stats.h, SamplingStats).
 #pragma once
 
 #include <cstdint>

@@ -173,6 +173,7 @@ class Pass {
 
   void run(const std::string& path) {
     trace::Reader r(path);
+    trace::require_every_call(r, "a call-site profile");
     Event e;
     while (r.next(e)) add(e);
   }

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analyze/exact_distribution.h"
+#include "analyze/sampling.h"
 #include "analyze/symbolizer.h"
 #include "util/flat_map.h"
 
@@ -22,6 +23,17 @@ using trace::Op;
 
 struct SiteAccumulator {
   std::uint64_t calls = 0, bytes = 0, live = 0, peak_live = 0;
+  double calls_w = 0, bytes_var = 0;  // sampled traces: estimated calls, variance of `bytes`
+};
+
+struct StackAccumulator {
+  StackStats stats;
+  double calls_w = 0, bytes_var = 0;
+};
+
+// Sampled traces: a thread's estimated allocations and releases.
+struct ThreadWeights {
+  double allocations = 0, releases = 0;
 };
 
 struct LiveBlock {
@@ -70,8 +82,15 @@ class SizeCounts {
 
 class Accumulator {
  public:
-  Accumulator(const StatsOptions& o, std::uint64_t expected_events)
-      : options_(o), lifetime_events_(kDenseLifetimeEvents), lifetime_ns_(kDenseLifetimeNs), expected_(expected_events) {}
+  Accumulator(const StatsOptions& o, std::uint64_t expected_events, std::uint64_t sample_interval)
+      : options_(o),
+        weights_(sample_interval),
+        sampled_(sample_interval != 0),
+        lifetime_events_(kDenseLifetimeEvents),
+        lifetime_ns_(kDenseLifetimeNs),
+        expected_(expected_events) {
+    s_.sampling.interval = sample_interval;
+  }
 
   [[gnu::always_inline]] void add(const Event& e) {
     ++s_.events;
@@ -112,9 +131,10 @@ class Accumulator {
   TraceStats finish() {
     s_.duration_ns = s_.events ? last_ns_ - first_ns_ : 0;
     s_.first_event_ns = first_ns_;
+    if (sampled_) estimate_totals();
     for (unsigned op = 1; op <= trace::kMaxOp; ++op)
       for (unsigned flags = 0; flags < 16; ++flags)
-        if (std::uint64_t n = kinds_[op][flags]) {
+        if (std::uint64_t n = sampled_ ? rounded(kinds_w_[op][flags]) : kinds_[op][flags]) {
           Event k;
           k.op = static_cast<Op>(op);
           k.flags = static_cast<std::uint8_t>(flags);
@@ -132,14 +152,18 @@ class Accumulator {
     s_.distinct_sizes = sizes_.size();
     std::vector<SizeShare> all;
     all.reserve(sizes_.size());
-    sizes_.for_each([&all](std::uint64_t size, std::uint64_t count) { all.push_back({size, count, size * count}); });
+    sizes_.for_each([&](std::uint64_t size, std::uint64_t count) {
+      if (sampled_) count = rounded(static_cast<double>(count) * weights_.count(size));
+      all.push_back({size, count, size * count});
+    });
     std::sort(all.begin(), all.end(), [](const SizeShare& a, const SizeShare& b) {
       return a.count != b.count ? a.count > b.count : a.size < b.size;
     });
     all.resize(std::min(all.size(), options_.top));
     s_.top_sizes = std::move(all);
     std::map<std::uint64_t, SizeShare> buckets;
-    sizes_.for_each([&buckets](std::uint64_t size, std::uint64_t count) {
+    sizes_.for_each([&](std::uint64_t size, std::uint64_t count) {
+      if (sampled_) count = rounded(static_cast<double>(count) * weights_.count(size));
       std::uint64_t bound = size <= 1 ? 1 : std::bit_ceil(size);
       SizeShare& b = buckets[bound];
       b.size = bound;
@@ -153,7 +177,8 @@ class Accumulator {
     sites.reserve(sites_.size());
     sites_.for_each([&](std::uint64_t addr, std::uint32_t index) {
       const SiteAccumulator& a = site_list_[index];
-      sites.push_back({addr, a.calls, a.bytes, a.peak_live, {}, {}, {}});
+      sites.push_back({addr, sampled_ ? rounded(a.calls_w) : a.calls, a.bytes, a.peak_live, std::sqrt(a.bytes_var), {},
+                       {}, {}});
     });
     auto top = [&](auto key) {
       std::vector<CallSiteStats> v = sites;
@@ -167,8 +192,13 @@ class Accumulator {
     s_.top_sites_by_bytes = top([](const CallSiteStats& c) { return c.bytes; });
 
     s_.distinct_stacks = stacks_.size();
-    stacks_.for_each([&](std::uint64_t id, StackStats st) {
+    stacks_.for_each([&](std::uint64_t id, const StackAccumulator& a) {
+      StackStats st = a.stats;
       st.stack = static_cast<std::uint32_t>(id);
+      if (sampled_) {
+        st.calls = rounded(a.calls_w);
+        st.bytes_error = std::sqrt(a.bytes_var);
+      }
       s_.top_stacks_by_bytes.push_back(std::move(st));
     });
     const std::size_t keep = std::min(s_.top_stacks_by_bytes.size(), options_.top);
@@ -178,11 +208,36 @@ class Accumulator {
                       });
     s_.top_stacks_by_bytes.resize(keep);
 
-    for (auto& [id, t] : threads_) s_.threads.push_back(t);
+    for (auto& [id, t] : threads_) {
+      s_.threads.push_back(t);
+      if (sampled_) {
+        s_.threads.back().allocations = rounded(thread_weights_[id].allocations);
+        s_.threads.back().releases = rounded(thread_weights_[id].releases);
+      }
+    }
     return std::move(s_);
   }
 
  private:
+  static std::uint64_t rounded(double estimate) {
+    return estimate > 0 ? static_cast<std::uint64_t>(std::llround(estimate)) : 0;
+  }
+  static double error(double variance) { return variance > 0 ? std::sqrt(variance) : 0; }
+
+  // Sampled traces: the counts of the Table 2 figures become estimates.
+  void estimate_totals() {
+    s_.sampling.samples = s_.objects;
+    s_.objects = rounded(objects_w_);
+    s_.sampling.objects_error = error(objects_var_);
+    s_.sampling.total_bytes_error = error(total_bytes_var_);
+    s_.sampling.max_in_use_error = error(max_in_use_var_);
+    s_.max_live_objects = rounded(max_live_w_);
+    s_.releases = rounded(releases_w_);
+    double ops = 0;
+    for (const auto& by_flags : kinds_w_)
+      for (double n : by_flags) ops += n;
+    s_.memory_ops = rounded(ops);
+  }
   // The series: event i (from 1) belongs to run floor((i-1) * points / expected);
   // events past the expected count (a reader that found more) go to the last run.
   void sample(const Event& e) {
@@ -218,8 +273,11 @@ class Accumulator {
     std::vector<LeakSite> by_site(site_list_.size());
     sites_.for_each([&](std::uint64_t addr, std::uint32_t index) { by_site[index].address = addr; });
     util::FlatMap<std::uint32_t> stack_group;  // stack -> index in by_site, past the sites
+    std::vector<double> blocks_w, bytes_var;     // sampled traces, by index in by_site
+    double live_w = 0, live_var = 0;
     live_.for_each([&](std::uint64_t, const LiveBlock& b) {
-      s_.live_bytes_at_end += b.size;
+      const std::uint64_t bytes = weights_.bytes(b.size);
+      s_.live_bytes_at_end += bytes;
       std::uint32_t group = b.site;
       if (b.stack != 0) {
         auto [g, fresh] = stack_group.try_emplace(b.stack);
@@ -233,9 +291,26 @@ class Accumulator {
       }
       LeakSite& l = by_site[group];
       ++l.blocks;
-      l.bytes += b.size;
+      l.bytes += bytes;
       l.largest = std::max(l.largest, b.size);
+      if (sampled_) {
+        blocks_w.resize(by_site.size());
+        bytes_var.resize(by_site.size());
+        blocks_w[group] += weights_.count(b.size);
+        bytes_var[group] += weights_.bytes_variance(b.size);
+        live_w += weights_.count(b.size);
+        live_var += weights_.bytes_variance(b.size);
+      }
     });
+    if (sampled_) {
+      s_.live_objects_at_end = rounded(live_w);
+      s_.sampling.live_bytes_at_end_error = error(live_var);
+      for (std::size_t i = 0; i < blocks_w.size(); ++i) {
+        if (by_site[i].blocks == 0) continue;
+        by_site[i].blocks = std::max<std::uint64_t>(1, rounded(blocks_w[i]));
+        by_site[i].bytes_error = error(bytes_var[i]);
+      }
+    }
     std::erase_if(by_site, [](const LeakSite& l) { return l.blocks == 0; });
     s_.leak_sites = by_site.size();
     const std::size_t keep = std::min(by_site.size(), options_.top);
@@ -263,43 +338,75 @@ class Accumulator {
     return t;
   }
 
-  void allocate(const Event& e, std::uint64_t bytes, ThreadStats& t) {
+  // `requested`: the call's bytes; `bytes` below, what they stand for (the
+  // same in an exact trace).
+  void allocate(const Event& e, std::uint64_t requested, ThreadStats& t) {
+    const std::uint64_t bytes = weights_.bytes(requested);
     ++s_.objects;
     s_.total_bytes += bytes;
     ++t.allocations;
     t.bytes += bytes;
-    sizes_.add(bytes);
+    sizes_.add(requested);
     auto [site_index, new_site] = sites_.try_emplace(e.callsite);
     if (new_site) {
       *site_index = static_cast<std::uint32_t>(site_list_.size());
       site_list_.emplace_back();
     }
+    StackAccumulator* stack = nullptr;
     if (e.stack != 0) {
-      StackStats& st = *stacks_.try_emplace(e.stack).first;
-      ++st.calls;
-      st.bytes += bytes;
+      stack = &*stacks_.try_emplace(e.stack).first;
+      ++stack->stats.calls;
+      stack->stats.bytes += bytes;
     }
     SiteAccumulator& site = site_list_[*site_index];
     ++site.calls;
     site.bytes += bytes;
     site.live += bytes;
     site.peak_live = std::max(site.peak_live, site.live);
+    if (sampled_) {
+      const double w = weights_.count(requested), var = weights_.bytes_variance(requested);
+      objects_w_ += w;
+      objects_var_ += weights_.count_variance(requested);
+      total_bytes_var_ += var;
+      kinds_w_[static_cast<std::uint8_t>(e.op)][e.flags & 0xf] += w;
+      thread_weights_[t.thread].allocations += w;
+      site.calls_w += w;
+      site.bytes_var += var;
+      if (stack) {
+        stack->calls_w += w;
+        stack->bytes_var += var;
+      }
+      live_w_ += w;
+      in_use_var_ += var;
+    }
     auto [block, fresh] = live_.try_emplace(e.address);
     if (!fresh) {
       // The trace missed this block's release; forget the old one.
       ++s_.reused_live;
-      in_use_ -= block->size;
-      site_list_[block->site].live -= block->size;
+      forget(*block);
     }
-    *block = {bytes, s_.events, e.time_ns, *site_index, e.thread, e.stack};
+    *block = {requested, s_.events, e.time_ns, *site_index, e.thread, e.stack};
     in_use_ += bytes;
     note_in_use();
     if (in_use_ > s_.max_in_use) {
       s_.max_in_use = in_use_;
       s_.time_of_max_in_use_ns = e.time_ns;
       s_.event_of_max_in_use = s_.events - 1;
+      max_in_use_var_ = in_use_var_;
     }
     s_.max_live_objects = std::max<std::uint64_t>(s_.max_live_objects, live_.size());
+    max_live_w_ = std::max(max_live_w_, live_w_);
+  }
+
+  // A live block's bytes leave the amounts in use.
+  void forget(const LiveBlock& b) {
+    const std::uint64_t bytes = weights_.bytes(b.size);
+    in_use_ -= bytes;
+    site_list_[b.site].live -= bytes;
+    if (sampled_) {
+      live_w_ -= weights_.count(b.size);
+      in_use_var_ -= weights_.bytes_variance(b.size);
+    }
   }
 
   void release(const Event& e, std::uint64_t address) {
@@ -314,9 +421,15 @@ class Accumulator {
       ++s_.cross_thread_releases;
       ++s_.cross_thread_pairs[{b.thread, e.thread}];
     }
-    in_use_ -= b.size;
+    forget(b);
     note_in_use();
-    site_list_[b.site].live -= b.size;
+    if (sampled_) {
+      const double w = weights_.count(b.size);
+      releases_w_ += w;
+      thread_weights_[e.thread].releases += w;
+      if (e.op != Op::Realloc || e.address == 0)  // a realloc's call is counted with its new block
+        kinds_w_[static_cast<std::uint8_t>(e.op)][e.flags & 0xf] += w;
+    }
   }
 
   void realloc(const Event& e, ThreadStats& t) {
@@ -347,17 +460,24 @@ class Accumulator {
   }
 
   StatsOptions options_;
+  SampleWeights weights_;  // sampled traces: what a kept block stands for (sampling.h)
+  bool sampled_;
   TraceStats s_;
   util::FlatMap<LiveBlock> live_{std::size_t{1} << 16};
   SizeCounts sizes_;                            // request size -> allocations
   util::FlatMap<std::uint32_t> sites_;                // call site -> index in site_list_
   std::vector<SiteAccumulator> site_list_;
-  util::FlatMap<StackStats> stacks_;  // stack -> allocations (traces with stacks)
+  util::FlatMap<StackAccumulator> stacks_;  // stack -> allocations (traces with stacks)
   std::map<std::uint32_t, ThreadStats> threads_;
   ThreadStats* last_thread_ = nullptr;
   ExactDistribution lifetime_events_, lifetime_ns_;
   std::uint64_t kinds_[trace::kMaxOp + 1][16] = {};  // calls by op and flags
   std::uint64_t in_use_ = 0;
+  // Sampled traces (sampling.h): estimated counts and the variances of the estimates.
+  double kinds_w_[trace::kMaxOp + 1][16] = {};
+  double objects_w_ = 0, objects_var_ = 0, total_bytes_var_ = 0, releases_w_ = 0;
+  double live_w_ = 0, max_live_w_ = 0, in_use_var_ = 0, max_in_use_var_ = 0;
+  std::map<std::uint32_t, ThreadWeights> thread_weights_;
   std::uint64_t first_ns_ = 0, last_ns_ = 0;
   std::uint64_t expected_;  // events the reader announced, for the series' runs
   bool run_open_ = false;
@@ -371,11 +491,13 @@ nlohmann::json dist_json(const Distribution& d) {
           {"p90", d.p90},     {"p99", d.p99},   {"max", d.max}};
 }
 
-nlohmann::json sites_json(const std::vector<CallSiteStats>& v) {
+nlohmann::json sites_json(const std::vector<CallSiteStats>& v, bool sampled) {
   nlohmann::json a = nlohmann::json::array();
-  for (const auto& c : v)
+  for (const auto& c : v) {
     a.push_back({{"address", c.address}, {"calls", c.calls}, {"bytes", c.bytes},
                  {"peak_live_bytes", c.peak_live_bytes}, {"symbol", c.symbol}});
+    if (sampled) a.back()["bytes_error"] = c.bytes_error;
+  }
   return a;
 }
 
@@ -392,16 +514,19 @@ nlohmann::json leaks_json(const TraceStats& s) {
   for (const auto& l : s.leaks) {
     nlohmann::json one = {{"address", l.address}, {"blocks", l.blocks}, {"bytes", l.bytes},
                           {"largest_bytes", l.largest}, {"symbol", l.symbol}};
+    if (s.sampling.interval) one["bytes_error"] = l.bytes_error;
     if (l.stack != 0) one["stack"] = frames_json(l.frame_addresses, l.frames);
     a.push_back(std::move(one));
   }
   return {{"sites", s.leak_sites}, {"top_by_bytes", a}};
 }
 
-nlohmann::json stacks_json(const std::vector<StackStats>& v) {
+nlohmann::json stacks_json(const std::vector<StackStats>& v, bool sampled) {
   nlohmann::json a = nlohmann::json::array();
-  for (const auto& st : v)
+  for (const auto& st : v) {
     a.push_back({{"calls", st.calls}, {"bytes", st.bytes}, {"stack", frames_json(st.frame_addresses, st.frames)}});
+    if (sampled) a.back()["bytes_error"] = st.bytes_error;
+  }
   return a;
 }
 
@@ -429,7 +554,7 @@ void Log2Histogram::add(std::uint64_t value, std::uint64_t times) {
 }
 
 TraceStats compute_stats(trace::Reader& reader, const StatsOptions& options) {
-  Accumulator acc(options, reader.event_count());
+  Accumulator acc(options, reader.event_count(), reader.header().sample_interval);
   reader.rewind();
   const Event* run = nullptr;
   while (const std::size_t n = reader.next_run(run))
@@ -492,7 +617,12 @@ nlohmann::json to_json(const TraceStats& s) {
     cross.push_back({{"allocated_by", pair.first}, {"released_by", pair.second}, {"releases", n}});
   nlohmann::json alignments = nlohmann::json::object();
   for (const auto& [a, n] : s.alignments) alignments[std::to_string(a)] = n;
+  const bool sampled = s.sampling.interval != 0;
   return {
+      {"sampling",
+       {{"interval", s.sampling.interval}, {"samples", s.sampling.samples}, {"objects_error", s.sampling.objects_error},
+        {"total_bytes_error", s.sampling.total_bytes_error}, {"max_in_use_error", s.sampling.max_in_use_error},
+        {"live_bytes_at_end_error", s.sampling.live_bytes_at_end_error}}},
       {"objects", s.objects},
       {"total_bytes", s.total_bytes},
       {"max_in_use_bytes", s.max_in_use},
@@ -525,10 +655,10 @@ nlohmann::json to_json(const TraceStats& s) {
       {"lifetime_events_histogram", histogram_json(s.lifetime_events_histogram)},
       {"lifetime_ns_histogram", histogram_json(s.lifetime_ns_histogram)},
       {"distinct_callsites", s.distinct_callsites},
-      {"top_sites_by_calls", sites_json(s.top_sites_by_calls)},
-      {"top_sites_by_bytes", sites_json(s.top_sites_by_bytes)},
+      {"top_sites_by_calls", sites_json(s.top_sites_by_calls, sampled)},
+      {"top_sites_by_bytes", sites_json(s.top_sites_by_bytes, sampled)},
       {"distinct_stacks", s.distinct_stacks},
-      {"top_stacks_by_bytes", stacks_json(s.top_stacks_by_bytes)},
+      {"top_stacks_by_bytes", stacks_json(s.top_stacks_by_bytes, sampled)},
       {"leaks", leaks_json(s)},
       {"threads", threads},
   };

@@ -10,6 +10,9 @@
 //    starts a new object, as an allocator sees it, even when done in place);
 //  - bytes are requested bytes (calloc: count x size), never usable size;
 //  - memory operations are calls into the allocation API, free(NULL) included.
+//
+// A sampled trace (`tailor record --sample`) gives estimates of the whole
+// run instead (TraceStats::sampling, analyze/sampling.h).
 #pragma once
 
 #include <cstdint>
@@ -40,6 +43,7 @@ struct CallSiteStats {
   std::uint64_t calls = 0;     ///< allocations made from here
   std::uint64_t bytes = 0;
   std::uint64_t peak_live_bytes = 0;
+  double bytes_error = 0;      ///< sampled traces: standard error of `bytes`
   std::string symbol;          ///< filled by symbolize()
   std::string function;        ///< filled by symbolize(): demangled name, or empty if unknown
   std::string module;          ///< filled by symbolize(): file name of the object, or empty if unknown
@@ -55,6 +59,7 @@ struct LeakSite {
   std::uint64_t blocks = 0;
   std::uint64_t bytes = 0;    ///< requested bytes of those blocks
   std::uint64_t largest = 0;  ///< the largest of them
+  double bytes_error = 0;     ///< sampled traces: standard error of `bytes`
   std::string symbol;         ///< filled by symbolize()
   std::string function;
   std::string module;
@@ -67,8 +72,25 @@ struct StackStats {
   std::uint32_t stack = 0;  ///< Reader::stacks() id
   std::uint64_t calls = 0;
   std::uint64_t bytes = 0;
+  double bytes_error = 0;   ///< sampled traces: standard error of `bytes`
   std::vector<std::uint64_t> frame_addresses;  ///< innermost first
   std::vector<std::string> frames;             ///< filled by symbolize()
+};
+
+/// What a sampled trace's figures are (Header::sample_interval; sampling.h).
+/// The figures of TraceStats that count blocks, calls or bytes (the Table 2
+/// figures, live and peak amounts, calls by kind, and everything by size,
+/// call site, stack, thread and leak) are then estimates for the whole run,
+/// rounded; lifetimes, realloc and aligned counts, and the anomalies
+/// (unknown releases, cross-thread releases) are those of the sampled
+/// blocks. Errors are one standard error.
+struct SamplingStats {
+  std::uint64_t interval = 0;  ///< 0: an exact trace, the rest is 0
+  std::uint64_t samples = 0;   ///< allocations in the trace
+  double objects_error = 0;
+  double total_bytes_error = 0;
+  double max_in_use_error = 0;
+  double live_bytes_at_end_error = 0;
 };
 
 /// Counts in power-of-two buckets: bucket k holds values v with
@@ -99,6 +121,8 @@ struct ThreadStats {
 };
 
 struct TraceStats {
+  SamplingStats sampling;
+
   // The DMM simulator paper, Table 2.
   std::uint64_t objects = 0;
   std::uint64_t total_bytes = 0;

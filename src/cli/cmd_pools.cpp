@@ -30,6 +30,7 @@ constexpr std::uint64_t kPoolMaxRequest = 1024;  // src/alloc/site_pool.h
 
 int pools(const PoolsCmdOptions& o) {
   trace::Reader r(o.trace);
+  trace::require_every_call(r, "pools");
   analyze::SiteProfileOptions so;
   so.top = o.top;
   so.min_allocations = 1;

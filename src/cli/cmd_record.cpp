@@ -24,6 +24,8 @@ namespace tailor::cli {
 
 namespace {
 
+constexpr int kDefaultStackDepth = 64;
+
 struct RecordOptions {
   std::string output = "tailor.trace";
   int zstd_level = 3;  // the writer thread drops to a fast level when it falls behind
@@ -31,6 +33,8 @@ struct RecordOptions {
   bool verbose = false;
   int stacks = 0;                 // frames per stack; 0: the call site alone
   std::string unwind = "dwarf";   // or "fp"
+  std::uint64_t sample = 0;       // mean bytes between sampled allocations; 0: every call
+  bool unwind_given = false;
   std::vector<std::string> command;
 };
 
@@ -100,6 +104,8 @@ void report(const std::vector<fs::path>& files, bool verbose) {
 }
 
 int record(const RecordOptions& o) {
+  if (o.unwind_given && o.stacks == 0 && o.sample == 0)
+    throw CLI::ValidationError("--unwind", "needs --stacks or --sample (the call site alone needs no unwinding)");
   if (o.command.empty()) throw std::runtime_error("record: no command given (usage: tailor record -o FILE -- CMD ARGS...)");
   fs::path recorder = fs::canonical(layout::find(layout::Item::kRecorder));
   fs::path output = fs::absolute(o.output);
@@ -120,8 +126,13 @@ int record(const RecordOptions& o) {
     setenv("TAILOR_RECORD_OUTPUT", output.c_str(), 1);
     setenv("TAILOR_RECORD_ROOT_PID", std::to_string(getpid()).c_str(), 1);
     setenv("TAILOR_RECORD_ZSTD_LEVEL", std::to_string(o.zstd_level).c_str(), 1);
-    if (o.stacks > 0) {
-      setenv("TAILOR_RECORD_STACKS", std::to_string(o.stacks).c_str(), 1);
+    if (o.sample > 0) {
+      setenv("TAILOR_RECORD_SAMPLE", std::to_string(o.sample).c_str(), 1);
+    } else {
+      unsetenv("TAILOR_RECORD_SAMPLE");
+    }
+    if (const int depth = o.stacks > 0 ? o.stacks : o.sample > 0 ? kDefaultStackDepth : 0; depth > 0) {
+      setenv("TAILOR_RECORD_STACKS", std::to_string(depth).c_str(), 1);
       setenv("TAILOR_RECORD_UNWIND", o.unwind.c_str(), 1);
     } else {
       unsetenv("TAILOR_RECORD_STACKS");
@@ -172,17 +183,25 @@ void add_record(CLI::App& app, Runner& run) {
   cmd->add_option("--zstd-level", o->zstd_level, "zstd level of trace chunks while the recorder's writer keeps up with the program; when it falls behind it steps to faster levels (1, -1, -5, -10)")
       ->check(CLI::Range(-7, 19))
       ->capture_default_str();
-  CLI::Option* stacks =
-      cmd->add_flag("--stacks{64}", o->stacks,
-                    "Record each call's whole stack (its innermost DEPTH frames, default 64, at most 1024), stored "
-                    "once per distinct stack; without it, the call site alone")
-          ->check(CLI::Range(1, 1024));
+  cmd->add_flag("--stacks{" + std::to_string(kDefaultStackDepth) + "}", o->stacks,
+                "Record each call's whole stack (its innermost DEPTH frames, default 64, at most 1024), stored "
+                "once per distinct stack; without it, the call site alone")
+      ->check(CLI::Range(1, 1024));
   cmd->add_option("--unwind", o->unwind,
-                  "With --stacks: 'dwarf' (libunwind, right for any code) or 'fp' (the frame-pointer chain: faster, "
-                  "right only for code built with -fno-omit-frame-pointer)")
+                  "With --stacks or --sample: 'dwarf' (libunwind, right for any code) or 'fp' (the frame-pointer "
+                  "chain: faster, right only for code built with -fno-omit-frame-pointer)")
       ->check(CLI::IsMember({"dwarf", "fp"}))
-      ->needs(stacks)
+      ->each([o = o.get()](const std::string&) { o->unwind_given = true; })
       ->capture_default_str();
+  cmd->add_option("--sample", o->sample,
+                  "Record a sample: an allocation is kept with probability 1 - exp(-size / BYTES) (a mean of one "
+                  "per BYTES allocated, the rule of tcmalloc's and jemalloc's heap profilers; 512K is jemalloc's "
+                  "default), with its whole stack (--stacks' default depth unless --stacks says otherwise) and its "
+                  "release; stats and report estimate the totals from it. Cheap enough to leave on; such a trace "
+                  "cannot be simulated or replayed")
+      ->transform(CLI::AsSizeValue(false))
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40))
+      ->type_name("BYTES");
   cmd->add_flag("-q,--quiet", o->quiet, "Do not report the trace files at the end");
   cmd->add_flag("-v,--verbose", o->verbose, "Report every trace file of the process tree");
   cmd->add_option("command", o->command, "The command to run, after --")->required();

@@ -45,19 +45,38 @@ void print_callers(const std::vector<std::uint64_t>& addresses, const std::vecto
     fmt::print("  {:>52}  {}\n", "from", k < symbols.size() ? symbols[k] : fmt::format("{:#x}", addresses[k]));
 }
 
+// "± E" for an estimate of a sampled trace, empty for an exact one.
+std::string error_of(const analyze::TraceStats& s, double error) {
+  return s.sampling.interval ? fmt::format(" ± {:.0f}", error) : std::string();
+}
+
+void print_sampling(const analyze::TraceStats& s) {
+  if (!s.sampling.interval) return;
+  fmt::print("sampled   one allocation per {} bytes on average (record --sample), {} sampled allocations: the counts\n"
+             "          and bytes below are estimates for the whole run (± one standard error); lifetimes, realloc\n"
+             "          and aligned counts and the anomalies are those of the sampled blocks\n",
+             s.sampling.interval, s.sampling.samples);
+}
+
 void print_text(const trace::Reader& r, const analyze::TraceStats& s) {
   const auto& h = r.header();
   std::string cmd;
   for (const auto& a : h.command_line) cmd += (cmd.empty() ? "" : " ") + a;
   fmt::print("trace     {} (pid {}: {})\n", r.path(), h.pid, cmd);
   if (!r.complete()) fmt::print("warning   {}\n", r.cut());
-  fmt::print("events    {} in {} over {} thread(s)\n\n", s.events, human_ns(static_cast<double>(s.duration_ns)),
+  fmt::print("events    {} in {} over {} thread(s)\n", s.events, human_ns(static_cast<double>(s.duration_ns)),
              s.threads.size());
+  print_sampling(s);
+  fmt::print("\n");
 
   fmt::print("{:>14} {:>16} {:>14} {:>12} {:>14}\n", "objects", "total bytes", "max in use", "average size",
              "memory ops");
-  fmt::print("{:>14} {:>16} {:>14} {:>12.2f} {:>14}\n\n", s.objects, s.total_bytes, s.max_in_use, s.average_size,
+  fmt::print("{:>14} {:>16} {:>14} {:>12.2f} {:>14}\n", s.objects, s.total_bytes, s.max_in_use, s.average_size,
              s.memory_ops);
+  if (s.sampling.interval)
+    fmt::print("{:>14} {:>16} {:>14}\n", error_of(s, s.sampling.objects_error),
+               error_of(s, s.sampling.total_bytes_error), error_of(s, s.sampling.max_in_use_error));
+  fmt::print("\n");
 
   fmt::print("calls\n");
   for (const auto& [kind, n] : s.calls) fmt::print("  {:<26} {:>14} {}\n", kind, n, pct(n, s.memory_ops));
@@ -103,7 +122,8 @@ void print_text(const trace::Reader& r, const analyze::TraceStats& s) {
   if (s.distinct_stacks != 0) {
     fmt::print("\nstacks ({} distinct), top by bytes\n", s.distinct_stacks);
     for (const auto& st : s.top_stacks_by_bytes) {
-      fmt::print("  {:>16} bytes {} {:>14} calls  {}\n", st.bytes, pct(st.bytes, s.total_bytes), st.calls,
+      fmt::print("  {:>16} bytes{} {} {:>14} calls  {}\n", st.bytes, error_of(s, st.bytes_error),
+                 pct(st.bytes, s.total_bytes), st.calls,
                  st.frames.empty() ? fmt::format("{:#x}", st.frame_addresses.empty() ? 0 : st.frame_addresses[0])
                                    : st.frames[0]);
       print_callers(st.frame_addresses, st.frames);
@@ -128,12 +148,15 @@ void print_leaks(const trace::Reader& r, const analyze::TraceStats& s) {
   fmt::print("trace     {}\n", r.path());
   if (!r.complete()) fmt::print("warning   {}\n", r.cut());
   const bool stacks = std::any_of(s.leaks.begin(), s.leaks.end(), [](const auto& l) { return l.stack != 0; });
-  fmt::print("leaks     {} blocks, {} bytes live {}, allocated at {} {}", s.live_objects_at_end,
-             s.live_bytes_at_end, analyze::end_description(r), s.leak_sites, stacks ? "stacks" : "call sites");
+  print_sampling(s);
+  fmt::print("leaks     {} blocks, {}{} bytes live {}, allocated at {} {}", s.live_objects_at_end,
+             s.live_bytes_at_end, error_of(s, s.sampling.live_bytes_at_end_error), analyze::end_description(r),
+             s.leak_sites, stacks ? "stacks" : "call sites");
   if (s.leaks.size() < s.leak_sites) fmt::print(" (top {} by bytes)", s.leaks.size());
   fmt::print("\n\n  {:>16} {:>7} {:>12} {:>14}  {}\n", "bytes", "share", "blocks", "largest", "call site");
   for (const auto& l : s.leaks) {
-    fmt::print("  {:>16} {} {:>12} {:>14}  {}\n", l.bytes, pct(l.bytes, s.live_bytes_at_end), l.blocks, l.largest,
+    fmt::print("  {:>16}{} {} {:>12} {:>14}  {}\n", l.bytes, error_of(s, l.bytes_error), pct(l.bytes, s.live_bytes_at_end),
+               l.blocks, l.largest,
                l.symbol.empty() ? fmt::format("{:#x}", l.address) : l.symbol);
     print_callers(l.frame_addresses, l.frames);
   }

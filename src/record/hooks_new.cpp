@@ -18,6 +18,7 @@
 
 #include "record/real_functions.h"
 #include "record/recorder.h"
+#include "record/sampler.h"
 
 using tailor::record::BusyScope;
 using tailor::record::real;
@@ -36,10 +37,25 @@ std::uint64_t addr(const void* p) { return reinterpret_cast<std::uint64_t>(p); }
   return real.aligned_alloc(alignment, (n + alignment - 1) & ~(alignment - 1));
 }
 
+// A sampled trace's attempt that the countdown did not let through: a
+// sampled block is remembered and recorded (hooks_malloc.cpp, sampled_allocation).
+[[gnu::noinline]] void* sampled_attempt(const void* caller, std::uint8_t flags, std::size_t n, std::size_t request,
+                                        std::size_t alignment) {
+  if (!rec::sample_this(request)) return raw_alloc(request, alignment);
+  BusyScope busy;
+  void* p = raw_alloc(request, alignment);
+  if (!p) return p;
+  if (rec::sampled_set::insert(p)) rec::record(Op::New, flags, n, addr(p), alignment, caller, rec::sample_time());
+  else rec::note_dropped(1);
+  return p;
+}
+
 // One attempt, recorded (with the size the program asked for) if it succeeds.
 [[gnu::always_inline]] inline void* attempt(const void* caller, std::uint8_t flags, std::size_t n, std::size_t alignment) {
   std::size_t request = n ? n : 1;  // new(0) must return a unique pointer
+  if (__builtin_expect(rec::passes_unrecorded(request), 1)) return raw_alloc(request, alignment);
   if (tls.busy || !rec::active()) return raw_alloc(request, alignment);
+  if (rec::sample_interval) return sampled_attempt(caller, flags, n, request, alignment);
   BusyScope busy;
   void* p = raw_alloc(request, alignment);
   if (p) rec::record(Op::New, flags, n, addr(p), alignment, caller, rec::now_ticks());
@@ -57,8 +73,7 @@ std::uint64_t addr(const void* p) { return reinterpret_cast<std::uint64_t>(p); }
 
 // The new-handler is asked for only once an attempt has failed, as libstdc++
 // does: a successful new costs no call into the C++ runtime.
-[[gnu::always_inline]] inline void* hook_new(const void* caller, std::uint8_t flags, std::size_t n,
-                                             std::size_t alignment) {
+[[gnu::noinline]] void* new_hooked(const void* caller, std::uint8_t flags, std::size_t n, std::size_t alignment) {
   for (;;) {
     if (void* p = attempt(caller, flags, n, alignment)) return p;
     std::new_handler handler = real.get_new_handler ? real.get_new_handler() : nullptr;
@@ -71,10 +86,27 @@ std::uint64_t addr(const void* p) { return reinterpret_cast<std::uint64_t>(p); }
   }
 }
 
+// The filter (sampler.h) inline, the rest apart: an unrecorded new is a
+// filter and a call of the real malloc.
+[[gnu::always_inline]] inline void* hook_new(const void* caller, std::uint8_t flags, std::size_t n,
+                                             std::size_t alignment) {
+  const std::size_t request = n ? n : 1;
+  if (__builtin_expect(alignment == 0 && rec::passes_unrecorded(request), 1))
+    if (void* p = real.malloc(request); __builtin_expect(p != nullptr, 1)) return p;
+  return new_hooked(caller, flags, n, alignment);
+}
+
 template <class Next, class... Args>
-[[gnu::always_inline]] inline void hook_delete(const void* caller, std::uint8_t flags, Next next, void* p, std::size_t size, std::size_t alignment,
-                 Args... args) {
-  if (rec::is_bootstrap(p)) return;
+[[gnu::noinline]] void delete_hooked(const void* caller, std::uint8_t flags, Next next, void* p, std::size_t size,
+                                     std::size_t alignment, Args... args) {
+  if (rec::sample_interval) {
+    if (rec::sampled_set::remove(p) && !tls.busy && rec::active()) {
+      BusyScope busy;
+      rec::record(Op::Delete, flags, size, addr(p), alignment, caller, rec::sample_time());
+    }
+    if (next) next(p, args...); else real.free(p);
+    return;
+  }
   if (!tls.busy && rec::active()) {
     BusyScope busy;
     rec::record(Op::Delete, flags, size, addr(p), alignment, caller, rec::now_ticks_ordered());
@@ -82,6 +114,17 @@ template <class Next, class... Args>
     return;
   }
   if (next) next(p, args...); else if (real.free) real.free(p);
+}
+
+template <class Next, class... Args>
+[[gnu::always_inline]] inline void hook_delete(const void* caller, std::uint8_t flags, Next next, void* p, std::size_t size, std::size_t alignment,
+                 Args... args) {
+  if (rec::is_bootstrap(p)) return;
+  if (__builtin_expect(!rec::release_needs_hook(p), 1)) {
+    if (next) return next(p, args...);
+    return real.free(p);
+  }
+  delete_hooked(caller, flags, next, p, size, alignment, args...);
 }
 
 constexpr std::uint8_t kArr = tr::kArray;

@@ -27,11 +27,12 @@
 #include "record/module_map.h"
 #include "record/output_file.h"
 #include "record/real_functions.h"
+#include "record/sampler.h"
 #include "tailor/trace/writer.h"
 
 namespace tailor::record {
 
-__thread ThreadState tls __attribute__((tls_model("initial-exec"))) = {nullptr, 0, 0, 0, 0};
+__thread ThreadState tls __attribute__((tls_model("initial-exec"))) = {nullptr, 0, 0, 0, 0, 0, 0};
 std::atomic<State> state{State::Uninitialized};
 bool use_tsc = false;
 bool ordered_releases = false;
@@ -146,6 +147,7 @@ bool start_file() noexcept {
   h.start_realtime_ns = static_cast<std::uint64_t>(real_ts.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(real_ts.tv_nsec);
   h.executable = executable;
   h.command_line = std::string_view(command_line, command_line_size);
+  h.sample_interval = sample_interval;
   writer.attach(trace_fd);
   written_events.store(0);
   dropped_events.store(0);
@@ -509,6 +511,7 @@ void after_fork_parent() noexcept {
 // The child has one thread, this one; its log's events belong to the parent's
 // trace (the parent writes its own copy). Start the child's own file.
 void after_fork_child() noexcept {
+  sampler_after_fork_child();
   modules_mu = PTHREAD_MUTEX_INITIALIZER;
   registry_mu = PTHREAD_MUTEX_INITIALIZER;
   queue_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -571,6 +574,11 @@ void initialize() noexcept {
   if (const char* delay = getenv("TAILOR_FAULT_WRITE_DELAY_US")) write_delay_us = std::atol(delay);
 #endif
   stacks_init();
+  if (!sampler_init()) {
+    state.store(State::Disabled);
+    return;
+  }
+  if (sample_interval) use_writer_thread = false;  // sampler.h: a single-threaded program stays so
   const char* level = getenv("TAILOR_RECORD_ZSTD_LEVEL");
   int zstd_level = level ? std::atoi(level) : 3;
   if (!writer.init(kLogSlots, zstd_level)) {
@@ -618,6 +626,8 @@ void finish(EndReason reason, int status) noexcept {
   end.time_ns = now_ns();
   if (!writer.write_end(end)) complain("cannot write trace", writer.last_error());
 }
+
+void note_dropped(std::uint64_t events) noexcept { dropped_events.fetch_add(events, std::memory_order_relaxed); }
 
 void report_loaded_modules() noexcept {
   if (state.load(std::memory_order_acquire) != State::Active || getpid() != recorder_pid) return;

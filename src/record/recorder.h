@@ -60,6 +60,8 @@ struct ThreadState {
   int destructor_round; // pthread key destructor rounds seen at thread exit
   std::uint32_t clock_reads;  // events stamped since the thread began (now_ticks)
   std::uint64_t last_ticks;   // the last time read
+  std::uint64_t sample_left;  // sampled traces: bytes to the next sample; 0 otherwise (sampler.h)
+  std::uint64_t sample_rng;   // sampled traces: the thread's generator state, 0 until its first call
 };
 extern __thread ThreadState tls __attribute__((tls_model("initial-exec")));
 
@@ -170,6 +172,9 @@ inline void record(trace::Op op, std::uint8_t flags, std::uint64_t size, std::ui
 /// Writes every thread's pending events and the end record; recording stops.
 /// Does nothing in a process that is not the recorder's (a vfork child).
 void finish(trace::EndReason reason, int status) noexcept;
+
+/// Counts events the recorder could not record (EndRecord::dropped).
+void note_dropped(std::uint64_t events) noexcept;
 
 /// Writes a module chunk for objects loaded since the last scan (before
 /// dlclose, so that a module loaded and unloaded between two flushes is in

@@ -175,6 +175,7 @@ Plan PlanBuilder::finish() {
 }
 
 Plan build_plan(trace::Reader& reader) {
+  trace::require_every_call(reader, "a replay");
   PlanBuilder b(reader.event_count());
   reader.rewind();
   Event e;

@@ -37,7 +37,13 @@ json summary_section(const analyze::TraceStats& s) {
           {"distinct_callsites", s.distinct_callsites},
           {"failed_allocations", s.failed},
           {"unknown_releases", s.unknown_releases},
-          {"cross_thread_releases", s.cross_thread_releases}};
+          {"cross_thread_releases", s.cross_thread_releases},
+          {"sampling",
+           {{"interval", s.sampling.interval},
+            {"samples", s.sampling.samples},
+            {"total_bytes_error", s.sampling.total_bytes_error},
+            {"max_in_use_error", s.sampling.max_in_use_error},
+            {"live_bytes_at_end_error", s.sampling.live_bytes_at_end_error}}}};
 }
 
 json in_use_section(const analyze::TraceStats& s) {

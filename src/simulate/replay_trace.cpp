@@ -247,6 +247,7 @@ ReplayTrace ReplayBuilder::finish() {
 }
 
 ReplayTrace load_replay(trace::Reader& reader, Publisher* publisher) {
+  trace::require_every_call(reader, "a simulation or search");
   ReplayBuilder builder(reader.header().page_size, reader.event_count());
   builder.publish_to(publisher);
   // A replay reads neither times nor call sites: their columns are not

@@ -159,6 +159,7 @@ struct Reader::Impl {
     header.start_monotonic_ns = f.u64();
     header.executable = f.sized_string();
     std::string cmd(f.sized_string());
+    if (header.version >= 4) header.sample_interval = f.u64();
     if (!f.ok()) fail(format::kFilePrefixSize, "file header fields overrun the header");
     if (little != 1) fail(format::kFilePrefixSize + 1, "trace was written big-endian; not supported");
     // Arguments separated by NULs; "a\0" is {"a", ""}, "" is no argument at all.
@@ -495,6 +496,13 @@ std::vector<Event> Reader::read_all() {
   while (next(e)) all.push_back(e);
   rewind();
   return all;
+}
+
+void require_every_call(const Reader& reader, const std::string& tool) {
+  if (const std::uint64_t interval = reader.header().sample_interval; interval != 0)
+    throw std::runtime_error(reader.path() + ": a sampled trace (record --sample " + std::to_string(interval) +
+                             ": one allocation in about " + std::to_string(interval) + " bytes) cannot be used by " +
+                             tool + ", which needs every call; record without --sample");
 }
 
 }  // namespace tailor::trace

@@ -93,7 +93,7 @@ bool Writer::write_all(const std::uint8_t* data, std::size_t size) noexcept {
 
 bool Writer::write_header(const HeaderFields& h) noexcept {
   // Small and written once: assemble it in the chunk buffer.
-  std::size_t body = 4 + 4 * 3 + 8 * 2 + 4 + h.executable.size() + 4 + h.command_line.size();
+  std::size_t body = 4 + 4 * 3 + 8 * 2 + 4 + h.executable.size() + 4 + h.command_line.size() + 8;
   std::size_t total = format::kFilePrefixSize + body + 8;
   if (!memory_ || total > chunk_capacity_ || body > format::kMaxHeaderBody) {
     error_ = memory_ ? E2BIG : EINVAL;
@@ -120,6 +120,7 @@ bool Writer::write_header(const HeaderFields& h) noexcept {
   p = io::put_u32(p, static_cast<std::uint32_t>(h.command_line.size()));
   if (!h.command_line.empty()) std::memcpy(p, h.command_line.data(), h.command_line.size());
   p += h.command_line.size();
+  p = io::put_u64(p, h.sample_interval);
   p = io::put_u64(p, hash64(body_begin, body));
   return write_all(chunk_, static_cast<std::size_t>(p - chunk_));
 }

@@ -496,6 +496,9 @@ json expected_synthetic() {
       {"live_bytes_at_end", 598},   // 200 + 32 + 256 + 10 + 100
       {"unknown_releases", 1},
       {"reused_live", 1},
+      {"sampling",  // an exact trace
+       {{"interval", 0}, {"samples", 0}, {"objects_error", 0.0}, {"total_bytes_error", 0.0},
+        {"max_in_use_error", 0.0}, {"live_bytes_at_end_error", 0.0}}},
       {"cross_thread_releases", 3},  // #6 #10 #24
       // #6 and #10 free thread 0's blocks on thread 1; #24 frees thread 1's on thread 0.
       {"cross_thread_pairs", json::array({{{"allocated_by", 0}, {"released_by", 1}, {"releases", 2}},

@@ -277,15 +277,43 @@ TEST(ParallelRead, CutTracesGiveTheSameEventsAndCut) {
   });
 }
 
+// The file header as versions 1 to 3 wrote it: the body without its last
+// field (the sampling interval, version 4).
+Bytes with_old_header(const Bytes& v4, std::uint8_t version) {
+  EXPECT_EQ(v4[8], 4);
+  const std::uint32_t body = get<std::uint32_t>(v4, 12) - 8;
+  Bytes old(v4.begin(), v4.begin() + static_cast<std::ptrdiff_t>(kFilePrefix + body));
+  old[8] = version;
+  put<std::uint32_t>(old, 12, body);
+  old.resize(old.size() + 8);
+  put<std::uint64_t>(old, kFilePrefix + body, hash64(old.data() + kFilePrefix, body));
+  old.insert(old.end(), v4.begin() + static_cast<std::ptrdiff_t>(header_end(v4)), v4.end());
+  return old;
+}
+
+// Traces of format version 3 (no sampling interval in the header) read as
+// exact traces with the same events.
+TEST(ParallelRead, VersionThreeTracesReadAsExact) {
+  on_every_shape(41, [](const Shape&, const std::string& v4, const Bytes& good) {
+    const std::string v3 = v4 + ".v3";
+    write_file(v3, with_old_header(good, 3));
+    {
+      tr::Reader reader(v3);
+      EXPECT_EQ(reader.header().version, 3);
+      EXPECT_EQ(reader.header().sample_interval, 0u);
+    }
+    expect_same(read(v4, 1), read(v3, 1), 1);
+  });
+}
+
 // The trace as format version 1 wrote it: each Events chunk's columns after
 // their lengths in the order of the lengths (kinds, time, size, address, aux,
 // callsite) and compressed as one zstd frame (codec 1), where version 2
 // writes them in three frames (codec 2, docs/trace-format.md).
-Bytes as_version_1(const Bytes& v2) {
+Bytes as_version_1(const Bytes& v4) {
+  const Bytes v2 = with_old_header(v4, 1);
   std::size_t at = header_end(v2);
   Bytes v1(v2.begin(), v2.begin() + static_cast<std::ptrdiff_t>(at));
-  v1[8] = 1;
-  v1[9] = 0;
   while (at + kChunkHeader <= v2.size()) {
     std::uint32_t stored = 0, raw_size = 0;
     std::memcpy(&stored, v2.data() + at + kStoredSize, 4);

@@ -556,6 +556,7 @@ TEST(RoundTrip, HeaderFields) {
   // Arguments separated by NULs, with empty ones first and in the middle.
   static constexpr char cmd[] = "\0prog\0\0--x=1\0\0\0last arg";
   h.command_line = std::string_view(cmd, sizeof cmd - 1);
+  h.sample_interval = 512 * 1024;
   f.header(h);
   f.finish();
 
@@ -570,6 +571,7 @@ TEST(RoundTrip, HeaderFields) {
   EXPECT_EQ(got.start_monotonic_ns, 123'456'789u);
   EXPECT_EQ(got.executable, exe);
   EXPECT_EQ(got.command_line, (std::vector<std::string>{"", "prog", "", "--x=1", "", "", "last arg"}));
+  EXPECT_EQ(got.sample_interval, 512u * 1024);
   EXPECT_EQ(r.event_count(), 0u);
   EXPECT_TRUE(r.read_all().empty());
 }

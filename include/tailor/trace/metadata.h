@@ -11,9 +11,10 @@
 
 namespace tailor::trace {
 
-/// The version this library writes; it reads every version up to it. 2: the
+/// The version this library writes; it reads every version up to it. 4: the
+/// header says whether the trace is sampled; 3: whole call stacks; 2: the
 /// events of a chunk in three zstd frames (docs/trace-format.md); 1: in one.
-inline constexpr std::uint16_t kFormatVersion = 3;
+inline constexpr std::uint16_t kFormatVersion = 4;
 
 /// The process a trace was recorded from.
 struct Header {
@@ -26,6 +27,13 @@ struct Header {
   std::uint64_t start_monotonic_ns = 0;  ///< CLOCK_MONOTONIC at the same instant (events use this clock)
   std::string executable;                ///< /proc/self/exe at start
   std::vector<std::string> command_line;
+  /// 0: every call is in the trace. Otherwise the trace is sampled
+  /// (`tailor record --sample`): an allocation of n bytes is in it with
+  /// probability 1 - exp(-n / sample_interval), independently of the others
+  /// (a mean of one sampled allocation per sample_interval bytes
+  /// allocated), together with the release of each sampled block; nothing
+  /// else is. analyze/sampling.h turns such a trace into estimates.
+  std::uint64_t sample_interval = 0;
 };
 
 /// A loaded ELF object (the executable, a shared library, a dlopen'ed module).

@@ -94,4 +94,10 @@ class Reader {
   std::unique_ptr<Impl> impl_;
 };
 
+/// For the tools that need every call of a run (simulate, search, replay,
+/// validate, tune, pools, locality): throws std::runtime_error, in one line
+/// naming the trace and `tool`, when `reader`'s trace is sampled
+/// (Header::sample_interval).
+void require_every_call(const Reader& reader, const std::string& tool);
+
 }  // namespace tailor::trace

@@ -26,6 +26,7 @@ struct HeaderFields {
   std::uint64_t start_monotonic_ns = 0;
   std::string_view executable;
   std::string_view command_line;
+  std::uint64_t sample_interval = 0;  ///< Header::sample_interval
 };
 
 struct ModuleFields {

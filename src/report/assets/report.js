@@ -45,10 +45,20 @@
     cut.hidden = false;
   }
   const s = data.summary;
-  const summary = [['objects', count(s.objects)], ['total bytes', bytes(s.total_bytes)],
-    ['max in use', bytes(s.max_in_use_bytes)], ['average size', s.average_size.toFixed(1) + ' B'],
+  const sampled = s.sampling && s.sampling.interval > 0;
+  // A sampled trace's amounts are estimates: "≈ value ± one standard error".
+  const est = (v, err) => sampled ? '\u2248 ' + bytes(v) + ' \u00b1 ' + bytes(Math.round(err)) : bytes(v);
+  if (sampled) {
+    const line = document.getElementById('sampled-line');
+    line.textContent = 'Sampled trace: one allocation per ' + bytes(s.sampling.interval) + ' on average (' +
+      count(s.sampling.samples) + ' sampled allocations). Counts and bytes are estimates for the whole run, ' +
+      '\u00b1 one standard error; lifetimes are those of the sampled blocks.';
+    line.hidden = false;
+  }
+  const summary = [['objects', count(s.objects)], ['total bytes', est(s.total_bytes, s.sampling.total_bytes_error)],
+    ['max in use', est(s.max_in_use_bytes, s.sampling.max_in_use_error)], ['average size', s.average_size.toFixed(1) + ' B'],
     ['memory operations', count(s.memory_ops)], ['max live objects', count(s.max_live_objects)],
-    ['never freed', bytes(s.live_bytes_at_end)], ['distinct sizes', count(s.distinct_sizes)],
+    ['never freed', est(s.live_bytes_at_end, s.sampling.live_bytes_at_end_error)], ['distinct sizes', count(s.distinct_sizes)],
     ['distinct call sites', count(s.distinct_callsites)], ['cross-thread frees', count(s.cross_thread_releases)]];
   const srow = el('tr');
   for (const [k, v] of summary) { const td = el('td'); td.append(el('b', v), el('br'), k); srow.append(td); }
