@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <regex>
 
 #include "cli/commands.h"
@@ -35,6 +36,7 @@ struct RecordOptions {
   std::string unwind = "dwarf";   // or "fp"
   std::uint64_t sample = 0;       // mean bytes between sampled allocations; 0: every call
   bool unwind_given = false;
+  std::uint64_t sample_seed = 0;  // 0: a seed of its own each run
   std::vector<std::string> command;
 };
 
@@ -104,6 +106,7 @@ void report(const std::vector<fs::path>& files, bool verbose) {
 }
 
 int record(const RecordOptions& o) {
+  if (o.sample_seed && o.sample == 0) throw CLI::ValidationError("--sample-seed", "needs --sample");
   if (o.unwind_given && o.stacks == 0 && o.sample == 0)
     throw CLI::ValidationError("--unwind", "needs --stacks or --sample (the call site alone needs no unwinding)");
   if (o.command.empty()) throw std::runtime_error("record: no command given (usage: tailor record -o FILE -- CMD ARGS...)");
@@ -128,6 +131,8 @@ int record(const RecordOptions& o) {
     setenv("TAILOR_RECORD_ZSTD_LEVEL", std::to_string(o.zstd_level).c_str(), 1);
     if (o.sample > 0) {
       setenv("TAILOR_RECORD_SAMPLE", std::to_string(o.sample).c_str(), 1);
+      if (o.sample_seed) setenv("TAILOR_RECORD_SEED", std::to_string(o.sample_seed).c_str(), 1);
+      else unsetenv("TAILOR_RECORD_SEED");
     } else {
       unsetenv("TAILOR_RECORD_SAMPLE");
     }
@@ -202,6 +207,10 @@ void add_record(CLI::App& app, Runner& run) {
       ->transform(CLI::AsSizeValue(false))
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40))
       ->type_name("BYTES");
+  cmd->add_option("--sample-seed", o->sample_seed,
+                  "With --sample: the seed of the sampling intervals, for a sample that a run of the same program "
+                  "makes again (default: a new one each run)")
+      ->check(CLI::Range(std::uint64_t{1}, std::numeric_limits<std::uint64_t>::max()));
   cmd->add_flag("-q,--quiet", o->quiet, "Do not report the trace files at the end");
   cmd->add_flag("-v,--verbose", o->verbose, "Report every trace file of the process tree");
   cmd->add_option("command", o->command, "The command to run, after --")->required();

@@ -176,6 +176,15 @@ def check_render(dt, report, screenshot, max_ms):
                note: document.getElementById('leaks-note').textContent }; })()""")
     if leaks["shown"] != leaks["rows"] or not leaks["note"]:
         raise AssertionError(f"leaks table not drawn: {leaks}")
+    sampled = dt.evaluate("""(() => { const s = JSON.parse(document.getElementById('report-data').textContent).summary;
+      const line = document.getElementById('sampled-line');
+      return { interval: s.sampling.interval, hidden: line.hidden, text: line.textContent,
+               summary: document.getElementById('summary').textContent }; })()""")
+    if sampled["interval"] > 0 and (sampled["hidden"] or "Sampled trace" not in sampled["text"]
+                                    or "\u00b1" not in sampled["summary"]):
+        raise AssertionError(f"a sampled trace's report does not say its figures are estimates: {sampled}")
+    if sampled["interval"] == 0 and not sampled["hidden"]:
+        raise AssertionError("an exact trace's report calls it sampled")
     if ms > max_ms:
         raise AssertionError(f"opened and rendered in {ms:.0f} ms, more than {max_ms} ms")
     height = dt.evaluate("document.documentElement.scrollHeight")

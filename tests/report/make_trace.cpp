@@ -65,8 +65,9 @@ bool write_threads(tr::Writer& w) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3 || (std::strcmp(argv[2], "one") != 0 && std::strcmp(argv[2], "threads") != 0)) {
-    std::fprintf(stderr, "usage: make_trace OUT one|threads\n");
+  const bool sampled = argc == 3 && std::strcmp(argv[2], "sampled") == 0;  // threads' events, as a sampled trace
+  if (argc != 3 || (std::strcmp(argv[2], "one") != 0 && std::strcmp(argv[2], "threads") != 0 && !sampled)) {
+    std::fprintf(stderr, "usage: make_trace OUT one|threads|sampled\n");
     return 2;
   }
   const int fd = ::open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -77,7 +78,9 @@ int main(int argc, char** argv) {
   tr::Writer w;
   if (!w.init(64, 1)) return 1;
   w.attach(fd);
-  bool ok = w.write_header(tailor::test::process_header(4242, 1000, "/usr/bin/example", {"example\0--test", 14}));
+  tr::HeaderFields header = tailor::test::process_header(4242, 1000, "/usr/bin/example", {"example\0--test", 14});
+  if (sampled) header.sample_interval = 4096;
+  bool ok = w.write_header(header);
   std::uint64_t events = 1;
   if (std::strcmp(argv[2], "one") == 0) {
     const tr::Event e = event(1000, tr::Op::Malloc, 24, 0x5000, 0x401000);
