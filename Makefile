@@ -3,7 +3,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps configure build package demo test test-sanitize test-tsan bench-record bench-simulate bench-alloc bench-locality clean
+.PHONY: all deps configure build package demo test test-sanitize test-tsan bench-record bench-sample bench-simulate bench-alloc bench-locality clean
 
 all: build
 
@@ -65,6 +65,10 @@ test-tsan: deps
 
 bench-record: build
 	./bench/record_overhead.py --build $(BUILD) --runs 3 --heaptrack-runs 1 --stacks --stacks-fp
+
+# tailor record --sample: cost against the unrecorded program, estimates against an exact recording.
+bench-sample: build
+	./bench/sample_overhead.py --build $(BUILD) --runs 7
 
 bench-simulate: build
 	./bench/simulate_speed.py --build $(BUILD) --dmm $(or $(DMM),kng)

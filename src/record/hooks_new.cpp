@@ -88,12 +88,13 @@ std::uint64_t addr(const void* p) { return reinterpret_cast<std::uint64_t>(p); }
 
 // The filter (sampler.h) inline, the rest apart: an unrecorded new is a
 // filter and a call of the real malloc.
-[[gnu::always_inline]] inline void* hook_new(const void* caller, std::uint8_t flags, std::size_t n,
-                                             std::size_t alignment) {
-  const std::size_t request = n ? n : 1;
-  if (__builtin_expect(alignment == 0 && rec::passes_unrecorded(request), 1))
-    if (void* p = real.malloc(request); __builtin_expect(p != nullptr, 1)) return p;
-  return new_hooked(caller, flags, n, alignment);
+// The call site is read only on the recording path (an inlined
+// __builtin_return_address(0) is the exported operator's).
+[[gnu::always_inline]] inline void* hook_new(std::uint8_t flags, std::size_t n, std::size_t alignment) {
+  // new(0) must return a unique block; glibc's malloc(0) does, and any other's null goes on to attempt().
+  if (__builtin_expect(alignment == 0 && rec::passes_unrecorded(n), 1))
+    if (void* p = real.malloc(n); __builtin_expect(p != nullptr, 1)) return p;
+  return new_hooked(__builtin_return_address(0), flags, n, alignment);
 }
 
 template <class Next, class... Args>
@@ -117,14 +118,14 @@ template <class Next, class... Args>
 }
 
 template <class Next, class... Args>
-[[gnu::always_inline]] inline void hook_delete(const void* caller, std::uint8_t flags, Next next, void* p, std::size_t size, std::size_t alignment,
-                 Args... args) {
+[[gnu::always_inline]] inline void hook_delete(std::uint8_t flags, Next next, void* p, std::size_t size,
+                                               std::size_t alignment, Args... args) {
   if (rec::is_bootstrap(p)) return;
   if (__builtin_expect(!rec::release_needs_hook(p), 1)) {
     if (next) return next(p, args...);
     return real.free(p);
   }
-  delete_hooked(caller, flags, next, p, size, alignment, args...);
+  delete_hooked(__builtin_return_address(0), flags, next, p, size, alignment, args...);
 }
 
 constexpr std::uint8_t kArr = tr::kArray;
@@ -136,52 +137,51 @@ std::size_t al(std::align_val_t a) { return static_cast<std::size_t>(a); }
 }  // namespace
 
 #define TAILOR_EXPORT __attribute__((visibility("default")))
-#define CALLER __builtin_return_address(0)
 
-TAILOR_EXPORT void* operator new(std::size_t n) { return hook_new(CALLER, 0, n, 0); }
-TAILOR_EXPORT void* operator new[](std::size_t n) { return hook_new(CALLER, kArr, n, 0); }
-TAILOR_EXPORT void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return hook_new(CALLER, kNo, n, 0); }
+TAILOR_EXPORT void* operator new(std::size_t n) { return hook_new(0, n, 0); }
+TAILOR_EXPORT void* operator new[](std::size_t n) { return hook_new(kArr, n, 0); }
+TAILOR_EXPORT void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return hook_new(kNo, n, 0); }
 TAILOR_EXPORT void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
-  return hook_new(CALLER, kArr | kNo, n, 0);
+  return hook_new(kArr | kNo, n, 0);
 }
-TAILOR_EXPORT void* operator new(std::size_t n, std::align_val_t a) { return hook_new(CALLER, kAl, n, al(a)); }
-TAILOR_EXPORT void* operator new[](std::size_t n, std::align_val_t a) { return hook_new(CALLER, kArr | kAl, n, al(a)); }
+TAILOR_EXPORT void* operator new(std::size_t n, std::align_val_t a) { return hook_new(kAl, n, al(a)); }
+TAILOR_EXPORT void* operator new[](std::size_t n, std::align_val_t a) { return hook_new(kArr | kAl, n, al(a)); }
 TAILOR_EXPORT void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
-  return hook_new(CALLER, kAl | kNo, n, al(a));
+  return hook_new(kAl | kNo, n, al(a));
 }
 TAILOR_EXPORT void* operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
-  return hook_new(CALLER, kArr | kAl | kNo, n, al(a));
+  return hook_new(kArr | kAl | kNo, n, al(a));
 }
 
-TAILOR_EXPORT void operator delete(void* p) noexcept { hook_delete(CALLER, 0, real.op_delete, p, 0, 0); }
-TAILOR_EXPORT void operator delete[](void* p) noexcept { hook_delete(CALLER, kArr, real.op_delete_array, p, 0, 0); }
+TAILOR_EXPORT void operator delete(void* p) noexcept { hook_delete(0, real.op_delete, p, 0, 0); }
+TAILOR_EXPORT void operator delete[](void* p) noexcept { hook_delete(kArr, real.op_delete_array, p, 0, 0); }
 TAILOR_EXPORT void operator delete(void* p, std::size_t n) noexcept {
-  hook_delete(CALLER, kSz, real.op_delete_sized, p, n, 0, n);
+  hook_delete(kSz, real.op_delete_sized, p, n, 0, n);
 }
 TAILOR_EXPORT void operator delete[](void* p, std::size_t n) noexcept {
-  hook_delete(CALLER, kArr | kSz, real.op_delete_array_sized, p, n, 0, n);
+  hook_delete(kArr | kSz, real.op_delete_array_sized, p, n, 0, n);
 }
 TAILOR_EXPORT void operator delete(void* p, std::align_val_t a) noexcept {
-  hook_delete(CALLER, kAl, real.op_delete_aligned, p, 0, al(a), a);
+  hook_delete(kAl, real.op_delete_aligned, p, 0, al(a), a);
 }
 TAILOR_EXPORT void operator delete[](void* p, std::align_val_t a) noexcept {
-  hook_delete(CALLER, kArr | kAl, real.op_delete_array_aligned, p, 0, al(a), a);
+  hook_delete(kArr | kAl, real.op_delete_array_aligned, p, 0, al(a), a);
 }
 TAILOR_EXPORT void operator delete(void* p, std::size_t n, std::align_val_t a) noexcept {
-  hook_delete(CALLER, kSz | kAl, real.op_delete_sized_aligned, p, n, al(a), n, a);
+  hook_delete(kSz | kAl, real.op_delete_sized_aligned, p, n, al(a), n, a);
 }
 TAILOR_EXPORT void operator delete[](void* p, std::size_t n, std::align_val_t a) noexcept {
-  hook_delete(CALLER, kArr | kSz | kAl, real.op_delete_array_sized_aligned, p, n, al(a), n, a);
+  hook_delete(kArr | kSz | kAl, real.op_delete_array_sized_aligned, p, n, al(a), n, a);
 }
 TAILOR_EXPORT void operator delete(void* p, const std::nothrow_t& t) noexcept {
-  hook_delete(CALLER, kNo, real.op_delete_nothrow, p, 0, 0, t);
+  hook_delete(kNo, real.op_delete_nothrow, p, 0, 0, t);
 }
 TAILOR_EXPORT void operator delete[](void* p, const std::nothrow_t& t) noexcept {
-  hook_delete(CALLER, kArr | kNo, real.op_delete_array_nothrow, p, 0, 0, t);
+  hook_delete(kArr | kNo, real.op_delete_array_nothrow, p, 0, 0, t);
 }
 TAILOR_EXPORT void operator delete(void* p, std::align_val_t a, const std::nothrow_t& t) noexcept {
-  hook_delete(CALLER, kAl | kNo, real.op_delete_aligned_nothrow, p, 0, al(a), a, t);
+  hook_delete(kAl | kNo, real.op_delete_aligned_nothrow, p, 0, al(a), a, t);
 }
 TAILOR_EXPORT void operator delete[](void* p, std::align_val_t a, const std::nothrow_t& t) noexcept {
-  hook_delete(CALLER, kArr | kAl | kNo, real.op_delete_array_aligned_nothrow, p, 0, al(a), a, t);
+  hook_delete(kArr | kAl | kNo, real.op_delete_array_aligned_nothrow, p, 0, al(a), a, t);
 }
