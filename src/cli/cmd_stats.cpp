@@ -208,7 +208,7 @@ int stats(const StatsCmdOptions& o) {
     nlohmann::json j = analyze::to_json(s);
     j["trace"] = {{"path", r.path()}, {"pid", r.header().pid}, {"command_line", r.header().command_line},
                   {"complete", r.complete()}, {"cut", r.cut()}, {"end", end_json(r)}};
-    if (o.leaks) j = {{"trace", j["trace"]}, {"live_objects_at_end", j["live_objects_at_end"]},
+    if (o.leaks) j = {{"trace", j["trace"]}, {"sampling", j["sampling"]}, {"live_objects_at_end", j["live_objects_at_end"]},
                       {"live_bytes_at_end", j["live_bytes_at_end"]}, {"leaks", j["leaks"]}};
     fmt::print("{}\n", j.dump(2));
   } else if (o.leaks) {

@@ -916,6 +916,33 @@ TEST(Sampling, EstimatesCoverTheExactFiguresOfAKnownProgram) {
   }
 }
 
+// Sampled recordings keep threads' and forked children's stacks as exact
+// ones do: with an interval of one byte every block is sampled.
+TEST(Sampling, ThreadsAndForkedChildrenAreSampled) {
+  TempDir dir;
+  json j = leaks_json(dir, "threads.trace", {STACK_PATHS, "threads"}, {"--sample", "1"});
+  for (const char* f : {"thread_a_work", "thread_b_work"}) {
+    json leak = leak_in(j, f);
+    ASSERT_FALSE(leak.is_null()) << f << ": " << j.dump(1);
+    EXPECT_EQ(leak["blocks"], 1) << leak.dump(1);
+  }
+  const std::string trace = dir.file("fork.trace");
+  Result rec = run({TAILOR_BIN, "record", "-q", "--sample", "1", "-o", trace, "--", STACK_PATHS, "fork"});
+  ASSERT_TRUE(exited_zero(rec)) << rec.err;
+  int child = 0;
+  ASSERT_EQ(std::sscanf(rec.out.c_str(), "child %d", &child), 1) << rec.out;
+  for (const auto& [file, function] : {std::pair{trace + "." + std::to_string(child), "child_work"},
+                                       std::pair{trace, "parent_work"}}) {
+    Result r = run({TAILOR_BIN, "stats", "--leaks", "--json", "--top", "1000", file});
+    ASSERT_TRUE(exited_zero(r)) << r.err;
+    json c = json::parse(r.out);
+    EXPECT_EQ(c["sampling"]["interval"], 1) << file;
+    json leak = leak_in(c, function);
+    ASSERT_FALSE(leak.is_null()) << function << ": " << c.dump(1);
+    EXPECT_TRUE(has_frame(frame_names(leak), 1, "main")) << leak.dump(1);
+  }
+}
+
 // A sampled trace is refused, in one line that says why, by the tools that
 // need every call; --unwind and --sample-seed need what they modify.
 TEST(Sampling, ToolsThatNeedEveryCallRefuseASampledTrace) {
