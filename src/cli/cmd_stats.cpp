@@ -149,9 +149,10 @@ void print_leaks(const trace::Reader& r, const analyze::TraceStats& s) {
   if (!r.complete()) fmt::print("warning   {}\n", r.cut());
   const bool stacks = std::any_of(s.leaks.begin(), s.leaks.end(), [](const auto& l) { return l.stack != 0; });
   print_sampling(s);
-  fmt::print("leaks     {} blocks, {}{} bytes live {}, allocated at {} {}", s.live_objects_at_end,
+  fmt::print("leaks     {} {}, {}{} bytes live {}, allocated at {} {}", s.live_objects_at_end,
+             s.live_objects_at_end == 1 ? "block" : "blocks",
              s.live_bytes_at_end, error_of(s, s.sampling.live_bytes_at_end_error), analyze::end_description(r),
-             s.leak_sites, stacks ? "stacks" : "call sites");
+             s.leak_sites, stacks ? (s.leak_sites == 1 ? "stack" : "stacks") : (s.leak_sites == 1 ? "call site" : "call sites"));
   if (s.leaks.size() < s.leak_sites) fmt::print(" (top {} by bytes)", s.leaks.size());
   fmt::print("\n\n  {:>16} {:>7} {:>12} {:>14}  {}\n", "bytes", "share", "blocks", "largest", "call site");
   for (const auto& l : s.leaks) {
