@@ -386,6 +386,9 @@ int dump(const DumpOptions& o) {
     std::string cmd;
     for (const auto& a : h.command_line) cmd += (cmd.empty() ? "" : " ") + a;
     fmt::print("# command {}\n", cmd);
+    if (h.sample_interval)
+      fmt::print("# sampled: an allocation of n bytes is here with probability 1 - exp(-n / {}) (record --sample)\n",
+                 h.sample_interval);
     fmt::print("# {} events in {} chunks, {} threads, {} bytes\n", r.event_count(), r.chunk_count(), r.thread_count(),
                r.file_size());
     for (const auto& m : r.modules())
