@@ -139,8 +139,10 @@ bool valid_alignment(std::size_t alignment) {
 [[gnu::noinline]] void* calloc_hooked(std::size_t n, std::size_t size, const void* caller) {
   if (!recording()) return pass_calloc(n, size);
   std::size_t bytes;
-  if (rec::sample_interval && !__builtin_mul_overflow(n, size, &bytes))
+  if (rec::sample_interval) {
+    if (__builtin_mul_overflow(n, size, &bytes)) return real.calloc(n, size);  // fails: nothing to sample
     return sampled_allocation(Op::Calloc, 0, n, bytes, size, caller, [n, size] { return real.calloc(n, size); });
+  }
   BusyScope busy;
   void* p = real.calloc(n, size);
   rec::record(Op::Calloc, 0, n, addr(p), size, caller, rec::now_ticks());
@@ -181,7 +183,8 @@ bool valid_alignment(std::size_t alignment) {
     *out = rec::bootstrap_alloc(n, alignment);
     return *out ? 0 : ENOMEM;
   }
-  if (rec::sample_interval && valid_alignment(alignment)) {
+  if (rec::sample_interval) {
+    if (!valid_alignment(alignment)) return real.posix_memalign(out, alignment, n);  // EINVAL: nothing to sample
     int rc = 0;
     void* p = sampled_allocation(Op::PosixMemalign, 0, n, n, alignment, caller, [&]() -> void* {
       void* q = nullptr;
