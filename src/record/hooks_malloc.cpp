@@ -69,22 +69,8 @@ template <class Allocate>
   if (!rec::sample_this(bytes)) return allocate();
   BusyScope busy;
   void* p = allocate();
-  if (!p) return p;
-  if (rec::sampled_set::insert(p)) rec::record(op, flags, n, addr(p), aux, caller, rec::sample_time());
-  else rec::note_dropped(1);
+  if (p) rec::keep_sample(op, flags, n, p, aux, caller);
   return p;
-}
-
-// Sampled traces: a release the filter did not let through. A sampled block
-// is forgotten and its release recorded before `release()` gives it back.
-template <class Release>
-[[gnu::noinline]] void sampled_release(Op op, std::uint8_t flags, std::uint64_t size, void* p, std::uint64_t aux,
-                                       const void* caller, Release release) {
-  if (rec::sampled_set::remove(p) && recording()) {
-    BusyScope busy;
-    rec::record(op, flags, size, addr(p), aux, caller, rec::sample_time());
-  }
-  release();
 }
 
 // realloc in a sampled trace, for a call the filters did not let through.
@@ -103,7 +89,7 @@ template <class Release>
     return q;
   }
   const bool kept = new_sampled && q && rec::sampled_set::insert(q);
-  if (new_sampled && q && !kept) rec::note_dropped(1);
+  if (new_sampled && q && !kept) rec::note_dropped(1);  // keep_sample's rule, recorded below as one realloc
   if (!records) return q;
   const std::uint64_t time = rec::sample_time();
   if (kept) rec::record(Op::Realloc, flags, n, addr(q), old_sampled ? addr(old) : 0, caller, time);
@@ -129,7 +115,10 @@ bool valid_alignment(std::size_t alignment) {
 }
 
 [[gnu::noinline]] void free_hooked(void* p, const void* caller) {
-  if (rec::sample_interval) return sampled_release(Op::Free, 0, 0, p, 0, caller, [p] { real.free(p); });
+  if (rec::sample_interval) {
+    rec::forget_sample(Op::Free, 0, 0, p, 0, caller);
+    return real.free(p);
+  }
   if (!recording()) return pass_free(p);
   BusyScope busy;
   rec::record(Op::Free, 0, 0, addr(p), 0, caller, rec::now_ticks_ordered());
@@ -246,8 +235,10 @@ void forward_free_aligned_sized(void* p, std::size_t alignment, std::size_t size
 }
 
 [[gnu::noinline]] void free_sized_hooked(void* p, std::size_t size, const void* caller) {
-  if (rec::sample_interval)
-    return sampled_release(Op::Free, tr::kSized, size, p, 0, caller, [=] { forward_free_sized(p, size); });
+  if (rec::sample_interval) {
+    rec::forget_sample(Op::Free, tr::kSized, size, p, 0, caller);
+    return forward_free_sized(p, size);
+  }
   if (!recording()) return real.free_sized ? real.free_sized(p, size) : pass_free(p);
   BusyScope busy;
   rec::record(Op::Free, tr::kSized, size, addr(p), 0, caller, rec::now_ticks_ordered());
@@ -255,9 +246,10 @@ void forward_free_aligned_sized(void* p, std::size_t alignment, std::size_t size
 }
 
 [[gnu::noinline]] void free_aligned_sized_hooked(void* p, std::size_t alignment, std::size_t size, const void* caller) {
-  if (rec::sample_interval)
-    return sampled_release(Op::Free, tr::kSized | tr::kAligned, size, p, alignment, caller,
-                           [=] { forward_free_aligned_sized(p, alignment, size); });
+  if (rec::sample_interval) {
+    rec::forget_sample(Op::Free, tr::kSized | tr::kAligned, size, p, alignment, caller);
+    return forward_free_aligned_sized(p, alignment, size);
+  }
   if (!recording()) return real.free_aligned_sized ? real.free_aligned_sized(p, alignment, size) : pass_free(p);
   BusyScope busy;
   rec::record(Op::Free, tr::kSized | tr::kAligned, size, addr(p), alignment, caller, rec::now_ticks_ordered());

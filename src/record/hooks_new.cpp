@@ -38,15 +38,13 @@ std::uint64_t addr(const void* p) { return reinterpret_cast<std::uint64_t>(p); }
 }
 
 // A sampled trace's attempt that the countdown did not let through: a
-// sampled block is remembered and recorded (hooks_malloc.cpp, sampled_allocation).
+// sampled block is remembered and recorded (sampler.h, keep_sample).
 [[gnu::noinline]] void* sampled_attempt(const void* caller, std::uint8_t flags, std::size_t n, std::size_t request,
                                         std::size_t alignment) {
   if (!rec::sample_this(request)) return raw_alloc(request, alignment);
   BusyScope busy;
   void* p = raw_alloc(request, alignment);
-  if (!p) return p;
-  if (rec::sampled_set::insert(p)) rec::record(Op::New, flags, n, addr(p), alignment, caller, rec::sample_time());
-  else rec::note_dropped(1);
+  if (p) rec::keep_sample(Op::New, flags, n, p, alignment, caller);
   return p;
 }
 
@@ -101,10 +99,7 @@ template <class Next, class... Args>
 [[gnu::noinline]] void delete_hooked(const void* caller, std::uint8_t flags, Next next, void* p, std::size_t size,
                                      std::size_t alignment, Args... args) {
   if (rec::sample_interval) {
-    if (rec::sampled_set::remove(p) && !tls.busy && rec::active()) {
-      BusyScope busy;
-      rec::record(Op::Delete, flags, size, addr(p), alignment, caller, rec::sample_time());
-    }
+    rec::forget_sample(Op::Delete, flags, size, p, alignment, caller);
     if (next) next(p, args...); else real.free(p);
     return;
   }

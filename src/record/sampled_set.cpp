@@ -8,7 +8,6 @@
 #include <pthread.h>
 #include <sys/mman.h>
 
-
 namespace tailor::record::sampled_set {
 
 namespace {

@@ -83,6 +83,21 @@ bool sample_this(std::size_t n) noexcept {
   return true;
 }
 
+void keep_sample(trace::Op op, std::uint8_t flags, std::uint64_t size, const void* p, std::uint64_t aux,
+                 const void* caller) noexcept {
+  if (sampled_set::insert(p))
+    record(op, flags, size, reinterpret_cast<std::uint64_t>(p), aux, caller, sample_time());
+  else
+    note_dropped(1);
+}
+
+void forget_sample(trace::Op op, std::uint8_t flags, std::uint64_t size, const void* p, std::uint64_t aux,
+                   const void* caller) noexcept {
+  if (!sampled_set::remove(p) || tls.busy || !active()) return;
+  BusyScope busy;
+  record(op, flags, size, reinterpret_cast<std::uint64_t>(p), aux, caller, sample_time());
+}
+
 void sampler_after_fork_child() noexcept {
   if (!sample_interval) return;
   sampled_set::after_fork_child();

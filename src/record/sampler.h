@@ -67,6 +67,19 @@ inline std::uint64_t sample_time() noexcept {
 /// (n is counted off it).
 bool sample_this(std::size_t n) noexcept;
 
+/// In a sampled trace, with the thread marked busy: a block that a sampled
+/// call returned is remembered and its allocation recorded (`size` and
+/// `aux` as the call gave them), or counted as dropped when the sampled set
+/// has no room.
+void keep_sample(trace::Op op, std::uint8_t flags, std::uint64_t size, const void* p, std::uint64_t aux,
+                 const void* caller) noexcept;
+
+/// In a sampled trace, before `p` is released: a sampled block is forgotten
+/// and its release recorded when the thread records. Any other `p` (the
+/// filter's false positives) is left alone.
+void forget_sample(trace::Op op, std::uint8_t flags, std::uint64_t size, const void* p, std::uint64_t aux,
+                   const void* caller) noexcept;
+
 /// In a forked child: the sampled set's lock is free again, and the thread
 /// draws intervals of its own.
 void sampler_after_fork_child() noexcept;
