@@ -85,7 +85,6 @@ class Accumulator {
   Accumulator(const StatsOptions& o, std::uint64_t expected_events, std::uint64_t sample_interval)
       : options_(o),
         weights_(sample_interval),
-        sampled_(sample_interval != 0),
         lifetime_events_(kDenseLifetimeEvents),
         lifetime_ns_(kDenseLifetimeNs),
         expected_(expected_events) {
@@ -131,10 +130,10 @@ class Accumulator {
   TraceStats finish() {
     s_.duration_ns = s_.events ? last_ns_ - first_ns_ : 0;
     s_.first_event_ns = first_ns_;
-    if (sampled_) estimate_totals();
+    if (sampled()) estimate_totals();
     for (unsigned op = 1; op <= trace::kMaxOp; ++op)
       for (unsigned flags = 0; flags < 16; ++flags)
-        if (std::uint64_t n = sampled_ ? rounded(kinds_w_[op][flags]) : kinds_[op][flags]) {
+        if (std::uint64_t n = sampled() ? rounded(kinds_w_[op][flags]) : kinds_[op][flags]) {
           Event k;
           k.op = static_cast<Op>(op);
           k.flags = static_cast<std::uint8_t>(flags);
@@ -153,7 +152,7 @@ class Accumulator {
     std::vector<SizeShare> all;
     all.reserve(sizes_.size());
     sizes_.for_each([&](std::uint64_t size, std::uint64_t count) {
-      if (sampled_) count = rounded(static_cast<double>(count) * weights_.count(size));
+      count = estimated_count(size, count);
       all.push_back({size, count, size * count});
     });
     std::sort(all.begin(), all.end(), [](const SizeShare& a, const SizeShare& b) {
@@ -163,7 +162,7 @@ class Accumulator {
     s_.top_sizes = std::move(all);
     std::map<std::uint64_t, SizeShare> buckets;
     sizes_.for_each([&](std::uint64_t size, std::uint64_t count) {
-      if (sampled_) count = rounded(static_cast<double>(count) * weights_.count(size));
+      count = estimated_count(size, count);
       std::uint64_t bound = size <= 1 ? 1 : std::bit_ceil(size);
       SizeShare& b = buckets[bound];
       b.size = bound;
@@ -177,7 +176,7 @@ class Accumulator {
     sites.reserve(sites_.size());
     sites_.for_each([&](std::uint64_t addr, std::uint32_t index) {
       const SiteAccumulator& a = site_list_[index];
-      sites.push_back({addr, sampled_ ? rounded(a.calls_w) : a.calls, a.bytes, a.peak_live, std::sqrt(a.bytes_var), {},
+      sites.push_back({addr, sampled() ? rounded(a.calls_w) : a.calls, a.bytes, a.peak_live, error(a.bytes_var), {},
                        {}, {}});
     });
     auto top = [&](auto key) {
@@ -195,9 +194,9 @@ class Accumulator {
     stacks_.for_each([&](std::uint64_t id, const StackAccumulator& a) {
       StackStats st = a.stats;
       st.stack = static_cast<std::uint32_t>(id);
-      if (sampled_) {
+      if (sampled()) {
         st.calls = rounded(a.calls_w);
-        st.bytes_error = std::sqrt(a.bytes_var);
+        st.bytes_error = error(a.bytes_var);
       }
       s_.top_stacks_by_bytes.push_back(std::move(st));
     });
@@ -210,7 +209,7 @@ class Accumulator {
 
     for (auto& [id, t] : threads_) {
       s_.threads.push_back(t);
-      if (sampled_) {
+      if (sampled()) {
         s_.threads.back().allocations = rounded(thread_weights_[id].allocations);
         s_.threads.back().releases = rounded(thread_weights_[id].releases);
       }
@@ -223,6 +222,11 @@ class Accumulator {
     return estimate > 0 ? static_cast<std::uint64_t>(std::llround(estimate)) : 0;
   }
   static double error(double variance) { return variance > 0 ? std::sqrt(variance) : 0; }
+  bool sampled() const { return weights_.sampled(); }
+  // Allocations of `size` bytes: `count` in the trace, what they stand for.
+  std::uint64_t estimated_count(std::uint64_t size, std::uint64_t count) const {
+    return sampled() ? rounded(static_cast<double>(count) * weights_.count(size)) : count;
+  }
 
   // Sampled traces: the counts of the Table 2 figures become estimates.
   void estimate_totals() {
@@ -293,7 +297,7 @@ class Accumulator {
       ++l.blocks;
       l.bytes += bytes;
       l.largest = std::max(l.largest, b.size);
-      if (sampled_) {
+      if (sampled()) {
         blocks_w.resize(by_site.size());
         bytes_var.resize(by_site.size());
         blocks_w[group] += weights_.count(b.size);
@@ -302,7 +306,7 @@ class Accumulator {
         live_var += weights_.bytes_variance(b.size);
       }
     });
-    if (sampled_) {
+    if (sampled()) {
       s_.live_objects_at_end = rounded(live_w);
       s_.sampling.live_bytes_at_end_error = error(live_var);
       for (std::size_t i = 0; i < blocks_w.size(); ++i) {
@@ -363,7 +367,7 @@ class Accumulator {
     site.bytes += bytes;
     site.live += bytes;
     site.peak_live = std::max(site.peak_live, site.live);
-    if (sampled_) {
+    if (sampled()) {
       const double w = weights_.count(requested), var = weights_.bytes_variance(requested);
       objects_w_ += w;
       objects_var_ += weights_.count_variance(requested);
@@ -403,7 +407,7 @@ class Accumulator {
     const std::uint64_t bytes = weights_.bytes(b.size);
     in_use_ -= bytes;
     site_list_[b.site].live -= bytes;
-    if (sampled_) {
+    if (sampled()) {
       live_w_ -= weights_.count(b.size);
       in_use_var_ -= weights_.bytes_variance(b.size);
     }
@@ -423,7 +427,7 @@ class Accumulator {
     }
     forget(b);
     note_in_use();
-    if (sampled_) {
+    if (sampled()) {
       const double w = weights_.count(b.size);
       releases_w_ += w;
       thread_weights_[e.thread].releases += w;
@@ -461,7 +465,6 @@ class Accumulator {
 
   StatsOptions options_;
   SampleWeights weights_;  // sampled traces: what a kept block stands for (sampling.h)
-  bool sampled_;
   TraceStats s_;
   util::FlatMap<LiveBlock> live_{std::size_t{1} << 16};
   SizeCounts sizes_;                            // request size -> allocations
