@@ -8,9 +8,11 @@ unrecorded and recorded once per round; heaptrack after the rounds); the
 table shows medians of wall time.
 Ratios are recorded time / unrecorded time (lower is better).
 
---stacks adds `tailor record --stacks` (whole call stacks, libunwind) to every
-round, and --stacks-fp the frame-pointer walk too (right only for code built
-with frame pointers; the bundled workloads are not: it shows the walk's cost).
+--stacks adds `tailor record --stacks` (whole call stacks, the recorder's
+DWARF walk) to every round, --stacks-libunwind the same with libunwind's
+unw_backtrace, and --stacks-fp the frame-pointer walk (right only for code
+built with frame pointers; the bundled workloads are not: it shows the walk's
+cost).
 """
 import argparse
 import os
@@ -44,6 +46,7 @@ def main():
     ap.add_argument("--no-heaptrack", action="store_true", help="skip the heaptrack peer")
     ap.add_argument("--workloads", default=",".join(WORKLOADS), help="comma-separated subset")
     ap.add_argument("--stacks", action="store_true", help="also tailor record --stacks")
+    ap.add_argument("--stacks-libunwind", action="store_true", help="also tailor record --stacks --unwind libunwind")
     ap.add_argument("--stacks-fp", action="store_true", help="also tailor record --stacks --unwind fp")
     args = ap.parse_args()
 
@@ -60,6 +63,8 @@ def main():
         modes = [("record", [])]
         if args.stacks:
             modes.append(("stacks", ["--stacks"]))
+        if args.stacks_libunwind:
+            modes.append(("stacks-libunwind", ["--stacks", "--unwind", "libunwind"]))
         if args.stacks_fp:
             modes.append(("stacks-fp", ["--stacks", "--unwind", "fp"]))
         extra = {mode: {n: [] for n in names} for mode, _ in modes[1:]}

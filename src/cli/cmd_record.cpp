@@ -33,7 +33,7 @@ struct RecordOptions {
   bool quiet = false;
   bool verbose = false;
   int stacks = 0;                 // frames per stack; 0: the call site alone
-  std::string unwind = "dwarf";   // or "fp"
+  std::string unwind = "dwarf";   // or "libunwind", "fp"
   std::uint64_t sample = 0;       // mean bytes between sampled allocations; 0: every call
   bool unwind_given = false;
   std::uint64_t sample_seed = 0;  // 0: a seed of its own each run
@@ -193,9 +193,10 @@ void add_record(CLI::App& app, Runner& run) {
                 "once per distinct stack; without it, the call site alone")
       ->check(CLI::Range(1, 1024));
   cmd->add_option("--unwind", o->unwind,
-                  "With --stacks or --sample: 'dwarf' (libunwind, right for any code) or 'fp' (the frame-pointer "
-                  "chain: faster, right only for code built with -fno-omit-frame-pointer)")
-      ->check(CLI::IsMember({"dwarf", "fp"}))
+                  "With --stacks or --sample: 'dwarf' (each return address's DWARF call-frame rule, read once; right "
+                  "for any code), 'libunwind' (libunwind's unw_backtrace, the same rules, slower) or 'fp' (the "
+                  "frame-pointer chain: right only for code built with -fno-omit-frame-pointer)")
+      ->check(CLI::IsMember({"dwarf", "libunwind", "fp"}))
       ->each([o = o.get()](const std::string&) { o->unwind_given = true; })
       ->capture_default_str();
   cmd->add_option("--sample", o->sample,

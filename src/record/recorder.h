@@ -151,7 +151,10 @@ inline void record(trace::Op op, std::uint8_t flags, std::uint64_t size, std::ui
   ThreadLog* log = tls.log;
   if (__builtin_expect(!log, 0) && !(log = attach_thread(time))) return;
   const auto site = reinterpret_cast<std::uint64_t>(callsite);
-  if (__builtin_expect(stack_depth != 0, 0) && site != 0) {
+  // Releases keep their call site alone: what the stacks are read for
+  // (memory by the code path that allocated it, leaks) names allocations,
+  // and unwinding a free too would double the cost of --stacks.
+  if (__builtin_expect(stack_depth != 0, 0) && site != 0 && !trace::is_release(op)) {
     record_stacked(log, op, flags, size, address, aux, site, time);
     return;
   }

@@ -8,11 +8,15 @@
 // write_range). Successive calls from one loop share all but their innermost
 // frames, so only those are looked up.
 //
-// Unwinding: libunwind's unw_backtrace (DWARF call-frame information, which
-// every x86-64 object carries, with libunwind's per-thread cache of frame
-// shapes) unless TAILOR_RECORD_UNWIND=fp: the frame-pointer chain, much
-// cheaper, but right only for code built with -fno-omit-frame-pointer (a
-// function without one hides its caller). docs/profiling.md measures both.
+// Releases keep their call site alone (record() in recorder.h).
+//
+// Unwinding: each return address's DWARF call-frame rule, read once and
+// kept per thread, with the last walk reused where the stack has not
+// changed (cfi_unwinder.h; libunwind's unw_backtrace for a frame the rules
+// do not cover), unless TAILOR_RECORD_UNWIND says libunwind (unw_backtrace
+// for every call) or fp: the frame-pointer chain, right only for code built
+// with -fno-omit-frame-pointer (a function without one hides its caller).
+// docs/profiling.md measures the three.
 #pragma once
 
 #include <cstdint>

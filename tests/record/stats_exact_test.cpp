@@ -720,6 +720,58 @@ TEST(Stacks, LeaksOfTwoPathsHaveTheirStacks) {
   EXPECT_GE(stats["distinct_stacks"].get<std::uint64_t>(), 3u);
 }
 
+// The DWARF unwinder (each return address's call-frame rule, and the last
+// walk reused where the stack has not changed) gives every leak the stack
+// libunwind gives it, on a program without frame pointers: one function
+// reached through two callers whose frames lie at the same address,
+// recursion up and down, a frame found through rbp, signal handlers on the
+// thread's stack and on an alternate one, a library loaded twice, threads.
+TEST(Stacks, TheRulesWalkGivesLibunwindsStacks) {
+  TempDir dir;
+  std::map<std::string, std::map<std::vector<std::string>, std::pair<int, int>>> by_unwinder;
+  for (const std::string unwind : {"dwarf", "libunwind"}) {
+    json j = leaks_json(dir, unwind + ".trace", {UNWIND_PATHS, TEST_PLUGIN}, {"--stacks", "--unwind", unwind});
+    for (const auto& l : j["leaks"]["top_by_bytes"]) {  // (stacks of two call sites on one line add up)
+      auto& [blocks, bytes] = by_unwinder[unwind][frame_names(l)];
+      blocks += l["blocks"].get<int>();
+      bytes += l["bytes"].get<int>();
+    }
+  }
+  const auto& rules = by_unwinder["dwarf"];
+  EXPECT_EQ(rules, by_unwinder["libunwind"]);
+  // leaf's blocks by the path that reached it.
+  std::map<std::string, int> leaf_blocks;
+  int climbs = 0;
+  for (const auto& [frames, counts] : rules) {
+    if (has_frame(frames, 0, "leaf") && frames.size() > 2) {
+      const std::string via = has_frame(frames, 1, "via_a") ? "a" : has_frame(frames, 1, "via_b") ? "b" : "?";
+      leaf_blocks[via + (has_frame(frames, 2, "thread_work") ? " thread" : has_frame(frames, 2, "main") ? " main" : " ?")] +=
+          counts.first;
+    }
+    if (has_frame(frames, 0, "climb")) {
+      ++climbs;
+      EXPECT_EQ(counts.first, 1) << frames.size();
+    }
+  }
+  EXPECT_EQ(leaf_blocks, (std::map<std::string, int>{{"a main", 3}, {"a thread", 4}, {"b main", 5}}));
+  EXPECT_EQ(climbs, 6) << "one stack per depth, 1 to 6";
+  bool vla = false, handler = false, alternate = false, plugin = false;
+  for (const auto& [frames, counts] : rules) {
+    vla |= has_frame(frames, 0, "with_vla") && has_frame(frames, 1, "main") && counts.first == 3;
+    // Through the signal frame to raise's caller.
+    const auto reaches_main = [&frames] {
+      return std::any_of(frames.begin(), frames.end(), [](const std::string& f) { return f.find("main (") == 0; });
+    };
+    handler |= has_frame(frames, 0, "on_signal") && reaches_main();
+    alternate |= has_frame(frames, 0, "on_alternate_stack") && reaches_main();
+    plugin |= has_frame(frames, 0, "plugin_allocate") && has_frame(frames, 1, "plugin_round") && counts.first == 2;  // a load each
+  }
+  EXPECT_TRUE(vla) << "with_vla's blocks";
+  EXPECT_TRUE(handler) << "the signal handler's block";
+  EXPECT_TRUE(alternate) << "the block of the handler on the alternate stack";
+  EXPECT_TRUE(plugin) << "the plugin's blocks";
+}
+
 // A stack deeper than DEPTH keeps its innermost DEPTH frames; one of 10 000
 // frames is recorded (not crashed on), with both unwinders.
 TEST(Stacks, DeepRecursionIsCutAtDepth) {
