@@ -64,7 +64,7 @@ test-tsan: deps
 	    --gtest_filter='Stress.*:CoreApi.*:-Stress.ThreadsDoNotShareCacheLines' || exit 1; done
 
 bench-record: build
-	./bench/record_overhead.py --build $(BUILD) --runs 3 --heaptrack-runs 1 --stacks --stacks-libunwind --stacks-fp
+	./bench/record_overhead.py --build $(BUILD) --runs 3 --heaptrack-runs 3 --stacks --stacks-libunwind --stacks-fp
 
 # tailor record --sample: cost against the unrecorded program, estimates against an exact recording.
 bench-sample: build

@@ -682,11 +682,11 @@ bool has_frame(const std::vector<std::string>& frames, std::size_t at, const std
   return at < frames.size() && frames[at].find(function) != std::string::npos;
 }
 
-// Both unwinders give each leak of the two paths its whole stack: the
+// The three unwinders give each leak of the two paths its whole stack: the
 // allocating function, then main, then the C library's start.
 TEST(Stacks, LeaksOfTwoPathsHaveTheirStacks) {
   TempDir dir;
-  for (const std::string unwind : {"dwarf", "fp"}) {
+  for (const std::string unwind : {"dwarf", "libunwind", "fp"}) {
     json j = leaks_json(dir, unwind + ".trace", {STACK_PATHS, "fork"}, {"--stacks", "--unwind", unwind});
     json p = leak_in(j, "parent_work");
     ASSERT_FALSE(p.is_null()) << unwind << ": " << j.dump(1);
@@ -773,10 +773,10 @@ TEST(Stacks, TheRulesWalkGivesLibunwindsStacks) {
 }
 
 // A stack deeper than DEPTH keeps its innermost DEPTH frames; one of 10 000
-// frames is recorded (not crashed on), with both unwinders.
+// frames is recorded (not crashed on), with each unwinder.
 TEST(Stacks, DeepRecursionIsCutAtDepth) {
   TempDir dir;
-  for (const std::string unwind : {"dwarf", "fp"}) {
+  for (const std::string unwind : {"dwarf", "libunwind", "fp"}) {
     json j = leaks_json(dir, "deep-" + unwind + ".trace", {STACK_PATHS, "recurse", "10000"},
                         {"--stacks=100", "--unwind", unwind});
     json leak = leak_in(j, "recurse_down");
