@@ -81,8 +81,10 @@ struct FrameRules {
 
 /// The calling thread's stack, [stack_lo, stack_hi), which every frame of
 /// a walk lies in (both walks: the rules' and the frame pointers').
-/// thread_stack_bounds() sets them on a thread's first call; false if the
-/// thread's stack cannot be had.
+/// thread_stack_bounds() sets them on a thread's first call, from the
+/// mapping that holds its stack pointer (the main thread's: down to its
+/// size limit), without allocating; false if they cannot be had (or the
+/// call runs on an alternate signal stack).
 extern __thread std::uintptr_t stack_lo __attribute__((tls_model("initial-exec")));
 extern __thread std::uintptr_t stack_hi __attribute__((tls_model("initial-exec")));
 bool thread_stack_bounds() noexcept;
