@@ -17,6 +17,8 @@
 #include <atomic>
 #include <cstring>
 
+#include "record/mapped_table.h"
+
 // libgcc's look-up (unwind-dw2-fde.h; exported by libgcc_s since GCC 3.0).
 struct dwarf_eh_bases {
   void* tbase;
@@ -336,21 +338,9 @@ std::size_t slot_of(std::uint64_t address, std::uint64_t capacity) {
 }
 
 bool grow(FrameRules& rules) {
-  const std::uint64_t capacity = rules.capacity ? 2 * rules.capacity : 512;
-  void* m = mmap(nullptr, capacity * sizeof(FrameRule), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (m == MAP_FAILED) return false;
-  auto* table = static_cast<FrameRule*>(m);
-  for (std::uint64_t i = 0; i < rules.capacity; ++i) {
-    const FrameRule& r = rules.table[i];
-    if (r.address == 0) continue;
-    std::size_t at = slot_of(r.address, capacity);
-    while (table[at].address != 0) at = (at + 1) & (capacity - 1);
-    table[at] = r;
-  }
-  if (rules.table) munmap(rules.table, rules.capacity * sizeof(FrameRule));
-  rules.table = table;
-  rules.capacity = capacity;
-  return true;
+  return grow_mapped_table(
+      rules.table, rules.capacity, 512, [](const FrameRule& r) { return r.address != 0; },
+      [](const FrameRule& r, std::size_t capacity) { return slot_of(r.address, capacity); });
 }
 
 const FrameRule* rule_of(FrameRules& rules, std::uint64_t address) {

@@ -23,6 +23,7 @@
 // libunwind instead.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace tailor::record {
@@ -72,7 +73,7 @@ struct Walk {
 // rather than from the table.
 struct FrameRules {
   FrameRule* table = nullptr;
-  std::uint64_t capacity = 0;  // a power of two
+  std::size_t capacity = 0;  // a power of two
   std::uint64_t count = 0;
   std::uint64_t generation = 0;  // of the loaded modules (frame_rules_modules_changed)
   int last = 0;                  // walks[last] is the last walk, the other the one being made

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "record/cfi_unwinder.h"
+#include "record/mapped_table.h"
 #include "record/recorder.h"
 
 namespace tailor::record {
@@ -98,20 +99,9 @@ std::size_t slot_of(std::uint64_t address, std::uint32_t parent, std::size_t cap
 }
 
 bool grow_slots(StackTrie& t) noexcept {
-  const std::size_t capacity = t.capacity ? 2 * t.capacity : 1024;
-  auto* slots = static_cast<Slot*>(map(capacity * sizeof(Slot)));
-  if (!slots) return false;
-  for (std::size_t i = 0; i < t.capacity; ++i) {
-    const Slot& s = t.slots[i];
-    if (s.child == 0) continue;
-    std::size_t at = slot_of(s.address, s.parent, capacity);
-    while (slots[at].child != 0) at = (at + 1) & (capacity - 1);
-    slots[at] = s;
-  }
-  if (t.slots) munmap(t.slots, t.capacity * sizeof(Slot));
-  t.slots = slots;
-  t.capacity = capacity;
-  return true;
+  return grow_mapped_table(
+      t.slots, t.capacity, 1024, [](const Slot& s) { return s.child != 0; },
+      [](const Slot& s, std::size_t capacity) { return slot_of(s.address, s.parent, capacity); });
 }
 
 bool hash_insert(StackTrie& t, std::uint32_t parent, std::uint64_t address, std::uint32_t child) noexcept {
