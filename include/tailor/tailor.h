@@ -134,7 +134,7 @@ TAILOR_API void tailor_dmm_reset_peak(void);
 /* Secure mode (TAILOR_SECURE=1, docs/allocator.md "Secure mode"). */
 typedef struct tailor_secure_stats {
   int active;               /* 1 if secure mode serves malloc, 0 otherwise (then all else is 0) */
-  uint64_t slabs;           /* slabs held now (64 KiB regions of one block size) */
+  uint64_t quarantined;     /* freed blocks held back now in the threads' quarantines */
   uint64_t large_blocks;    /* blocks with a region of their own, live now */
   uint64_t unguarded;       /* of those regions, how many the kernel gave no guard page (vm.max_map_count) */
   uint64_t metadata_bytes;  /* bytes mapped for metadata (kept apart from blocks) */

@@ -19,6 +19,7 @@ namespace tailor::alloc {
 
 std::size_t usable_size(const void* p) noexcept {
   if (TAILOR_UNLIKELY(dmm_owns(p))) return dmm_usable(p);
+  if (TAILOR_UNLIKELY(secure_block(p))) return secure_usable("malloc_usable_size", const_cast<void*>(p));
   Segment* seg = segment_of(p);
   if (TAILOR_UNLIKELY(!segment_known(seg))) {
     misuse_unknown("malloc_usable_size", p);
@@ -65,7 +66,7 @@ void* calloc_impl(std::size_t count, std::size_t size) noexcept {
 void* realloc_impl(void* p, std::size_t size) noexcept {
   if (p == nullptr) return malloc_inline_at(size, nullptr);  // realloc is not pooled (the pool allocation paper)
   // p came from an allocation, so the process is set up and dmm_active() is settled.
-  if (TAILOR_UNLIKELY(secure_active()) && secure_owns(segment_of(p))) return secure_realloc(p, size);
+  if (TAILOR_UNLIKELY(secure_block(p))) return secure_realloc(p, size);
   if (TAILOR_UNLIKELY(dmm_active())) return dmm_realloc(p, size);
   if (TAILOR_UNLIKELY(!pointer_check("realloc", p))) {  // interior, freed, foreign (misuse.h)
     errno = EINVAL;

@@ -8,6 +8,7 @@
 #include <sched.h>
 
 #include <cerrno>
+#include <cstring>
 #include <new>
 
 #include "alloc/alloc.h"
@@ -111,12 +112,15 @@ bool idle_claim(Heap* h) {
 // pools route (so that their mallocs take the slow path, where pools route
 // them) and mirrors routed_direct[] for the sizes they do not (unrouted[],
 // site_pool.h).
-inline Page** live_direct(Heap* h) { return __builtin_expect(pools_active(), 0) ? h->routed_direct : h->direct; }
+// Secure mode uses routed_direct[] the same way, with direct[] empty for
+// every size (secure.h).
+inline bool routed(void) { return __builtin_expect(pools_active() || secure_active(), 0); }
+inline Page** live_direct(Heap* h) { return routed() ? h->routed_direct : h->direct; }
 
 inline void set_direct(Heap* h, std::uint32_t c, Page* pg) {
   std::size_t lo = c == 0 ? 0 : (g_classes.cls[c - 1].size + 8) >> 3;
   std::size_t hi = g_classes.cls[c].size >> 3;
-  if (__builtin_expect(pools_active(), 0)) {
+  if (routed()) {
     for (std::size_t w = lo; w <= hi; ++w) {
       h->routed_direct[w] = pg;
       if (h->unrouted[w]) h->direct[w] = pg;
@@ -174,6 +178,10 @@ Page* page_new(Heap* h, std::uint32_t c) {
   pg->block_magic = sc.magic;
   pg->size_span = c == 0 ? sc.size + 1 : sc.size - g_classes.cls[c - 1].size;  // class 0: sizes 0..size
   slice_class_set(pg, static_cast<std::uint8_t>(c + 1));
+  // Secure mode's blocks read as zero when handed out, and a never-used
+  // slot's trailer is zero (secure.h): a span that held other blocks
+  // before is cleared of what their free lists left in it.
+  if (secure_active() && !pg->is_zero) std::memset(pg->start, 0, std::size_t{sc.slices} << g_config.slice_shift);
   extend(pg);
   list_push_front(h->queues[c], pg);
   update_direct(h, c);
@@ -421,6 +429,7 @@ void heap_tidy(Heap* h) {
 void thread_done(void* value) {
   auto* h = static_cast<Heap*>(value);
   if (h == nullptr || h == &g_empty_heap) return;
+  if (h->secure_quarantine != nullptr) secure_heap_done(h);  // before the stash: it may fill it
   stash_flush(h);
   h->stash_misses = h->stash_pause = 0;  // the adopter is a thread of its own
   h->watched = nullptr;
@@ -466,7 +475,9 @@ Heap* heap_new() {
   if (mem == nullptr) return nullptr;
   Heap* h = new (mem) Heap();
   h->pool.owner = h;
-  h->tag = heap_tag_new();
+  // Secure mode's heaps have no tag: every free reaches secure_free through
+  // free's slow path (secure.h).
+  h->tag = secure_active() ? kTagNone : heap_tag_new();
   Heap* head = g_all_heaps.load(std::memory_order_relaxed);
   do {
     h->next_all = head;
@@ -532,6 +543,7 @@ Heap* heap_create_detached() noexcept { return heap_new(); }
 
 namespace {
 __attribute__((always_inline)) inline void* malloc_slow(Heap* h, std::size_t size) noexcept;
+__attribute__((always_inline)) inline void* malloc_from_heap(Heap* h, std::size_t size) noexcept;
 }  // namespace
 
 // Both only test for pools and jump: the pools' routing must not start
@@ -551,6 +563,8 @@ void* heap_malloc_site(Heap* h, std::size_t size, const void* site) noexcept {
 }
 
 void* heap_malloc_unrouted(Heap* h, std::size_t size) noexcept { return malloc_slow(h, size); }
+
+void* heap_malloc_plain(Heap* h, std::size_t size) noexcept { return malloc_from_heap(h, size); }
 
 // When the OS refuses a mapping, what the process keeps cached is given back
 // (the calling thread's empty pages and free spans, the idle heaps', the
@@ -597,6 +611,11 @@ __attribute__((always_inline)) inline void* malloc_slow(Heap* h, std::size_t siz
       return nullptr;
     }
   }
+  return malloc_from_heap(h, size);
+}
+
+// The slow path on a thread's heap, for any size.
+__attribute__((always_inline)) inline void* malloc_from_heap(Heap* h, std::size_t size) noexcept {
   if (size <= g_config.middle_max) {
     const std::uint32_t c = class_of(size);
     if (size <= kDirectMax) {

@@ -128,6 +128,8 @@ struct alignas(64) Heap {
   // longer go through the routing in this heap: direct[] mirrors
   // routed_direct[] for them (site_pool.h, "quiet sizes").
   std::uint8_t unrouted[kDirectSlots] = {};
+  // Secure mode's quarantine of the blocks this thread freed last (secure.cpp).
+  void* secure_quarantine = nullptr;
 
   constexpr Heap() : direct{}, routed_direct{} {
     for (auto& d : direct) d = &g_empty_page;
@@ -151,6 +153,9 @@ void* heap_malloc_site(Heap* heap, std::size_t size, const void* site) noexcept;
 // could (site_pool.h's pools_malloc).
 [[gnu::noinline]] void* heap_malloc_unrouted(Heap* heap, std::size_t size) noexcept;
 void* heap_malloc_aligned(Heap* heap, std::size_t size, std::size_t align) noexcept;
+// The slow path's work on a set-up heap, without the front ends' tests
+// (secure mode takes its blocks here when direct pointers have none).
+void* heap_malloc_plain(Heap* heap, std::size_t size) noexcept;
 // The same on a given heap, never the thread's (the DMM front end's fallback).
 void* heap_malloc_aligned_on(Heap* heap, std::size_t size, std::size_t align) noexcept;
 // A heap no thread owns: the caller serializes its use (dmm_front.cpp).

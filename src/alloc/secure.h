@@ -1,48 +1,46 @@
 // SPDX-License-Identifier: MIT
-// Secure mode (TAILOR_SECURE=1; docs/allocator.md, "Secure mode"): a
-// hardened front end that serves every request instead of the thread heaps.
+// Secure mode (TAILOR_SECURE=1; docs/allocator.md, "Secure mode"): checks
+// built on the thread heaps' own blocks, and regions of its own for large
+// and zero-size blocks.
 //
-// Why a front end of its own rather than flags on the default one: the
-// default fast paths stay exactly as they are (not one instruction more),
-// and the hardened layout can differ where it must. It is built on a region
-// pool (region.h), like the call-site pools: free, realloc and
-// malloc_usable_size reach its blocks through the segment mask, and the
-// thread heaps are never set up, so every malloc takes the slow path, which
-// routes here, and every free of a secure block comes here from free's slow
-// path (free_not_mine) or, through the region's hooks, from free_remote.
+// Why on the thread heaps: a hardened allocator of its own (slabs with
+// guard pages, a header before every block, metadata out of line) cost
+// 2.3x the default mode's time in geometric mean, most of it not in its
+// checks but in its layout: blocks a header and a canary larger than the
+// default's, spread over more cache lines and pages, and system calls for
+// guard pages under threads. Here a block is the heap's own block of the
+// class of its size plus an 8-byte trailer, with the default mode's
+// locality, per-thread heaps and cross-thread frees; the checks add one
+// word of state per block.
 //
-// Layout. Sizes up to 8 KiB (kSlabMax, with their 16-byte header and at least
-// one canary byte) come from slabs: 64 KiB regions of one block size whose
-// last OS page is a guard page (PROT_NONE), the blocks packed against it.
-// Larger requests get a region each, the block ending at most 16 bytes
-// before a guard page. Every block is [header 16][user bytes][canary >= 1]:
-// the header holds a check word (of the slab's secret, the block's address
-// and the requested size) and the requested size; the canary bytes after the
-// user's end are a pattern of the same secret (never 0x00 or 0xff, the
-// bytes an off-by-one most often writes). The metadata (which blocks are in
-// use, which other threads freed, the stack of freed blocks, the secret)
-// lives in a separate mapping, found through the region's descriptor in the
-// segment header: no free-list link is ever stored in user memory, so there
-// is none to forge.
+// How the default paths reach it: a thread's heap in secure mode has no
+// tag, so free's fast path never matches and every free comes to
+// secure_free through free's slow path (free_not_mine); its direct
+// pointers live in routed_direct[] (as with call-site pools), so every
+// malloc takes the slow path, which routes here. Nothing is added to the
+// default mode's fast paths.
 //
-// Checks. free, realloc and malloc_usable_size check the header (underflow,
-// interior pointers), the canary (overflow) and the in-use bit (double
-// free); sized frees compare the exact requested size. A freed block's
-// first 64 bytes (kFillMax, its header included) are filled with a
-// pattern, checked when the block is handed out again (writes after free).
-// Fresh blocks are handed out in random order; freed ones last in, first
-// out, so that a write after free is found at the next malloc of that size
-// by the thread that owns the slab.
+// Layout and checks of a heap block [blk, blk + bs) holding n bytes: the
+// last 8 bytes are the trailer (n and a check of the secret, blk and n);
+// the up to 16 bytes after the user's end are a canary (a pattern of the
+// trailer, never 0x00 or 0xff). free, realloc and malloc_usable_size check
+// the block's start (interior pointers), its trailer (overflows reaching
+// its end, double frees: a freed block's trailer is zero), its canary
+// (overflows by a byte) and the trailer of the block before it on its page
+// (underflows), and sized frees compare n. A freed block is cleared whole
+// (SECURE_ZERO; its first 64 bytes otherwise) and held in the thread's
+// quarantine (SECURE_QUARANTINE blocks, FIFO); leaving it, it is checked to
+// be still zero (writes after free) and goes back to its page's free list,
+// where the heap's link and freed mark are its first two words until the
+// next malloc of its class clears them. Pages that held other blocks are
+// cleared before they serve a class, so every block handed out reads as
+// zero.
 //
-// Threads: every thread has a secure heap of its own (a current slab and a
-// list of slabs with free blocks per class), used without a lock or an
-// atomic read-modify-write. Another thread's free sets the block's bit in
-// the slab's remote bitmap (an atomic OR, which also catches two threads
-// freeing one block) and lists the slab on the owner's remote list; the
-// owner takes those blocks back when a class runs out. A thread that exits
-// leaves its heap idle for the next new thread, and the threads that free
-// its blocks meanwhile take them back themselves. pthread_atfork handlers
-// take the few locks (heap list, spare slabs, metadata).
+// Large blocks (above MIDDLE_MAX) and zero-size blocks come from a region
+// pool (region.h): a large block has a region of its own ending at a guard
+// page, a 16-byte header and the canary; malloc(0) returns an address in a
+// no-access region. free, realloc and malloc_usable_size reach them through
+// the segment mask and the region's hooks.
 #pragma once
 
 #include <cstddef>
@@ -67,6 +65,8 @@ void* secure_realloc(void* p, std::size_t size) noexcept;
 // Frees p after the checks of secure_check, in one look-up (sized frees go
 // here directly rather than through size_check and the region's hook).
 void secure_free(const char* fn, void* p, bool sized, std::size_t size) noexcept;
+// A thread's exit: the blocks of its heap's quarantine go back (checked).
+void secure_heap_done(Heap* h) noexcept;
 
 // Whether every block secure_malloc hands out reads as zero (SECURE_ZERO):
 // calloc needs no memset of its own.
@@ -84,18 +84,19 @@ void secure_totals(HeapTotals& out) noexcept;
 bool secure_check(const char* fn, void* p, bool sized, std::size_t size) noexcept;
 std::size_t secure_usable(const char* fn, void* p) noexcept;
 
+// The region pool of large and zero-size blocks.
 struct RegionPool;
 extern RegionPool* g_secure_region __attribute__((visibility("hidden")));
 inline bool secure_owns(const Segment* seg) noexcept {
   return seg->kind == SegmentKind::kRegion && seg->region == g_secure_region && g_secure_region != nullptr;
 }
-// p is in one of secure mode's segments (free's slow paths send it to
-// secure_free at once; a pointer of no segment, or of another region pool,
-// goes the usual way).
+// In secure mode every pointer freed is secure mode's to check (free's slow
+// paths send it to secure_free at once), but for blocks of other region
+// pools (call-site pools, the locality heap's), which go their usual way.
 inline bool secure_block(const void* p) noexcept {
   if (!secure_active()) return false;
   Segment* seg = segment_of(p);
-  return segment_known(seg) && secure_owns(seg);
+  return !segment_known(seg) || seg->kind != SegmentKind::kRegion || secure_owns(seg);
 }
 
 }  // namespace tailor::alloc

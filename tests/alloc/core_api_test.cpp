@@ -187,11 +187,11 @@ TEST(CoreApi, StructsAreFilledByTheCallersSize) {
 
   tailor_secure_stats sec;
   std::memset(&sec, 0xab, sizeof sec);
-  tailor_secure_get_stats_sized(&sec, offsetof(tailor_secure_stats, slabs));
+  tailor_secure_get_stats_sized(&sec, offsetof(tailor_secure_stats, quarantined));
   tailor_secure_stats full;
   tailor_secure_get_stats(&full);
   EXPECT_EQ(sec.active, full.active);
-  EXPECT_EQ(sec.slabs, 0xababababababababu) << "a field past the caller's size was written";
+  EXPECT_EQ(sec.quarantined, 0xababababababababu) << "a field past the caller's size was written";
 
   // Entries of another size: each at its stride, filled up to that size.
   const std::size_t count = tailor_config(nullptr, 0);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Secure mode (TAILOR_SECURE=1, src/alloc/secure.h) with libtailor as the
 // process's allocator: each guarantee of docs/allocator.md "Secure mode" as
-// a test (canaries, headers, in-use bits, freed-block fill, guard pages,
-// random placement, no links in freed blocks, exact sizes), plus threads
+// a test (canaries, trailers, the trailer below a block, freed-block
+// clearing and its check, the quarantine, guard pages of large blocks, no
+// links in quarantined blocks, exact sizes), plus threads
 // freeing each other's blocks and huge sizes. ctest sets TAILOR_SECURE=1
 // (the configuration is read at the first malloc, before main).
 #include <gtest/gtest.h>
@@ -45,7 +46,7 @@ TEST(Secure, IsActive) {
   tailor_secure_stats s;
   tailor_secure_get_stats(&s);
   ASSERT_EQ(s.active, 1) << "run with TAILOR_SECURE=1";
-  EXPECT_GT(s.slabs, 0u);
+  EXPECT_GT(s.quarantined, 0u);
   EXPECT_GT(s.metadata_bytes, 0u);
   EXPECT_EQ(s.unguarded, 0u);
 }
@@ -135,20 +136,36 @@ TEST(Secure, EveryCanaryByteIsChecked) {
 }
 
 TEST(Secure, UnderflowIsCaught) {
-  // Any changed byte of the header: the bits are flipped, so the byte
-  // changes whatever it held (the check word's bytes come from a random
-  // secret: a fixed value written there was already in place one time in
-  // 256, and the test failed then).
+  // Any changed byte of the word before a heap block (the trailer of the
+  // block below it, or zero if that one is free), found at the block's
+  // free: the bits are flipped, so the byte changes whatever it held. The
+  // first block of the test's page has no block below it, so a block is
+  // allocated first.
   for (std::size_t n : {24, 5000, 100000})
-    for (std::ptrdiff_t at : {-1, -8, -9, -16}) {
+    for (std::ptrdiff_t at : {-1, -5, -8}) {
       EXPECT_DEATH(
           {
+            // Two blocks in a row (the second one's slot right above the first).
+            unsigned char* below = bytes(n);
             unsigned char* p = bytes(n);
+            for (int k = 0; k < 16 && !(p > below && p - below <= static_cast<std::ptrdiff_t>(n + n / 4 + 64)); ++k) {
+              below = p;
+              p = bytes(n);
+            }
             p[at] ^= 0xa5;
             free(p);
           },
-          "tailor: free\\(\\): heap underflow or corruption before 0x[0-9a-f]+ \\(the block's 16-byte header");
+          "tailor: free\\(\\): heap underflow before 0x[0-9a-f]+ \\(the block of [0-9]+ bytes: the word before it");
     }
+  // A large block's 16-byte header.
+  for (std::ptrdiff_t at : {-1, -8, -9, -16})
+    EXPECT_DEATH(
+        {
+          unsigned char* p = bytes(200000);
+          p[at] ^= 0xa5;
+          free(p);
+        },
+        "tailor: free\\(\\): heap underflow or corruption before 0x[0-9a-f]+ \\(the block's 16-byte header");
 }
 
 TEST(Secure, WriteAfterFreeIsCaughtAtReuse) {
@@ -161,7 +178,7 @@ TEST(Secure, WriteAfterFreeIsCaughtAtReuse) {
         opaque(p)[8] ^= 0xa5;
         for (int i = 0; i < 200; ++i) free(bytes(48));  // past the quarantine (64 frees)
       },
-      "tailor: malloc\\(\\): write after free in the block at 0x[0-9a-f]+ \\(its byte 24 \\(header included\\)");
+      "tailor: free\\(\\): write after free in the block at 0x[0-9a-f]+ \\(its byte 8 changed after it was freed, found as it left the quarantine");
   // Anywhere in the block, not only its first bytes (SECURE_ZERO: the whole
   // block is zeroed at free and checked at reuse).
   EXPECT_DEATH(
@@ -171,7 +188,7 @@ TEST(Secure, WriteAfterFreeIsCaughtAtReuse) {
         opaque(p)[2990] = 0x41;
         for (int i = 0; i < 200; ++i) free(bytes(3000));
       },
-      "tailor: malloc\\(\\): write after free in the block at 0x[0-9a-f]+ \\(its byte 3006 \\(header included\\)");
+      "tailor: free\\(\\): write after free in the block at 0x[0-9a-f]+ \\(its byte 2990 changed");
 }
 
 TEST(Secure, AFreedBlockIsNotHandedOutAgainAtOnce) {
@@ -343,44 +360,28 @@ TEST(Secure, ZeroSizeBlocksAreDistinctAndFaultOnAccess) {
 }
 
 TEST(Secure, GuardPagesStopLongOverflows) {
-  // Forward from a small block: the slab's guard page comes within 64 KiB.
+  // A large block (above MIDDLE_MAX) ends at most 16 bytes before its guard page.
   EXPECT_EXIT(
       {
-        volatile unsigned char* p = bytes(100);
-        for (std::size_t i = 100; i < (std::size_t{1} << 20); ++i) p[i] = 1;
-        std::_Exit(0);
-      },
-      testing::KilledBySignal(SIGSEGV), "");
-  // A large block ends at most 16 bytes before its guard page.
-  EXPECT_EXIT(
-      {
-        volatile unsigned char* p = bytes(100000);
-        for (std::size_t i = 100000; i < 100000 + 17; ++i) p[i] = 1;
+        volatile unsigned char* p = bytes(200000);
+        for (std::size_t i = 200000; i < 200000 + 17; ++i) p[i] = 1;
         std::_Exit(0);
       },
       testing::KilledBySignal(SIGSEGV), "");
 }
 
-TEST(Secure, FreshBlocksComeInRandomOrder) {
+TEST(Secure, QuarantinedBlocksHoldNoPointers) {
+  // Cleared whole at their free; fewer than the quarantine's 64, so none
+  // has gone back to a free list (where the heap's link is its first word).
   std::vector<unsigned char*> v;
-  for (int i = 0; i < 64; ++i) v.push_back(bytes(200));
-  int rising = 0;
-  for (std::size_t i = 1; i < v.size(); ++i) rising += v[i] > v[i - 1];
-  EXPECT_GT(rising, 10);  // in address order, 63 would rise; at random, about half
-  EXPECT_LT(rising, 53);
-  for (auto* p : v) free(p);
-}
-
-TEST(Secure, FreedBlocksHoldNoPointers) {
-  std::vector<unsigned char*> v;
-  for (int i = 0; i < 100; ++i) v.push_back(bytes(64));
+  for (int i = 0; i < 50; ++i) v.push_back(bytes(64));
   for (auto* p : v) free(p);
   const auto lo = reinterpret_cast<std::uintptr_t>(v[0]) - (std::uintptr_t{1} << 30);
   const auto hi = lo + (std::uintptr_t{2} << 30);
   for (auto* p : v) {
-    for (std::size_t off = 0; off + 8 <= 64 + 16; off += 8) {
+    for (std::size_t off = 0; off + 8 <= 64; off += 8) {
       std::uintptr_t w;
-      std::memcpy(&w, p - 16 + off, 8);  // a freed block's memory, as an attacker would read it
+      std::memcpy(&w, p + off, 8);  // a freed block's memory, as an attacker would read it
       EXPECT_FALSE(w >= lo && w < hi) << "a pointer in a freed block: " << std::hex << w;
     }
   }
@@ -409,7 +410,7 @@ TEST(Secure, ThreadsFreeEachOthersBlocks) {
   for (auto& t : ts) t.join();
   tailor_secure_stats after;
   tailor_secure_get_stats(&after);
-  EXPECT_LT(after.slabs, before.slabs + 31 * 8);  // at most a current slab per class and shard stays
+  EXPECT_LT(after.quarantined, before.quarantined + 31 * 8);  // at most a current slab per class and shard stays
 }
 
 // A thread exits while three others free its blocks: its exit collects
@@ -440,7 +441,7 @@ TEST(Secure, AnExitingThreadsEmptySlabsAreReleasedAfterFreesUnderWay) {
   }
   tailor_secure_stats after;
   tailor_secure_get_stats(&after);
-  EXPECT_LE(after.slabs, before.slabs + 8);  // each round's 60000 blocks of 200 bytes held about 230 slabs
+  EXPECT_LE(after.quarantined, before.quarantined + 8);  // each round's 60000 blocks of 200 bytes held about 230 slabs
 }
 
 // Two threads hand each other blocks all the time (as mt_server does):
