@@ -551,12 +551,14 @@ __attribute__((always_inline)) inline void* malloc_from_heap(Heap* h, std::size_
 // A DMM serving malloc (dmm_front.h) is tested first: its threads never get
 // a heap, so every request of theirs comes here.
 void* heap_malloc_generic(Heap* h, std::size_t size) noexcept {
+  if (__builtin_expect(secure_active(), 0)) return secure_malloc(size, 0);  // every request (secure.h)
   if (__builtin_expect(dmm_active(), 0)) return dmm_malloc(size, 0);
   if (__builtin_expect(pools_active(), 0)) return pools_malloc(h, size, __builtin_return_address(0));
   return heap_malloc_unrouted(h, size);
 }
 
 void* heap_malloc_site(Heap* h, std::size_t size, const void* site) noexcept {
+  if (__builtin_expect(secure_active(), 0)) return secure_malloc(size, 0);
   if (__builtin_expect(dmm_active(), 0)) return dmm_malloc(size, 0);
   if (__builtin_expect(pools_active(), 0)) return pools_malloc(h, size, site);
   return heap_malloc_unrouted(h, size);

@@ -150,6 +150,13 @@ long resident_pages(void* p, std::size_t size) noexcept {
   return resident;
 }
 
+bool resident_map(void* p, std::size_t size, unsigned char* vec) noexcept {
+  const int saved = errno;
+  const bool ok = mincore(p, size, vec) == 0;
+  errno = saved;
+  return ok;
+}
+
 bool protect(void* p, std::size_t size, bool accessible) noexcept {
   int saved = errno;
   bool ok = !inject(kFaultProtect) && mprotect(p, size, accessible ? PROT_READ | PROT_WRITE : PROT_NONE) == 0;

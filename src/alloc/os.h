@@ -27,6 +27,9 @@ bool purge(void* p, std::size_t size) noexcept;
 // Of the OS pages of [p, p + size) (p page-aligned), how many are resident
 // (mincore); -1 if the OS cannot tell.
 long resident_pages(void* p, std::size_t size) noexcept;
+// The same page by page: vec[i] & 1 tells whether page i of [p, p + size)
+// is resident (vec holds size / page_size() bytes); false if the OS cannot tell.
+bool resident_map(void* p, std::size_t size, unsigned char* vec) noexcept;
 
 // Grows or moves the mapping [p, p + old_size) to new_size without copying.
 // Tries in place first; otherwise moves the pages into a fresh mapping

@@ -7,6 +7,9 @@
 
 #include <pthread.h>
 #include <sched.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include <atomic>
 #include <bit>
@@ -100,6 +103,50 @@ std::uint64_t load_word(const std::uint8_t* a) {
   return v;
 }
 void store_word(std::uint8_t* a, std::uint64_t v) { __builtin_memcpy(a, &v, sizeof v); }
+
+// Whether [a, a + len) (len a multiple of 8) is all zero: ORed together 32
+// bytes per step in two SSE2 accumulators (a word loop's dependency chain
+// cost 80 instructions per block on mt_random_small), one branch at the end.
+__attribute__((always_inline)) inline bool all_zero(const std::uint8_t* a, std::size_t len) {
+  std::size_t k = 0;
+#if defined(__SSE2__)
+  __m128i x0 = _mm_setzero_si128(), x1 = x0;
+  for (; k + 32 <= len; k += 32) {
+    x0 = _mm_or_si128(x0, _mm_loadu_si128(reinterpret_cast<const __m128i*>(a + k)));
+    x1 = _mm_or_si128(x1, _mm_loadu_si128(reinterpret_cast<const __m128i*>(a + k + 16)));
+  }
+  if (k + 16 <= len) {
+    x0 = _mm_or_si128(x0, _mm_loadu_si128(reinterpret_cast<const __m128i*>(a + k)));
+    k += 16;
+  }
+  const std::uint64_t rest = k < len ? load_word(a + k) : 0;
+  return _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_or_si128(x0, x1), _mm_setzero_si128())) == 0xffff && rest == 0;
+#else
+  std::uint64_t acc = 0;
+  for (; k < len; k += 8) acc |= load_word(a + k);
+  return acc == 0;
+#endif
+}
+
+// The same over whole pages (a large region's), 64 bytes per step in four
+// independent SSE2 accumulators: the check of a cleared region runs at the
+// speed of memory, not of a word loop's dependency chain.
+bool page_zero(const std::uint8_t* a, std::size_t len) {
+#if defined(__SSE2__)
+  __m128i x0 = _mm_setzero_si128(), x1 = x0, x2 = x0, x3 = x0;
+  const auto* q = reinterpret_cast<const __m128i*>(a);  // page-aligned
+  for (std::size_t k = 0; k < len / 16; k += 4) {
+    x0 = _mm_or_si128(x0, _mm_load_si128(q + k));
+    x1 = _mm_or_si128(x1, _mm_load_si128(q + k + 1));
+    x2 = _mm_or_si128(x2, _mm_load_si128(q + k + 2));
+    x3 = _mm_or_si128(x3, _mm_load_si128(q + k + 3));
+  }
+  const __m128i all = _mm_or_si128(_mm_or_si128(x0, x1), _mm_or_si128(x2, x3));
+  return _mm_movemask_epi8(_mm_cmpeq_epi8(all, _mm_setzero_si128())) == 0xffff;
+#else
+  return all_zero(a, len);
+#endif
+}
 
 std::uint8_t pattern_byte(std::uint64_t w, const std::uint8_t* a) {
   return static_cast<std::uint8_t>(w >> (8 * (addr(a) & 7)));
@@ -252,11 +299,9 @@ __attribute__((always_inline)) inline void arm(std::uint64_t secret, std::uint8_
   fill_canary(p + n, canary_end(p + n, end), check);
 }
 
-// The current slab of the bin when it has no free block: blocks freed by
 // ----------------------------------------------------------------- large
 
-// Freed large regions kept for reuse with their guard page in place (as the
-// slabs' spares): a program that frees and allocates large blocks again and
+// Freed large regions kept for reuse with their guard page in place: a program that frees and allocates large blocks again and
 // again (buffers, vectors that grow) pays no mprotect, no mapping change and
 // no page faults each time, which on several threads also means no fight
 // for the kernel's lock on the address space. A region serves requests that
@@ -265,11 +310,13 @@ __attribute__((always_inline)) inline void arm(std::uint64_t secret, std::uint8_
 // region word is null, so a free into one is reported as a free of no live
 // block.
 //
-// With SECURE_ZERO a freed region is made no-access while kept (sealed): a
-// read or write through a dangling pointer faults at the access, as under a
-// fresh mapping's guard; it is cleared by calloc's rule (large_release,
-// large_malloc). With SECURE_QUARANTINE a kept region is not
-// handed out again before kLargeReuseDelay more large blocks are freed.
+// With SECURE_ZERO a freed region is cleared at once (by calloc's rule) and
+// checked at its reuse (large_release, check_cleared): a read through a
+// dangling pointer reads zeros, a write is reported when the region serves
+// its next block. (Made no-access instead, as it was, each free and reuse
+// cost two mprotects of its resident pages, three times the memset, and
+// TLB shootdowns to every core.) With SECURE_QUARANTINE a kept region is
+// not handed out again before kLargeReuseDelay more large blocks are freed.
 constexpr unsigned kLargeSpares = 64;
 constexpr std::size_t kLargeSpareMax = std::size_t{16} << 20;
 // Every member has an initializer, so that g_large_spare is initialized
@@ -281,8 +328,7 @@ struct LargeSpare {
   std::uint8_t* base = nullptr;
   std::size_t bytes = 0;
   bool guarded = false;
-  bool sealed = false;         // its pages before the guard page are no-access
-  bool zero = false;           // purged at its free: reads as zero
+  bool zero = false;           // cleared at its free (SECURE_ZERO): reads as zero, but for writes after free
   std::uint64_t freed_at = 0;  // g_large_frees when it was kept
 };
 SpinLock g_spare_lock;
@@ -328,19 +374,34 @@ std::uint64_t large_secret() {
   return next_random(tl_rng);
 }
 
+// A kept region cleared at its last block's free, checked before its reuse:
+// its resident pages (mincore; a page purged and not touched since is
+// not read, nor faulted in) must read as zero. A page written after the
+// free is reported and cleared again (TAILOR_ON_ERROR=warn goes on).
+void check_cleared(std::uint8_t* base, std::size_t body) {
+  const std::size_t page = os::page_size();
+  unsigned char vec[256];
+  for (std::size_t off = 0; off < body; off += sizeof vec * page) {
+    const std::size_t len = body - off < sizeof vec * page ? body - off : sizeof vec * page;
+    const bool known = os::resident_map(base + off, len, vec);
+    for (std::size_t i = 0; i * page < len; ++i) {
+      std::uint8_t* pg = base + off + i * page;
+      if ((known && (vec[i] & 1) == 0) || page_zero(pg, page)) continue;
+      std::size_t at = 0;
+      while (pg[at] == 0) ++at;
+      misuse_report("malloc", "write after free in the large block region at", base, "its byte ",
+                    static_cast<std::uint64_t>(pg + at - base), " changed after its block was freed");
+      std::memset(pg, 0, page);
+    }
+  }
+}
+
 __attribute__((noinline)) void* large_malloc(std::size_t size, std::size_t align, std::size_t capacity) {
   const std::size_t page = os::page_size();
   const std::size_t need = ((kHeader + capacity + 1 + align + page - 1) & ~(page - 1)) + page;
   LargeSpare sp{nullptr, need, false};
-  bool reused = large_spare_pop(need, sp);
-  if (reused && sp.sealed && !os::protect(sp.base, sp.bytes - page, true)) {
-    // Still no-access: kept for a later try, or (no room) left mapped and
-    // unused rather than handed to the region pool sealed.
-    large_spare_push(sp);
-    reused = false;
-    sp = LargeSpare{nullptr, need, false};
-  }
-  sp.sealed = false;  // accessible now (a failure below keeps it as such)
+  const bool reused = large_spare_pop(need, sp);
+  if (reused && g_zero_free && sp.zero) check_cleared(sp.base, sp.bytes - page);
   if (!reused) {
     sp.base = static_cast<std::uint8_t*>(region_obtain(region(), need, page));
     if (sp.base == nullptr) {
@@ -367,15 +428,18 @@ __attribute__((noinline)) void* large_malloc(std::size_t size, std::size_t align
   m->user = reinterpret_cast<std::uint8_t*>((addr(m->end) - capacity - 1) & ~(align - 1));
   m->live.store(true, std::memory_order_relaxed);
   region_set_word(sp.base, m);
-  // A kept region holds its last block's bytes (sealed meanwhile) unless
-  // it was purged, and a region from the pool may hold an earlier one's:
-  // cleared where the new block lies, by purging if the program leaves
-  // most pages of such blocks untouched (calloc_zero.h), else by a memset.
+  // A kept region reads as zero (SECURE_ZERO); one from the pool may hold
+  // an earlier block's bytes: cleared whole, by purging
+  // if the program leaves most pages of such blocks untouched
+  // (calloc_zero.h), else by a memset.
   const std::size_t span = static_cast<std::size_t>(m->end - first_page(m));
   bool zero = reused ? sp.zero : region_reads_zero(sp.base);
   if (g_zero_free && !zero) {
-    zero = span >= kCallocPurgeMin && zeroing_purge_pays() && os::purge(first_page(m), span);
-    if (!zero) std::memset(m->user - kHeader, 0, static_cast<std::size_t>(m->end - m->user) + kHeader);
+    // The whole region (the block and the page or alignment below it): a
+    // spare must read as zero all through (check_cleared).
+    const std::size_t body = static_cast<std::size_t>(m->end - m->base);
+    zero = span >= kCallocPurgeMin && zeroing_purge_pays() && os::purge(m->base, body);
+    if (!zero) std::memset(m->base, 0, body);
   }
   m->watch = g_zero_free && zero && span >= kCallocPurgeMin;
   arm(m->secret, m->user, size, m->end);
@@ -389,24 +453,23 @@ void large_release(Large* m) {
   g_large_bytes.fetch_sub(m->bytes, std::memory_order_relaxed);
   LargeSpare sp{m->base, m->bytes, m->guarded};
   const std::size_t body = static_cast<std::size_t>(m->end - m->base);  // before the guard page
-  if (g_zero_free && m->watch) zeroing_observe(first_page(m), static_cast<std::size_t>(m->end - first_page(m)));
+  std::uint8_t* from = first_page(m);  // the block's pages: the rest of the region reads as zero
+  const std::size_t span = static_cast<std::size_t>(m->end - from);
+  if (g_zero_free && m->watch) zeroing_observe(from, span);
   meta_free(m, sizeof(Large));
   if (g_zero_free && sp.bytes <= kLargeSpareMax) {
-    // Cleared now by purging, if the program leaves most pages of such
-    // blocks untouched (calloc_zero.h's policy: a program that touches a few
-    // words of a big block would pay a memset of all of it at the reuse),
-    // else at the reuse by a memset (one that fills its blocks would pay a
-    // fault per page instead of the stores); sealed either way.
-    sp.zero = body >= kCallocPurgeMin && zeroing_purge_pays() && os::purge(sp.base, body);
-    sp.sealed = os::protect(sp.base, body, false);
+    // Cleared now (the region is kept whole reading as zero, and checked at
+    // its reuse): by purging if the program leaves most pages of such
+    // blocks untouched (calloc_zero.h's policy: a program that touches a
+    // few words of a big block would pay a memset of all of it), else by a
+    // memset (one that fills its blocks would pay a fault per page).
+    if (!(body >= kCallocPurgeMin && zeroing_purge_pays() && os::purge(from, span))) std::memset(from, 0, span);
+    sp.zero = true;
   }
-  if (!large_spare_push(sp)) {
-    // Back to the region pool as it is: the pool knows a span it has not
-    // purged since from one that reads as zero, and whoever obtains it next
-    // here clears it (region_reads_zero).
-    if (sp.sealed && !os::protect(sp.base, body, true)) return;  // left mapped and unused, as above
-    region_release(sp.base, sp.bytes, sp.guarded);
-  }
+  if (!large_spare_push(sp)) region_release(sp.base, sp.bytes, sp.guarded);
+  // Back to the region pool: the pool knows a span it has not purged since
+  // from one that reads as zero, and whoever obtains it next here clears
+  // it (region_reads_zero).
 }
 
 // ------------------------------------------------------ zero-size blocks
@@ -479,10 +542,10 @@ __attribute__((always_inline)) inline std::uint64_t trailer_word(const void* blk
   const std::uint64_t x = (g_secret ^ addr(blk) ^ (n << 40)) * 0x9e3779b97f4a7c15u;
   return ((x ^ (x >> 29)) & 0xffffffff00000000u) | (std::uint64_t{1} << 63) | n;
 }
-// The canary's pattern from the trailer: no byte 0x00 or 0xff (check_word).
+// The canary's pattern: the trailer's bytes, each made to differ from 0x00
+// and 0xff (check_word).
 __attribute__((always_inline)) inline std::uint64_t canary_of(std::uint64_t t) {
-  const std::uint64_t w = t * 0xbf58476d1ce4e5b9u;
-  return (w & 0xfefefefefefefefeu) | (~w >> 7 & 0x0101010101010101u);
+  return (t & 0xfefefefefefefefeu) | (~t >> 7 & 0x0101010101010101u);
 }
 // Whether t is the trailer of a live block of size bs at blk.
 __attribute__((always_inline)) inline bool trailer_ok(const std::uint8_t* blk, std::size_t bs, std::uint64_t t) {
@@ -543,9 +606,7 @@ std::size_t cleared_bytes(std::size_t bs) { return g_zero_free || bs <= kFillMax
 // through its remote list, the owner's).
 void heap_block_release(Heap* h, std::uint8_t* blk, std::size_t bs) {
   const std::size_t len = cleared_bytes(bs);
-  std::uint64_t changed = load_word(blk + bs - kTrailer);
-  for (std::size_t k = 0; k < len; k += 8) changed |= load_word(blk + k);
-  if (__builtin_expect(changed != 0, 0)) {
+  if (__builtin_expect(!all_zero(blk, len) || load_word(blk + bs - kTrailer) != 0, 0)) {
     std::size_t at = 0;
     while (at < len && blk[at] == 0) ++at;
     misuse_report("free", "write after free in the block at", blk, "its byte ",
@@ -573,7 +634,7 @@ Quarantine* quarantine_of(Heap* h) {
 // no sooner than g_quarantine frees of the thread later, so a dangling
 // pointer does not reach the next owner of its size at once
 // (hardened_malloc's delayed reuse; Scudo's quarantine holds bytes).
-void heap_block_free(std::uint8_t* blk, std::size_t bs) {
+__attribute__((always_inline)) inline void heap_block_free(std::uint8_t* blk, std::size_t bs) {
   std::memset(blk, 0, cleared_bytes(bs));
   store_word(blk + bs - kTrailer, 0);
   Heap* h = tl_heap;
@@ -628,14 +689,43 @@ bool header_and_canary(const char* fn, std::uint8_t* p, Found& f) {
   return true;
 }
 
+// The reports of heap_block_check, out of its way.
+[[gnu::cold, gnu::noinline]] void report_trailer(const char* fn, std::uint8_t* p, std::size_t bs, std::uint64_t t) {
+  if (t == 0 || t == g_free_key) {
+    misuse_report(fn, frees(fn) ? "double free of" : "block already freed:", p, "block of ", bs,
+                  " bytes, already free");
+    return;
+  }
+  // An overflow of a block that fills its slot reaches the trailer's low
+  // bytes first: the size whose check the rest of the trailer still holds.
+  for (std::uint64_t n = 0; n <= bs - kTrailer; ++n)
+    if (((trailer_word(p, n) ^ t) >> 32) == 0) {
+      misuse_report(fn, "heap overflow past the end of", p, "the block of ", n,
+                    n == bs - kTrailer ? " bytes: the byte right after it was overwritten"
+                                       : " bytes: bytes after it (its trailer) were overwritten");
+      return;
+    }
+  misuse_report(fn, "heap overflow past the end of", p, "the block of ", bs - kTrailer,
+                " bytes at most: its trailer (the size word at its end) was overwritten");
+}
+[[gnu::cold, gnu::noinline]] void report_canary(const char* fn, std::uint8_t* p, std::size_t n, std::uint8_t* bad) {
+  misuse_report(fn, "heap overflow past the end of", p, "the block of ", n,
+                bad == p + n ? " bytes: the byte right after it was overwritten" : " bytes: bytes after it were overwritten");
+}
+[[gnu::cold, gnu::noinline]] void report_underflow(const char* fn, std::uint8_t* p, std::size_t n) {
+  misuse_report(fn, "heap underflow before", p, "the block of ", n,
+                " bytes: the word before it (the trailer of the block below) was overwritten");
+}
+
 // A heap block's checks: its start, its trailer (a second free finds it
 // cleared), its canary, and the trailer of the block before it on its page
 // (zero if that one is free or never used), which an underflow of this one
 // overwrites first.
-bool heap_block_check(const char* fn, std::uint8_t* p, Segment* seg, Found& f) {
+__attribute__((always_inline)) inline bool heap_block_check(const char* fn, std::uint8_t* p, Segment* seg, Found& f) {
   Page* pg = page_of(seg, p);
-  if ((pg->kind != PageKind::kClass && pg->kind != PageKind::kLarge) || !block_start_ok(pg, p) ||
-      (pg->block_size > 16 && block_key(p) == g_free_key)) {
+  if (__builtin_expect((pg->kind != PageKind::kClass && pg->kind != PageKind::kLarge) || !block_start_ok(pg, p) ||
+                           (pg->block_size > 16 && block_key(p) == g_free_key),
+                       0)) {
     misuse_in_segment(fn, seg, p);  // interior, or on the heap's free list
     return false;
   }
@@ -643,41 +733,24 @@ bool heap_block_check(const char* fn, std::uint8_t* p, Segment* seg, Found& f) {
   std::uint8_t* tr = p + bs - kTrailer;
   const std::uint64_t t = load_word(tr);
   if (__builtin_expect(!trailer_ok(p, bs, t), 0)) {
-    if (t == 0 || t == g_free_key) {
-      misuse_report(fn, frees(fn) ? "double free of" : "block already freed:", p, "block of ", bs,
-                    " bytes, already free");
-      return false;
-    }
-    // An overflow of a block that fills its slot reaches the trailer's low
-    // bytes first: the size whose check the rest of the trailer still holds.
-    for (std::uint64_t n = 0; n <= bs - kTrailer; ++n)
-      if (((trailer_word(p, n) ^ t) >> 32) == 0) {
-        misuse_report(fn, "heap overflow past the end of", p, "the block of ", n,
-                      n == bs - kTrailer ? " bytes: the byte right after it was overwritten"
-                                         : " bytes: bytes after it (its trailer) were overwritten");
-        return false;
-      }
-    misuse_report(fn, "heap overflow past the end of", p, "the block of ", bs - kTrailer,
-                  " bytes at most: its trailer (the size word at its end) was overwritten");
+    report_trailer(fn, p, bs, t);
     return false;
   }
   f.blk = p;
   f.bs = bs;
   f.end = tr;
   f.n = t & 0xffffffffu;
-  if (p + f.n < tr) {
-    if (std::uint8_t* bad = differs_canary(p + f.n, canary_end(p + f.n, tr), canary_of(t)); bad != nullptr) {
-      misuse_report(fn, "heap overflow past the end of", p, "the block of ", f.n,
-                    bad == p + f.n ? " bytes: the byte right after it was overwritten"
-                                   : " bytes: bytes after it were overwritten");
+  if (std::uint8_t* from = p + f.n; from < tr) {
+    std::uint8_t* to = canary_end(from, tr);
+    if (__builtin_expect(!canary_intact(from, to, canary_of(t)), 0)) {
+      report_canary(fn, p, f.n, differs(from, to, canary_of(t)));
       return false;
     }
   }
   if (pg->kind == PageKind::kClass && p != pg->start) {
     const std::uint64_t before = load_word(p - kTrailer);
-    if (before != 0 && before != g_free_key && !trailer_ok(p - bs, bs, before)) {
-      misuse_report(fn, "heap underflow before", p, "the block of ", f.n,
-                    " bytes: the word before it (the trailer of the block below) was overwritten");
+    if (__builtin_expect(before != 0 && before != g_free_key && !trailer_ok(p - bs, bs, before), 0)) {
+      report_underflow(fn, p, f.n);
       return false;
     }
   }
@@ -737,6 +810,17 @@ bool locate(const char* fn, void* ptr, Found& f) {
 
 void secure_free(const char* fn, void* ptr, bool sized, std::size_t size) noexcept {
   Found f;
+  auto* p = static_cast<std::uint8_t*>(ptr);
+  if (Segment* seg = segment_of(p); __builtin_expect(segment_known(seg) && seg->kind == SegmentKind::kNormal, 1)) {
+    // A heap block, the common case: no look-up of the region's word.
+    if (!heap_block_check(fn, p, seg, f)) return;
+    if (__builtin_expect(sized && size != f.n, 0)) {
+      misuse_wrong_size(fn, ptr, size, f.n);
+      return;
+    }
+    heap_block_free(p, f.bs);
+    return;
+  }
   if (!locate(fn, ptr, f)) return;
   if (sized && size != f.n) {
     misuse_wrong_size(fn, ptr, size, f.n);
