@@ -54,7 +54,7 @@ test-tsan: deps
 	# Call-site pools (docs/pools.md): per-thread pools, cross-thread frees, adoption after thread exit.
 	$(BUILD)-thread/bin/test_alloc_pools --gtest_filter='-Pools.ForkWithPoolsActive:Pools.MisuseOfAPooledBlockIsCaught'
 	TAILOR_CONFIG=/dev/null $(BUILD)-thread/bin/test_alloc_core --gtest_filter='Stress.*:CoreApi.*:SizeClass.*:Config.*:Region.*:ThreadReuse.*'
-	# Secure mode (TAILOR_SECURE, docs/allocator.md): per-thread secure heaps, frees from any thread, idle heaps collected by freeing threads.
+	# Secure mode (TAILOR_SECURE, docs/allocator.md): the thread heaps with their quarantines, frees from any thread, quarantines emptied at thread exit.
 	TAILOR_CONFIG=/dev/null TAILOR_SECURE=1 $(BUILD)-thread/bin/test_alloc_core \
 	  --gtest_filter='Stress.*:CoreApi.*:-Stress.ThreadsDoNotShareCacheLines'
 	# The DMM front end (TAILOR_DMM, docs/deploy.md): one DMM for all threads behind its lock. Per-thread

@@ -535,7 +535,7 @@ void* zero_malloc() {
 // their pointers, vtables and counts), and the owner's next malloc of it
 // clears the rest. Cleared whole here, every line of it would move to this
 // core and back to the owner's, which writes it when it uses it again
-// (mt_server 6.5x default libtailor's time, 2.0x without the clearing).
+// (mt_server took 3.2 s so, 1.5 s with this).
 // Not a trailer (top bit clear), not zero.
 constexpr std::uint64_t kForeignMark = 0x7e5ec0de7e5ec0deu;
 
