@@ -168,9 +168,9 @@ TEST(Secure, UnderflowIsCaught) {
         "tailor: free\\(\\): heap underflow or corruption before 0x[0-9a-f]+ \\(the block's 16-byte header");
 }
 
-TEST(Secure, WriteAfterFreeIsCaughtAtReuse) {
-  // The byte's bits are flipped: a fixed value written there was the fill
-  // pattern's own byte one time in 256, and the test failed then.
+TEST(Secure, WriteAfterFreeIsCaughtAsTheBlockLeavesTheQuarantine) {
+  // A freed block is cleared; a byte written after the free (its bits
+  // flipped, so never zero) is found when the block leaves the quarantine.
   EXPECT_DEATH(
       {
         unsigned char* p = bytes(48);
@@ -180,7 +180,7 @@ TEST(Secure, WriteAfterFreeIsCaughtAtReuse) {
       },
       "tailor: free\\(\\): write after free in the block at 0x[0-9a-f]+ \\(its byte 8 changed after it was freed, found as it left the quarantine");
   // Anywhere in the block, not only its first bytes (SECURE_ZERO: the whole
-  // block is zeroed at free and checked at reuse).
+  // block is zeroed at free and checked as it leaves the quarantine).
   EXPECT_DEATH(
       {
         unsigned char* p = bytes(3000);
@@ -395,6 +395,7 @@ TEST(Secure, QuarantinedBlocksHoldNoPointers) {
 TEST(Secure, ThreadsFreeEachOthersBlocks) {
   tailor_secure_stats before;
   tailor_secure_get_stats(&before);
+  const struct mallinfo2 before_mi = mallinfo2();
   constexpr int kThreads = 4, kBlocks = 50000;
   std::vector<std::vector<void*>> handed(kThreads, std::vector<void*>(kBlocks));
   std::vector<std::thread> ts;
@@ -415,16 +416,21 @@ TEST(Secure, ThreadsFreeEachOthersBlocks) {
   for (auto& t : ts) t.join();
   tailor_secure_stats after;
   tailor_secure_get_stats(&after);
-  EXPECT_LT(after.quarantined, before.quarantined + 31 * 8);  // at most a current slab per class and shard stays
+  EXPECT_EQ(after.quarantined, before.quarantined);  // each thread's quarantine emptied at its exit
+  malloc_trim(0);  // the exited threads' idle heaps take back the blocks freed to them
+  const struct mallinfo2 mi = mallinfo2();
+  // Every block back (200,000 were live, 300 MB) but the test's own lists.
+  EXPECT_LT(mi.uordblks, before_mi.uordblks + kThreads * kBlocks * sizeof(void*) + (std::size_t{1} << 20));
 }
 
-// A thread exits while three others free its blocks: its exit collects
-// their frees while one of theirs is under way (and may be listing a slab
-// just emptied), so those empty slabs cannot be released then. The last
-// free that leaves must release them: a heap nobody adopts keeps nothing.
-TEST(Secure, AnExitingThreadsEmptySlabsAreReleasedAfterFreesUnderWay) {
+// A thread exits while three others free its blocks: those frees go
+// through the freeing threads' quarantines to the exited thread's idle
+// heap, and every block must come back, none twice (secure mode itself
+// aborts on a double free or a write after free).
+TEST(Secure, AnExitingThreadsBlocksFreedByOthersAllComeBack) {
   tailor_secure_stats before;
   tailor_secure_get_stats(&before);
+  const struct mallinfo2 before_mi = mallinfo2();
   constexpr int kFreers = 3, kBlocks = 60000;
   for (int round = 0; round < 8; ++round) {
     std::vector<void*> blocks(kBlocks);
@@ -446,16 +452,18 @@ TEST(Secure, AnExitingThreadsEmptySlabsAreReleasedAfterFreesUnderWay) {
   }
   tailor_secure_stats after;
   tailor_secure_get_stats(&after);
-  EXPECT_LE(after.quarantined, before.quarantined + 8);  // each round's 60000 blocks of 200 bytes held about 230 slabs
+  EXPECT_EQ(after.quarantined, before.quarantined);  // the freeing threads' quarantines emptied at their exit
+  malloc_trim(0);  // the exited owner's idle heap takes back the blocks freed to it
+  const struct mallinfo2 mi = mallinfo2();
+  EXPECT_LT(mi.uordblks, before_mi.uordblks + (std::size_t{1} << 20));  // each round held 60,000 blocks of 200 bytes (13 MB)
 }
 
 // Two threads hand each other blocks all the time (as mt_server does):
-// slabs fill up, are emptied by the other thread's frees and listed for
-// collection again and again, while their owner allocates. A slab listed
-// with nothing left to collect, or released while another thread still
-// lists it, hands out one block twice: each block carries its owner and a
-// serial number, checked by whoever frees it, and secure mode itself aborts
-// on the double free or the write after free that follows.
+// each frees the other's blocks (cleared in their first 64 bytes only, the
+// rest by the owner's next malloc of them) while their owner allocates. A
+// block handed out twice, or cleared wrongly, shows: each block carries its
+// owner and a serial number, checked by whoever frees it, and secure mode
+// itself aborts on the double free or the write after free that follows.
 TEST(Secure, BlocksHandedBetweenThreadsAllTheTime) {
   struct Box {
     std::atomic<bool> locked{false};
@@ -472,7 +480,7 @@ TEST(Secure, BlocksHandedBetweenThreadsAllTheTime) {
     };
     for (int i = 0; i < 1500000; ++i) {
       x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-      const std::size_t n = 16 + (x >> 40) % 2000;  // a few classes with few blocks per slab
+      const std::size_t n = 16 + (x >> 40) % 2000;  // blocks both under and over 72 bytes (cleared whole, or in part)
       auto* p = static_cast<std::uint64_t*>(std::malloc(n));
       ASSERT_NE(p, nullptr);
       p[0] = (static_cast<std::uint64_t>(me) << 56) | ++serial;
