@@ -551,6 +551,19 @@ __attribute__((always_inline)) inline std::uint64_t trailer_word(const void* blk
   const std::uint64_t x = (g_secret ^ addr(blk) ^ (n << 40)) * 0x9e3779b97f4a7c15u;
   return ((x ^ (x >> 29)) & 0xffffffff00000000u) | (std::uint64_t{1} << 63) | n;
 }
+// A trailer word is read by other threads too (the free of the block
+// above checks it), so it is read and written whole, as an atomic word
+// (relaxed: a plain load or store on x86-64, and ThreadSanitizer sees it).
+// Blocks are at least 24 bytes (kMinBlock), so no trailer is one of the two
+// words the heap's free lists write (link and freed mark).
+constexpr std::size_t kMinBlock = 24;
+__attribute__((always_inline)) inline std::uint64_t trailer_load(const std::uint8_t* tr) {
+  return __atomic_load_n(reinterpret_cast<const std::uint64_t*>(tr), __ATOMIC_RELAXED);
+}
+__attribute__((always_inline)) inline void trailer_store(std::uint8_t* tr, std::uint64_t v) {
+  __atomic_store_n(reinterpret_cast<std::uint64_t*>(tr), v, __ATOMIC_RELAXED);
+}
+
 // The canary's pattern: the trailer's bytes, each made to differ from 0x00
 // and 0xff (check_word).
 __attribute__((always_inline)) inline std::uint64_t canary_of(std::uint64_t t) {
@@ -566,13 +579,14 @@ __attribute__((always_inline)) inline bool trailer_ok(const std::uint8_t* blk, s
 __attribute__((always_inline)) inline void arm_block(std::uint8_t* blk, std::size_t bs, std::size_t n) {
   std::uint8_t* tr = blk + bs - kTrailer;
   const std::uint64_t t = trailer_word(blk, n);
-  store_word(tr, t);
+  trailer_store(tr, t);
   if (blk + n < tr) fill_canary(blk + n, canary_end(blk + n, tr), canary_of(t));
 }
 
 // A heap block for n bytes with room for need - kTrailer (need at most
 // MIDDLE_MAX), aligned to `align` (at most a slice).
 void* heap_block_malloc(std::size_t n, std::size_t need, std::size_t align) {
+  if (need < kMinBlock) need = kMinBlock;
   Heap* h = tl_heap;
   if (h == &g_empty_heap && (h = heap_get()) == nullptr) {
     errno = ENOMEM;
@@ -591,7 +605,7 @@ void* heap_block_malloc(std::size_t n, std::size_t need, std::size_t align) {
   // A large page (an aligned request) may hold an earlier block's bytes.
   if (pg->kind == PageKind::kLarge && g_zero_free && !pg->is_zero) std::memset(blk, 0, pg->block_size);
   const std::size_t bs = pg->block_size;
-  if (load_word(blk + bs - kTrailer) == kForeignMark) std::memset(blk + kFillMax, 0, bs - kFillMax - kTrailer);
+  if (trailer_load(blk + bs - kTrailer) == kForeignMark) std::memset(blk + kFillMax, 0, bs - kFillMax - kTrailer);
   store_word(blk, 0);  // the heap's free-list link and freed mark (block_key)
   store_word(blk + 8, 0);
   arm_block(blk, bs, n);
@@ -611,14 +625,16 @@ struct Quarantine {
 // What a freed heap block's clearing covers: all of it (SECURE_ZERO), else
 // its first kFillMax bytes; the trailer is cleared either way.
 std::size_t cleared_bytes(std::size_t bs) { return g_zero_free || bs <= kFillMax ? bs : kFillMax; }
+// The same without the trailer, which is cleared on its own (trailer_store).
+std::size_t cleared_len(std::size_t bs) { return cleared_bytes(bs) == bs ? bs - kTrailer : kFillMax; }
 
 
 // Back to the heap: a block that leaves the quarantine, checked for writes
 // since its free, on the free list of its page (this thread's heap's or,
 // through its remote list, the owner's).
 void heap_block_release(Heap* h, std::uint8_t* blk, std::size_t bs) {
-  const std::uint64_t mark = load_word(blk + bs - kTrailer);
-  const std::size_t len = mark == kForeignMark ? kFillMax : cleared_bytes(bs);
+  const std::uint64_t mark = trailer_load(blk + bs - kTrailer);
+  const std::size_t len = mark == kForeignMark ? kFillMax : cleared_len(bs);
   if (__builtin_expect(!all_zero(blk, len) || (mark != 0 && mark != kForeignMark), 0)) {
     std::size_t at = 0;
     while (at < len && blk[at] == 0) ++at;
@@ -626,7 +642,7 @@ void heap_block_release(Heap* h, std::uint8_t* blk, std::size_t bs) {
                   static_cast<std::uint64_t>(at < len ? at : bs - kTrailer),
                   " changed after it was freed, found as it left the quarantine");
     std::memset(blk, 0, len);  // TAILOR_ON_ERROR=warn goes on: the block reads as zero again
-    store_word(blk + bs - kTrailer, 0);
+    trailer_store(blk + bs - kTrailer, 0);
   }
   Segment* seg = segment_of(blk);
   if (seg->heap.load(std::memory_order_relaxed) == h) free_owned(h, page_of(seg, blk), blk);
@@ -651,10 +667,10 @@ __attribute__((always_inline)) inline void heap_block_free(std::uint8_t* blk, Se
   Heap* h = tl_heap;
   if (g_zero_free && bs > kFillMax + kTrailer && seg->heap.load(std::memory_order_relaxed) != h) {
     std::memset(blk, 0, kFillMax);
-    store_word(blk + bs - kTrailer, kForeignMark);
+    trailer_store(blk + bs - kTrailer, kForeignMark);
   } else {
-    std::memset(blk, 0, cleared_bytes(bs));
-    store_word(blk + bs - kTrailer, 0);
+    std::memset(blk, 0, cleared_len(bs));
+    trailer_store(blk + bs - kTrailer, 0);
   }
   if (h == &g_empty_heap && (h = heap_get()) == nullptr) return;  // no heap for this thread: the block stays out of use
   Quarantine* q = g_quarantine != 0 ? quarantine_of(h) : nullptr;
@@ -749,7 +765,7 @@ __attribute__((always_inline)) inline bool heap_block_check(const char* fn, std:
   }
   const std::size_t bs = pg->block_size;
   std::uint8_t* tr = p + bs - kTrailer;
-  const std::uint64_t t = load_word(tr);
+  const std::uint64_t t = trailer_load(tr);
   if (__builtin_expect(!trailer_ok(p, bs, t), 0)) {
     report_trailer(fn, p, bs, t);
     return false;
@@ -766,7 +782,7 @@ __attribute__((always_inline)) inline bool heap_block_check(const char* fn, std:
     }
   }
   if (pg->kind == PageKind::kClass && p != pg->start) {
-    const std::uint64_t before = load_word(p - kTrailer);
+    const std::uint64_t before = trailer_load(p - kTrailer);
     if (__builtin_expect(before != 0 && before != g_free_key && before != kForeignMark && !trailer_ok(p - bs, bs, before), 0)) {
       report_underflow(fn, p, f.n);
       return false;
