@@ -114,7 +114,7 @@ bool idle_claim(Heap* h) {
 // site_pool.h).
 // Secure mode uses routed_direct[] the same way, with direct[] empty for
 // every size (secure.h).
-inline bool routed(void) { return __builtin_expect(pools_active() || secure_active(), 0); }
+inline bool routed() { return __builtin_expect(pools_active() || secure_active(), 0); }
 inline Page** live_direct(Heap* h) { return routed() ? h->routed_direct : h->direct; }
 
 inline void set_direct(Heap* h, std::uint32_t c, Page* pg) {
@@ -597,11 +597,9 @@ __attribute__((noinline)) void* huge_alloc_retried(std::size_t size, std::size_t
 
 namespace {
 __attribute__((always_inline)) inline void* malloc_slow(Heap* h, std::size_t size) noexcept {
-  // Secure mode serves every request, also on a thread that got a heap
-  // through another way in (tailor_collect, mallinfo2): its direct
-  // pointers stay empty, so every malloc comes here. g_secure is set only
-  // by process_init, so it is tested before the call to it, and again after.
-  if (secure_active()) return secure_malloc(size, 0);
+  // Secure mode serves every request: heap_malloc_generic and _site send
+  // them there first once it is set, which only process_init does, so a
+  // process's first request is tested again after it.
   if (h == &g_empty_heap) process_init();
   if (secure_active()) return secure_malloc(size, 0);
   if (h == &g_empty_heap) {

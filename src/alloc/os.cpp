@@ -130,7 +130,6 @@ bool purge(void* p, std::size_t size) noexcept {
 }
 
 long resident_pages(void* p, std::size_t size) noexcept {
-  const int saved = errno;
   unsigned char vec[256];
   const std::size_t ps = page_size();
   auto* at = static_cast<std::uint8_t*>(p);
@@ -138,15 +137,11 @@ long resident_pages(void* p, std::size_t size) noexcept {
   long resident = 0;
   while (pages != 0) {
     const std::size_t n = pages < sizeof vec ? pages : sizeof vec;
-    if (mincore(at, n * ps, vec) != 0) {
-      errno = saved;
-      return -1;
-    }
+    if (!resident_map(at, n * ps, vec)) return -1;
     for (std::size_t i = 0; i < n; ++i) resident += vec[i] & 1;
     at += n * ps;
     pages -= n;
   }
-  errno = saved;
   return resident;
 }
 

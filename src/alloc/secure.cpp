@@ -94,7 +94,6 @@ std::uint64_t check_word(std::uint64_t secret, const void* p, std::uint64_t n) {
   return (w & 0xfefefefefefefefeu) | (~w >> 7 & 0x0101010101010101u);
 }
 
-
 // Words of user memory, any alignment, any type the program stored there
 // (one mov each).
 std::uint64_t load_word(const std::uint8_t* a) {
@@ -125,26 +124,6 @@ __attribute__((always_inline)) inline bool all_zero(const std::uint8_t* a, std::
   std::uint64_t acc = 0;
   for (; k < len; k += 8) acc |= load_word(a + k);
   return acc == 0;
-#endif
-}
-
-// The same over whole pages (a large region's), 64 bytes per step in four
-// independent SSE2 accumulators: the check of a cleared region runs at the
-// speed of memory, not of a word loop's dependency chain.
-bool page_zero(const std::uint8_t* a, std::size_t len) {
-#if defined(__SSE2__)
-  __m128i x0 = _mm_setzero_si128(), x1 = x0, x2 = x0, x3 = x0;
-  const auto* q = reinterpret_cast<const __m128i*>(a);  // page-aligned
-  for (std::size_t k = 0; k < len / 16; k += 4) {
-    x0 = _mm_or_si128(x0, _mm_load_si128(q + k));
-    x1 = _mm_or_si128(x1, _mm_load_si128(q + k + 1));
-    x2 = _mm_or_si128(x2, _mm_load_si128(q + k + 2));
-    x3 = _mm_or_si128(x3, _mm_load_si128(q + k + 3));
-  }
-  const __m128i all = _mm_or_si128(_mm_or_si128(x0, x1), _mm_or_si128(x2, x3));
-  return _mm_movemask_epi8(_mm_cmpeq_epi8(all, _mm_setzero_si128())) == 0xffff;
-#else
-  return all_zero(a, len);
 #endif
 }
 
@@ -212,11 +191,6 @@ std::uint8_t* first_page(const Large* m) {
   return reinterpret_cast<std::uint8_t*>(addr(m->user - kHeader) & ~(os::page_size() - 1));
 }
 
-// A thread's secure heap: per class, a current slab and a list of slabs
-// with free blocks. Heaps live for ever: a thread that exits leaves its heap
-// idle, the next new thread adopts it, and meanwhile the threads that free
-// its blocks collect them (state kBusy while one does).
-enum : std::uint32_t { kOwned = 0, kIdle = 1, kBusy = 2 };
 // Metadata lives in mappings of its own, never next to blocks: carved from
 // 1 MiB chunks, recycled through free lists by size (64-byte units).
 constexpr std::size_t kMetaUnit = 64, kMetaChunk = 1 << 20, kMetaLists = 128;
@@ -386,7 +360,7 @@ void check_cleared(std::uint8_t* base, std::size_t body) {
     const bool known = os::resident_map(base + off, len, vec);
     for (std::size_t i = 0; i * page < len; ++i) {
       std::uint8_t* pg = base + off + i * page;
-      if ((known && (vec[i] & 1) == 0) || page_zero(pg, page)) continue;
+      if ((known && (vec[i] & 1) == 0) || all_zero(pg, page)) continue;
       std::size_t at = 0;
       while (pg[at] == 0) ++at;
       misuse_report("malloc", "write after free in the large block region at", base, "its byte ",
@@ -622,12 +596,10 @@ struct Quarantine {
   } slot[kQuarantineMax];
 };
 
-// What a freed heap block's clearing covers: all of it (SECURE_ZERO), else
-// its first kFillMax bytes; the trailer is cleared either way.
-std::size_t cleared_bytes(std::size_t bs) { return g_zero_free || bs <= kFillMax ? bs : kFillMax; }
-// The same without the trailer, which is cleared on its own (trailer_store).
-std::size_t cleared_len(std::size_t bs) { return cleared_bytes(bs) == bs ? bs - kTrailer : kFillMax; }
-
+// What a freed heap block's clearing covers but for its trailer, which is
+// cleared on its own (trailer_store): the rest of it (SECURE_ZERO), else its
+// first kFillMax bytes.
+std::size_t cleared_len(std::size_t bs) { return g_zero_free || bs <= kFillMax ? bs - kTrailer : kFillMax; }
 
 // Back to the heap: a block that leaves the quarantine, checked for writes
 // since its free, on the free list of its page (this thread's heap's or,
@@ -725,7 +697,7 @@ bool header_and_canary(const char* fn, std::uint8_t* p, Found& f) {
 
 // The reports of heap_block_check, out of its way.
 [[gnu::cold, gnu::noinline]] void report_trailer(const char* fn, std::uint8_t* p, std::size_t bs, std::uint64_t t) {
-  if (t == 0 || t == g_free_key || t == kForeignMark) {
+  if (t == 0 || t == kForeignMark) {
     misuse_report(fn, frees(fn) ? "double free of" : "block already freed:", p, "block of ", bs,
                   " bytes, already free");
     return;
@@ -758,7 +730,7 @@ bool header_and_canary(const char* fn, std::uint8_t* p, Found& f) {
 __attribute__((always_inline)) inline bool heap_block_check(const char* fn, std::uint8_t* p, Segment* seg, Found& f) {
   Page* pg = page_of(seg, p);
   if (__builtin_expect((pg->kind != PageKind::kClass && pg->kind != PageKind::kLarge) || !block_start_ok(pg, p) ||
-                           (pg->block_size > 16 && block_key(p) == g_free_key),
+                           block_key(p) == g_free_key,
                        0)) {
     misuse_in_segment(fn, seg, p);  // interior, or on the heap's free list
     return false;
@@ -783,7 +755,7 @@ __attribute__((always_inline)) inline bool heap_block_check(const char* fn, std:
   }
   if (pg->kind == PageKind::kClass && p != pg->start) {
     const std::uint64_t before = trailer_load(p - kTrailer);
-    if (__builtin_expect(before != 0 && before != g_free_key && before != kForeignMark && !trailer_ok(p - bs, bs, before), 0)) {
+    if (__builtin_expect(before != 0 && before != kForeignMark && !trailer_ok(p - bs, bs, before), 0)) {
       report_underflow(fn, p, f.n);
       return false;
     }
