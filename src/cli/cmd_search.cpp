@@ -9,8 +9,8 @@
 // found DMM against KNG, LEA, FIB, S10 and EXA, as improvements over
 // Kingsley) and Table 4 (the found DMM, allocator by allocator). The written
 // spec loads in `tailor simulate`. Under mpirun (a build with TAILOR_MPI)
-// the islands are spread over the ranks, which share their evaluations out,
-// and rank 0 prints and writes.
+// the ranks share the evaluations out (and spread --islands over them), and
+// rank 0 prints and writes: the same as one process.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -62,7 +62,7 @@ struct SearchCmdOptions {
   bool pareto = false;
   bool json = false;
   std::string aggregate = "mean";  // over several traces
-  unsigned islands = 0;            // 0: one per MPI rank, or 1
+  unsigned islands = 1;
   unsigned migrate_every = 10;
   unsigned migrants = 2;
   unsigned share_among = 16;
@@ -151,7 +151,8 @@ nlohmann::json report_json(const SearchCmdOptions& o, const srch::SearchRequest&
             {"weights", {{"time", q.weights.time}, {"memory", q.weights.memory}, {"energy", q.weights.energy}}},
             {"evaluations", res.evaluations},
             {"allocator_simulations", res.simulations},
-            {"seconds", res.seconds}});
+            {"seconds", res.seconds},
+            {"load_seconds", r.load_seconds}});
   if (!multi) {
     j["sample"] = sample_json(r.traces.front());
     j["validation_sample"] = validation_json(r.traces.front());
@@ -164,7 +165,8 @@ nlohmann::json report_json(const SearchCmdOptions& o, const srch::SearchRequest&
     const srch::SharingCosts& c = res.sharing;    // rank 0's
     j["sharing"] = {{"rounds", c.rounds},         {"measured", c.measured},      {"bytes_sent", c.bytes},
                     {"waiting_seconds", c.waiting}, {"exchange_seconds", c.exchanging},
-                    {"measuring_seconds", c.measuring}, {"bookkeeping_seconds", c.bookkeeping}};
+                    {"measuring_seconds", c.measuring}, {"assembling_seconds", c.assembling},
+                    {"bookkeeping_seconds", c.bookkeeping}};
   }
   if (!o.checkpoint.empty()) {
     j["checkpoint_seconds"] = res.checkpoint_seconds;
@@ -196,8 +198,10 @@ void print_header(const SearchCmdOptions& o, const srch::SearchRequest& q, const
   if (q.islands > 1)
     fmt::print("islands     {} islands of about {} individuals, the best {} of each to the next every {} generations\n",
                q.islands, o.population / q.islands, o.migrants, o.migrate_every);
-  fmt::print("evaluated   {} individuals, {} allocators simulated on their share of the trace, {:.1f} s\n",
-             res.evaluations, res.simulations, res.seconds);
+  fmt::print("evaluated   {} individuals, {} allocators simulated on their share of the trace, {:.1f} s "
+             "({:.1f} evaluations/s; the traces loaded before, in {:.1f} s)\n",
+             res.evaluations, res.simulations, res.seconds,
+             res.seconds > 0 ? static_cast<double>(res.evaluations) / res.seconds : 0.0, r.load_seconds);
   for (const srch::SearchTrace& t : r.traces) {
     if (!t.sampled) continue;
     const std::string where =
@@ -276,7 +280,7 @@ srch::SearchRequest request_of(const SearchCmdOptions& o, srch::Ring* ring, cons
   q.pareto = o.pareto;
   q.front_dir = o.front_dir;
   const unsigned ranks = ring ? ring->size() : 1;
-  q.islands = o.islands ? o.islands : ranks;
+  q.islands = o.islands;  // the search does not depend on the number of ranks
   q.migrate_every = o.migrate_every;
   q.migrants = o.migrants;
   q.share_among = o.share_among;
@@ -397,9 +401,11 @@ void add_search(CLI::App& app, Runner& run) {
       ->check(CLI::IsMember({"mean", "worst"}));
   cmd->add_option("--islands", o->islands,
                   std::string("Island model: N populations sharing --population, run in this process or spread over "
-                              "the ranks of mpirun, which share the evaluations out (default: one per rank; fewer than the ranks: every "
-                              "rank runs them all, so --islands 1 is the one-process search on several ranks; this build ") +
+                              "the ranks of mpirun; the ranks share the evaluations out whatever N, and the result "
+                              "does not depend on how many ranks run it (fewer islands than ranks: every rank runs "
+                              "them all; this build ") +
                       (TAILOR_MPI ? "has MPI)" : "has no MPI: islands run in one process)"))
+      ->capture_default_str()
       ->check(CLI::Range(1u, 100000u));
   cmd->add_option("--migrate-every", o->migrate_every, "Generations between migrations (0: never)")->capture_default_str();
   cmd->add_option("--share-among", o->share_among,

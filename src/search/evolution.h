@@ -70,6 +70,7 @@ struct SharingCosts {
   double waiting = 0;          ///< for its islands to ask (breeding, selection)
   double exchanging = 0;       ///< in the exchanges (waiting for the other processes included)
   double measuring = 0;        ///< measuring its share
+  double assembling = 0;       ///< assembling every DMM from the runs (every process assembles all)
   double bookkeeping = 0;      ///< writing and reading the messages, sharing out
 };
 

@@ -225,7 +225,7 @@ SearchResult run_islands(const Grammar& grammar, const std::vector<std::uint64_t
   }
   std::unique_ptr<SharedEvaluation> shared;
   if (processes > 1 && sharing->size() > 1)
-    shared = std::make_unique<SharedEvaluation>(*sharing, fitness, options.validator, last - first);
+    shared = std::make_unique<SharedEvaluation>(*sharing, fitness, options.validator, last - first, io.threads);
   std::vector<SearchOptions> opts;
   std::vector<Island> islands;
   opts.reserve(last - first);

@@ -35,6 +35,9 @@ struct IslandOptions {
   /// form groups of this many consecutive ranks; every process of a group
   /// reads every other's requests each round, so larger groups cost more.
   unsigned share_among = 16;
+  /// The units of work this process takes at once from the shared queue
+  /// (shared_evaluation.h), run in parallel: its evaluators' threads.
+  unsigned threads = 1;
   std::string checkpoint;       ///< file the state is written to (empty: none)
   unsigned checkpoint_every = 0;  ///< generations between checkpoints
   /// What the search was started with (traces, seed, ...), written into

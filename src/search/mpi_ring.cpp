@@ -27,13 +27,21 @@ void nap() {
   nanosleep(&pause, nullptr);
 }
 
-// Completes the requests, napping between tests.
+// Completes the requests: testing them in a loop for the first 50 us (an
+// exchange among ranks that finished together completes in a few), then
+// napping between tests.
 void wait_all(MPI_Request* requests, int count) {
-  for (;;) {
+  timespec start{}, now{};
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  for (bool spinning = true;;) {
     int done = 0;
     MPI_Testall(count, requests, &done, MPI_STATUSES_IGNORE);
     if (done) return;
-    nap();
+    if (spinning) {
+      clock_gettime(CLOCK_MONOTONIC, &now);
+      spinning = (now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec) < 50000;
+    }
+    if (!spinning) nap();
   }
 }
 
@@ -68,6 +76,10 @@ void Session::abort(const std::string& message) {
 struct CommRing::Comm {
   MPI_Comm comm = MPI_COMM_WORLD;
   bool owned = false;  // a group's, freed with the ring
+  // The tickets' counter: one word at rank 0, locked for passive-target
+  // access by every rank for the ring's lifetime.
+  MPI_Win tickets = MPI_WIN_NULL;
+  std::uint64_t* counter = nullptr;
 };
 
 CommRing::CommRing(std::unique_ptr<Comm> comm) : comm_(std::move(comm)) {
@@ -76,6 +88,11 @@ CommRing::CommRing(std::unique_ptr<Comm> comm) : comm_(std::move(comm)) {
   MPI_Comm_size(comm_->comm, &n);
   rank_ = static_cast<unsigned>(r);
   size_ = static_cast<unsigned>(n);
+  const MPI_Aint bytes = rank_ == 0 ? sizeof(std::uint64_t) : 0;
+  MPI_Win_allocate(bytes, sizeof(std::uint64_t), MPI_INFO_NULL, comm_->comm, &comm_->counter, &comm_->tickets);
+  if (rank_ == 0) *comm_->counter = 0;
+  MPI_Barrier(comm_->comm);  // the counter is 0 before anyone takes a ticket
+  MPI_Win_lock_all(MPI_MODE_NOCHECK, comm_->tickets);
 }
 
 WorldRing::WorldRing() : CommRing(std::make_unique<Comm>()) {}
@@ -89,7 +106,26 @@ CommRing::~CommRing() {
   for (auto& s : sending_) wait_all(&s->request, 1);
   int finalized = 0;
   MPI_Finalized(&finalized);
+  if (!finalized && comm_->tickets != MPI_WIN_NULL) {
+    MPI_Win_unlock_all(comm_->tickets);
+    MPI_Win_free(&comm_->tickets);
+  }
   if (comm_->owned && !finalized) MPI_Comm_free(&comm_->comm);
+}
+
+std::uint64_t CommRing::ticket(std::uint64_t count) {
+  std::uint64_t before = 0;
+  MPI_Fetch_and_op(&count, &before, MPI_UINT64_T, 0, 0, MPI_SUM, comm_->tickets);
+  MPI_Win_flush(0, comm_->tickets);
+  return before;
+}
+
+void CommRing::reset_tickets() {
+  if (rank_ != 0) return;
+  const std::uint64_t zero = 0;
+  std::uint64_t before = 0;
+  MPI_Fetch_and_op(&zero, &before, MPI_UINT64_T, 0, 0, MPI_REPLACE, comm_->tickets);
+  MPI_Win_flush(0, comm_->tickets);
 }
 
 std::unique_ptr<Ring> CommRing::split(unsigned group_size) {

@@ -5,6 +5,7 @@
 // threads never do. mpi.h stays in the .cpp.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,6 +38,10 @@ class CommRing : public Ring {
   std::string take() override;
   std::vector<std::string> gather(const std::string& message) override;
   std::vector<std::string> allgather(const std::string& message) override;
+  /// MPI_Fetch_and_op on a window at the communicator's rank 0 (passive
+  /// target: rank 0 need not be in an MPI call for another to take one).
+  std::uint64_t ticket(std::uint64_t count) override;
+  void reset_tickets() override;
   std::unique_ptr<Ring> split(unsigned group_size) override;
 
  protected:

@@ -8,6 +8,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <chrono>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -254,6 +255,7 @@ SearchTrace describe(const TraceSet& s) {
 }  // namespace
 
 SearchReport run(const SearchRequest& q) {
+  const auto started = std::chrono::steady_clock::now();
   const Grammar grammar = Grammar::load(q.grammar);
   std::deque<TraceSet> sets = load_traces(q);
   const bool multi = sets.size() > 1;
@@ -280,6 +282,7 @@ SearchReport run(const SearchRequest& q) {
   io.migrate_every = q.migrate_every;
   io.migrants = q.migrants;
   io.share_among = q.share_among;
+  io.threads = q.threads;
   io.checkpoint = q.checkpoint;
   io.checkpoint_every = q.checkpoint_every;
   io.settings = settings(q, sets);
@@ -290,6 +293,10 @@ SearchReport run(const SearchRequest& q) {
     io.resume_path = q.resume;
   }
   io.progress = q.progress;
+  // Every process loads its traces at once; the search's clock starts when
+  // the last has (the load's time is reported apart).
+  if (q.ring != nullptr && q.ring->size() > 1) q.ring->allgather("loaded");
+  r.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   r.result = run_islands(grammar, sizes, *fit.ranked, so, io, q.ring);
   r.root = q.ring == nullptr || q.ring->rank() == 0;
   if (!r.root) return r;  // rank 0 has every island's result, and reports

@@ -83,6 +83,7 @@ struct SearchReport {
   std::vector<SearchTrace> traces;
   std::vector<std::string> front_files;  ///< the front's specs, when written
   std::vector<std::uint64_t> sizes;      ///< the traces' request sizes: the classes of `exact` class lists
+  double load_seconds = 0;  ///< reading the traces and making the evaluators, until every process had (MPI)
   bool any_validation = false;           ///< some trace's candidates were measured on a validation sample
 };
 

@@ -119,8 +119,9 @@ Evaluation SharedEvaluation::combined(Fitness& f, std::vector<Evaluation>& leave
   return f.combine(std::move(parts));
 }
 
-SharedEvaluation::SharedEvaluation(Ring& ring, Fitness& ranked, Fitness* validator, std::size_t islands)
-    : ring_(ring), fitness_{&ranked, validator}, sync_(std::make_unique<Sync>()) {
+SharedEvaluation::SharedEvaluation(Ring& ring, Fitness& ranked, Fitness* validator, std::size_t islands,
+                                   unsigned threads)
+    : ring_(ring), fitness_{&ranked, validator}, sync_(std::make_unique<Sync>()), threads_(threads) {
   for (unsigned kind : {kRanked, kValidator})
     if (fitness_[kind]) leaves_of(*fitness_[kind], leaves_[kind]);
   for (unsigned kind : {kRanked, kValidator})
@@ -212,7 +213,7 @@ struct SharedEvaluation::Unit {
   std::size_t need;             // a DMM unit's
   simulate::AllocatorSpec run;  // a run unit's
   bool is_run;
-  unsigned owner = 0;
+  double work;                  // Fitness::work: a run's, or a DMM's allocators' summed
 };
 
 // What this process's islands ask: each waiting island's DMMs as keys (its
@@ -256,114 +257,157 @@ bool SharedEvaluation::collect_needs(const std::vector<std::string>& parts, std:
   return everyone_through;
 }
 
-// The round's units, each given to the process it adds least to, in
-// proportion to the operations each allocator is routed (Fitness::work): a
-// run; or for a DMM, a run of each allocator that process has not run for
-// that component plus the assembly (about a quarter of a run). The same
-// choices on every process.
-std::vector<SharedEvaluation::Unit> SharedEvaluation::plan_units(std::vector<Need>& needs,
-                                                                 const std::vector<Group>& groups) {
-  auto fitness_of = [&](unsigned kind, std::size_t c) -> Fitness& { return *leaves_[kind][c]; };
+// The round's units: the runs of allocators no process has made (for an
+// Evaluator leaf) or the DMMs (for another), each with its work
+// (Fitness::work: the operations it goes through), the costliest first by
+// the cost model (cost_of). The same list on every process.
+std::vector<SharedEvaluation::Unit> SharedEvaluation::units_of(std::vector<Need>& needs,
+                                                               const std::vector<Group>& groups) const {
   std::vector<Unit> units;
   for (std::size_t i = 0; i < needs.size(); ++i) needs[i].per_component.resize(leaves_[needs[i].kind].size());
   for (const auto& [kind, c] : groups) {
+    Fitness& f = *leaves_[kind][c];
     std::vector<const simulate::DmmSpec*> specs;
     for (const Need& need : needs)
       if (need.kind == kind) specs.push_back(&need.spec);
     if (specs.empty()) continue;
-    if (auto* e = dynamic_cast<Evaluator*>(&fitness_of(kind, c))) {
-      for (simulate::AllocatorSpec& a : e->missing_runs(specs)) units.push_back({kind, c, 0, std::move(a), true});
+    if (auto* e = dynamic_cast<Evaluator*>(&f)) {
+      for (simulate::AllocatorSpec& a : e->missing_runs(specs)) {
+        const double work = f.work(a);
+        units.push_back({kind, c, 0, std::move(a), true, work});
+      }
     } else {
-      for (std::size_t i = 0; i < needs.size(); ++i)
-        if (needs[i].kind == kind) units.push_back({kind, c, i, {}, false});
-    }
-  }
-  const unsigned processes = ring_.size();
-  constexpr double kAssembly = 0.25;
-  std::vector<double> load(processes, 0);
-  // Runs first, the costliest first, each to the least loaded process (the
-  // longest-processing-time rule), so that the last ones even the loads out.
-  std::vector<std::pair<double, std::size_t>> by_work;
-  for (std::size_t i = 0; i < units.size(); ++i)
-    if (units[i].is_run) by_work.emplace_back(fitness_of(units[i].kind, units[i].component).work(units[i].run), i);
-  std::stable_sort(by_work.begin(), by_work.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
-  for (const auto& [work, i] : by_work) {
-    units[i].owner = static_cast<unsigned>(std::min_element(load.begin(), load.end()) - load.begin());
-    load[units[i].owner] += work;
-  }
-  for (Unit& u : units) {
-    if (u.is_run) continue;
-    Fitness& f = fitness_of(u.kind, u.component);
-    std::vector<std::pair<std::string, double>> allocators;
-    const std::string where = std::to_string(u.kind) + "/" + std::to_string(u.component) + "/";
-    for (const auto& a : needs[u.need].spec.allocators) allocators.emplace_back(where + Evaluator::part_key(a), f.work(a));
-    double best = 0;
-    for (unsigned r = 0; r < processes; ++r) {
-      double cost = 0;
-      for (const auto& [key, work] : allocators) {
-        auto it = ran_.find(key);
-        cost += work * (it == ran_.end() || !it->second[r] ? 1 + kAssembly : kAssembly);
-      }
-      if (r == 0 || load[r] + cost < best) {
-        best = load[r] + cost;
-        u.owner = r;
+      for (std::size_t i = 0; i < needs.size(); ++i) {
+        if (needs[i].kind != kind) continue;
+        double work = 0;
+        for (const auto& a : needs[i].spec.allocators) work += f.work(a);
+        units.push_back({kind, c, i, {}, false, work});
       }
     }
-    load[u.owner] = best;
-    for (const auto& [key, work] : allocators) {
-      std::vector<bool>& ran = ran_[key];
-      ran.resize(processes, false);
-      ran[u.owner] = true;
-    }
   }
-  return units;
+  std::vector<double> cost(units.size());
+  for (std::size_t i = 0; i < units.size(); ++i) cost[i] = cost_of(units[i]);
+  std::vector<std::size_t> order(units.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return cost[x] > cost[y]; });
+  std::vector<Unit> sorted;
+  sorted.reserve(units.size());
+  for (std::size_t i : order) sorted.push_back(std::move(units[i]));
+  return sorted;
 }
 
-// Measures this process's units, grouped by fitness and component (the runs
-// made and the DMMs measured, as byte strings), and takes every other
-// process's.
-void SharedEvaluation::exchange_measures(const std::vector<Unit>& units, std::vector<Need>& needs,
-                                         const std::vector<Group>& groups, TimePoint& t0) {
+// The kind of work a unit is, for the cost model: an allocator's mechanism,
+// structure and fit (a first-fit list walks where a segregated one does
+// not), or a whole DMM.
+std::string SharedEvaluation::cost_class(const Unit& u) {
+  if (!u.is_run) return "dmm";
+  return std::to_string(static_cast<int>(u.run.mechanism)) + "/" + std::to_string(static_cast<int>(u.run.structure)) +
+         "/" + std::to_string(static_cast<int>(u.run.fit));
+}
+
+// A unit's predicted seconds: its work at the seconds per operation measured
+// so far for its class (for all units while its class has none; the work
+// itself before any is measured). Every process learns the same (learn()).
+double SharedEvaluation::cost_of(const Unit& u) const {
+  auto rate = [](const Rate& r) { return r.work > 0 ? r.seconds / r.work : 0.0; };
+  auto it = rates_.find(cost_class(u));
+  if (it != rates_.end() && it->second.work > 0) return u.work * rate(it->second);
+  if (all_.work > 0) return u.work * rate(all_);
+  return u.work;
+}
+
+void SharedEvaluation::learn(const Unit& u, double seconds) {
+  Rate& r = rates_[cost_class(u)];
+  r.seconds += seconds;
+  r.work += u.work;
+  all_.seconds += seconds;
+  all_.work += u.work;
+}
+
+// The units are handed out as they are done: each process takes the next
+// `threads_` of them from a counter the processes share (Ring::ticket, one
+// sided: nobody waits to hand them out), measures them (runs made and kept,
+// DMMs measured) and takes more until none is left, so that a round ends
+// when its work does, whichever process was faster or had the costlier
+// units. Then every process sends what it measured (each with its unit's
+// index and seconds) to every other.
+void SharedEvaluation::exchange_measures(const std::vector<Unit>& units, std::vector<Need>& needs, TimePoint& t0) {
   auto fitness_of = [&](unsigned kind, std::size_t c) -> Fitness& { return *leaves_[kind][c]; };
   const unsigned processes = ring_.size(), me = ring_.rank();
+  const std::uint64_t batch = std::max(1u, threads_);
   std::vector<std::string> mine;
-  for (const auto& [kind, c] : groups) {
-    Fitness& f = fitness_of(kind, c);
-    std::vector<simulate::AllocatorSpec> runs;
-    std::vector<const simulate::DmmSpec*> specs;
-    for (const Unit& u : units)
-      if (u.owner == me && u.kind == kind && u.component == c) {
-        if (u.is_run) runs.push_back(u.run);
-        else specs.push_back(&needs[u.need].spec);
-      }
+  auto put = [&](std::size_t index, double seconds, std::string measure) {
+    std::string item(sizeof(std::uint64_t) + sizeof(double), '\0');
+    const std::uint64_t i = index;
+    std::memcpy(item.data(), &i, sizeof i);
+    std::memcpy(item.data() + sizeof i, &seconds, sizeof seconds);
+    mine.push_back(std::move(item += measure));
+  };
+  for (;;) {
     costs_.bookkeeping += since(t0);
-    if (!runs.empty()) {
-      for (std::string& r : dynamic_cast<Evaluator&>(f).make_runs(runs)) mine.push_back(std::move(r));
-      costs_.measured += runs.size();
+    const std::uint64_t first = ring_.ticket(batch);
+    costs_.exchanging += since(t0);
+    if (first >= units.size()) break;
+    const std::size_t end = std::min<std::size_t>(units.size(), first + batch);
+    // The batch's units of each fitness together: runs in parallel.
+    std::set<Group> batch_groups;
+    for (std::size_t i = first; i < end; ++i) batch_groups.emplace(units[i].kind, units[i].component);
+    for (const auto& [kind, c] : batch_groups) {
+      Fitness& f = fitness_of(kind, c);
+      std::vector<std::size_t> runs, dmms;
+      for (std::size_t i = first; i < end; ++i)
+        if (units[i].kind == kind && units[i].component == c) (units[i].is_run ? runs : dmms).push_back(i);
+      auto measured = [&](const std::vector<std::size_t>& which, std::vector<std::string> measures) {
+        // The time of a batch shared among its units by their work.
+        const double seconds = since(t0);
+        costs_.measuring += seconds;
+        costs_.measured += which.size();
+        double work = 0;
+        for (std::size_t i : which) work += units[i].work;
+        for (std::size_t k = 0; k < which.size(); ++k)
+          put(which[k], work > 0 ? seconds * units[which[k]].work / work : seconds / static_cast<double>(which.size()), std::move(measures[k]));
+      };
+      costs_.bookkeeping += since(t0);
+      if (!runs.empty()) {
+        std::vector<simulate::AllocatorSpec> specs;
+        for (std::size_t i : runs) specs.push_back(units[i].run);
+        measured(runs, dynamic_cast<Evaluator&>(f).make_runs(specs));
+      }
+      if (!dmms.empty()) {
+        std::vector<const simulate::DmmSpec*> specs;
+        for (std::size_t i : dmms) specs.push_back(&needs[units[i].need].spec);
+        std::vector<std::string> out;
+        for (const Evaluation& e : f.evaluate(specs)) out.push_back(evaluation_to_json(e).dump());
+        measured(dmms, std::move(out));
+      }
     }
-    if (!specs.empty()) {
-      for (const Evaluation& e : f.evaluate(specs)) mine.push_back(evaluation_to_json(e).dump());
-      costs_.measured += specs.size();
-    }
-    costs_.measuring += since(t0);
   }
   const std::string measures = frame(mine);
   costs_.bytes += measures.size();
   costs_.bookkeeping += since(t0);
   const std::vector<std::string> results = ring_.allgather(measures);
   costs_.exchanging += since(t0);
-  for (unsigned r = 0; r < processes; ++r) {
-    const std::vector<std::string> theirs = unframe(results.at(r));
-    std::size_t j = 0;
-    for (const auto& [kind, c] : groups)
-      for (const Unit& u : units) {
-        if (u.owner != r || u.kind != kind || u.component != c) continue;
-        if (j == theirs.size()) throw std::runtime_error("a process sent fewer measures than it was asked for");
-        const std::string& item = theirs[j++];
-        if (!u.is_run) needs[u.need].per_component[c] = evaluation_from_json(nlohmann::json::parse(item));
-        else if (r != me) dynamic_cast<Evaluator&>(fitness_of(kind, c)).add_run(u.run, item);
-      }
-    if (j != theirs.size()) throw std::runtime_error("a process sent more measures than it was asked for");
+  ring_.reset_tickets();  // every process is past its last ticket of the round
+  std::vector<double> seconds(units.size(), -1);
+  for (unsigned r = 0; r < processes; ++r)
+    for (std::string& item : unframe(results.at(r))) {
+      std::uint64_t i = 0;
+      double s = 0;
+      if (item.size() < sizeof i + sizeof s) throw std::runtime_error("a process's measures are cut");
+      std::memcpy(&i, item.data(), sizeof i);
+      std::memcpy(&s, item.data() + sizeof i, sizeof s);
+      if (i >= units.size() || seconds[i] >= 0)
+        throw std::runtime_error("a process sent a measure of a unit it was not handed");
+      seconds[i] = std::max(0.0, s);
+      const Unit& u = units[i];
+      const std::string measure = item.substr(sizeof i + sizeof s);
+      if (!u.is_run) needs[u.need].per_component[u.component] = evaluation_from_json(nlohmann::json::parse(measure));
+      else if (r != me) dynamic_cast<Evaluator&>(fitness_of(u.kind, u.component)).add_run(u.run, measure);
+    }
+  // Learned in the units' order, so that every process's cost model is the same.
+  for (std::size_t i = 0; i < units.size(); ++i) {
+    if (seconds[i] < 0) throw std::runtime_error("no process sent the measure of a unit of work");
+    learn(units[i], seconds[i]);
   }
   costs_.bookkeeping += since(t0);
 }
@@ -429,11 +473,11 @@ bool SharedEvaluation::round(std::vector<Slot>& slots) {
   std::vector<Group> groups;  // in the order units are sent
   for (unsigned kind : {kRanked, kValidator})
     for (std::size_t c = 0; c < leaves_[kind].size(); ++c) groups.emplace_back(kind, c);
-  const std::vector<Unit> units = plan_units(needs, groups);
-  if (!units.empty()) exchange_measures(units, needs, groups, t0);
+  const std::vector<Unit> units = units_of(needs, groups);
+  if (!units.empty()) exchange_measures(units, needs, t0);
   if (!needs.empty()) {
     assemble(needs, groups);
-    costs_.measuring += since(t0);
+    costs_.assembling += since(t0);
     for (unsigned kind : {kRanked, kValidator})
       if (fitness_[kind]) sync_->simulations[kind] = fitness_[kind]->simulations();
     for (Need& need : needs) {

@@ -15,16 +15,18 @@
 //
 // The units of work are allocator runs where the fitness is an Evaluator
 // (every process then gets every run and assembles the DMMs itself), DMMs
-// otherwise. Costs are in proportion to the operations each allocator is
-// routed (Fitness::work). Runs go costliest first to the least loaded
-// process; a DMM goes where it adds least: a run of each of its allocators
-// that process has not run (which follows from the shares every process
-// computes the same way) plus the assembly.
+// otherwise. They are handed out as they are done, not planned: ordered
+// costliest first by a cost model learned as the search runs (seconds per
+// operation gone through, by kind of allocator, Fitness::work), each
+// process takes the next from a counter the processes share (Ring::ticket,
+// one-sided) until none is left, so a round ends when its work does
+// whichever process is slower or drew the costlier units.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -40,7 +42,8 @@ class SharedEvaluation {
  public:
   /// `ranked` and `validator` (may be null) evaluate on this process; every
   /// process has the same, over the same traces. `islands`: this process's.
-  SharedEvaluation(Ring& ring, Fitness& ranked, Fitness* validator, std::size_t islands);
+  /// `threads`: the units of work this process takes at once (and runs in parallel).
+  SharedEvaluation(Ring& ring, Fitness& ranked, Fitness* validator, std::size_t islands, unsigned threads = 1);
   ~SharedEvaluation();
   SharedEvaluation(const SharedEvaluation&) = delete;
   SharedEvaluation& operator=(const SharedEvaluation&) = delete;
@@ -75,9 +78,17 @@ class SharedEvaluation {
   using Group = std::pair<unsigned, std::size_t>;  // (fitness, component)
   std::string asks_of(std::vector<Slot>& slots);
   bool collect_needs(const std::vector<std::string>& parts, std::vector<Need>& needs);
-  std::vector<Unit> plan_units(std::vector<Need>& needs, const std::vector<Group>& groups);
-  void exchange_measures(const std::vector<Unit>& units, std::vector<Need>& needs, const std::vector<Group>& groups,
-                         TimePoint& t0);
+  std::vector<Unit> units_of(std::vector<Need>& needs, const std::vector<Group>& groups) const;
+  void exchange_measures(const std::vector<Unit>& units, std::vector<Need>& needs, TimePoint& t0);
+  // The cost model the units are handed out by, costliest first: seconds
+  // per operation gone through, by kind of allocator, learned from every
+  // process's measures as the search runs (the same on every process).
+  struct Rate {
+    double seconds = 0, work = 0;
+  };
+  static std::string cost_class(const Unit& u);
+  double cost_of(const Unit& u) const;
+  void learn(const Unit& u, double seconds);
   void assemble(std::vector<Need>& needs, const std::vector<Group>& groups);
   void answer(std::vector<Slot>& slots);
 
@@ -90,10 +101,11 @@ class SharedEvaluation {
   struct Sync;
   std::unique_ptr<Sync> sync_;
   Slot* slots_ = nullptr;  // run()'s, while it runs
-  // What every process knows alike: the measures taken, and which process
-  // has run which allocator (per fitness).
+  unsigned threads_;
+  // What every process knows alike: the measures taken, and the cost model.
   std::unordered_map<std::string, Evaluation> measured_[2];
-  std::unordered_map<std::string, std::vector<bool>> ran_;  // "fitness/component/allocator" -> processes
+  std::map<std::string, Rate> rates_;
+  Rate all_;
   Costs costs_;
 };
 

@@ -6,9 +6,11 @@
 // uninterrupted one; bad files are errors naming the file and the field).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <barrier>
 #include <condition_variable>
 #include <deque>
+#include <latch>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -207,6 +209,7 @@ class ThreadRing : public srch::Ring {
     std::condition_variable arrived;
     std::vector<std::deque<std::string>> mailboxes;  // posted to rank r, oldest first
     std::map<unsigned, std::unique_ptr<Shared>> groups;  // split(): by first rank
+    std::atomic<std::uint64_t> tickets{0};
   };
   ThreadRing(Shared& s, unsigned rank) : s_(s), rank_(rank) {}
   unsigned rank() const override { return rank_; }
@@ -237,6 +240,10 @@ class ThreadRing : public srch::Ring {
     std::vector<std::string> all = s_.slots;
     s_.sync.arrive_and_wait();
     return all;
+  }
+  std::uint64_t ticket(std::uint64_t count) override { return s_.tickets.fetch_add(count); }
+  void reset_tickets() override {
+    if (rank_ == 0) s_.tickets = 0;
   }
   std::unique_ptr<srch::Ring> split(unsigned group_size) override {
     const unsigned first = rank_ / group_size * group_size;
@@ -309,10 +316,21 @@ TEST(Islands, SameSeedAndIslandsSameResultWhateverTheProcesses) {
 }
 
 // A fitness that records what it is asked: the measure is a function of the
-// spec's text alone, as a real one's is of the DMM.
+// spec's text alone, as a real one's is of the DMM. With a meeting, a
+// process's first measure waits until every process has started one (so
+// that every process takes a share of the shared queue, however the
+// threads are scheduled).
+struct Meeting {
+  explicit Meeting(std::ptrdiff_t processes) : all(processes) {}
+  std::latch all;
+  std::atomic<bool> started[8] = {};
+};
 class Recording : public srch::Fitness {
  public:
+  Meeting* meeting = nullptr;
+  unsigned process = 0;
   std::vector<srch::Evaluation> evaluate(const std::vector<const sim::DmmSpec*>& specs) override {
+    if (meeting && !meeting->started[process].exchange(true)) meeting->all.arrive_and_wait();
     std::vector<srch::Evaluation> out(specs.size());
     for (std::size_t i = 0; i < specs.size(); ++i) {
       if (!specs[i]) continue;
@@ -341,6 +359,11 @@ TEST(SharedEvaluation, EachDmmIsMeasuredOnceAndEveryIslandLearnsIt) {
   for (const std::string& m : kNames) specs.push_back(spec_of(m));
   ThreadRing::Shared shared(2);
   std::vector<Recording> ranked(2), validator(2);
+  Meeting meeting(2);
+  for (unsigned p = 0; p < 2; ++p) {
+    ranked[p].meeting = &meeting;
+    ranked[p].process = p;
+  }
   std::vector<std::vector<std::vector<srch::Evaluation>>> got(4);  // per island, per ask
   std::vector<std::uint64_t> rounds(2);
   std::vector<std::thread> processes;
@@ -395,6 +418,12 @@ TEST(SharedEvaluation, AFitnessOverSeveralTracesIsSharedOutByTrace) {
   for (const std::string& m : kNames) specs.push_back(spec_of(m));
   ThreadRing::Shared shared(2);
   std::vector<Recording> a(2), b(2), c(2);
+  Meeting meeting(2);
+  for (auto* leaf : {&a, &b, &c})
+    for (unsigned p = 0; p < 2; ++p) {
+      (*leaf)[p].meeting = &meeting;
+      (*leaf)[p].process = p;
+    }
   std::vector<std::vector<srch::Evaluation>> got(2);
   std::vector<std::thread> processes;
   for (unsigned p = 0; p < 2; ++p)
