@@ -66,6 +66,7 @@ struct SearchCmdOptions {
   unsigned migrate_every = 10;
   unsigned migrants = 2;
   unsigned share_among = 16;
+  bool copy_traces = false;
   std::string checkpoint;
   unsigned checkpoint_every = 0;
   std::string time_model;  // "": the default (deploy::default_time_model); "steps": none
@@ -284,6 +285,7 @@ srch::SearchRequest request_of(const SearchCmdOptions& o, srch::Ring* ring, cons
   q.migrate_every = o.migrate_every;
   q.migrants = o.migrants;
   q.share_among = o.share_among;
+  q.copy_traces = o.copy_traces;
   q.checkpoint = o.checkpoint;
   q.checkpoint_every = o.checkpoint_every;
   q.resume = o.resume;
@@ -414,6 +416,10 @@ void add_search(CLI::App& app, Runner& run) {
                   "depend on it)")
       ->capture_default_str()
       ->check(CLI::Range(1u, 1000000u));
+  cmd->add_flag("--copy-traces", o->copy_traces,
+               "Under mpirun with several traces: every rank loads every trace (more memory, evaluations shared "
+               "out more evenly) instead of each trace being loaded by one rank of each --share-among group, "
+               "the default when the traces are at least as many as the group's ranks");
   cmd->add_option("--migrants", o->migrants, "Best individuals each island sends to the next of the ring")
       ->capture_default_str();
   CLI::Option* ckpt = cmd->add_option("--checkpoint", o->checkpoint,

@@ -224,8 +224,12 @@ SearchResult run_islands(const Grammar& grammar, const std::vector<std::uint64_t
     sharing = group.get();
   }
   std::unique_ptr<SharedEvaluation> shared;
+  if (std::any_of(io.trace_holders.begin(), io.trace_holders.end(), [](int h) { return h >= 0; }) &&
+      !(processes > 1 && sharing->size() > 1))
+    throw std::invalid_argument("run_islands: traces divided among processes that do not share evaluations");
   if (processes > 1 && sharing->size() > 1)
-    shared = std::make_unique<SharedEvaluation>(*sharing, fitness, options.validator, last - first, io.threads);
+    shared = std::make_unique<SharedEvaluation>(*sharing, fitness, options.validator, last - first, io.threads,
+                                                io.trace_holders);
   std::vector<SearchOptions> opts;
   std::vector<Island> islands;
   opts.reserve(last - first);

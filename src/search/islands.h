@@ -38,6 +38,11 @@ struct IslandOptions {
   /// The units of work this process takes at once from the shared queue
   /// (shared_evaluation.h), run in parallel: its evaluators' threads.
   unsigned threads = 1;
+  /// A search over several traces divided among the processes of each
+  /// sharing group: each trace's holder, its rank in the group (-1: every
+  /// process holds it); empty: every process holds every trace. The
+  /// fitnesses' components (one per trace) are placeholders on the others.
+  std::vector<int> trace_holders;
   std::string checkpoint;       ///< file the state is written to (empty: none)
   unsigned checkpoint_every = 0;  ///< generations between checkpoints
   /// What the search was started with (traces, seed, ...), written into

@@ -49,6 +49,12 @@ std::string grammar_digest(const std::string& path) {
 // on its own operations.
 struct TraceSet {
   std::string path;
+  // Under MPI with the traces divided, a trace another rank holds has only
+  // what every rank knows of it: these, and a placeholder fitness.
+  bool held = true;
+  std::uint64_t operations = 0;       // the whole trace's
+  std::vector<std::uint64_t> sizes;   // its request sizes (sim::sizes_of)
+  std::unique_ptr<Fitness> elsewhere;
   std::optional<sim::ReplayTrace> loaded;  // read from `path` (else the request's trace in memory)
   const sim::ReplayTrace* trace = nullptr;  // the whole trace
   const sim::ReplayTrace& whole() const { return *trace; }
@@ -59,6 +65,9 @@ struct TraceSet {
   std::unique_ptr<MultiEvaluator> validating_worst;  // the worse of the two
   Evaluator& whole_evaluator() { return measured ? *measured : *ranked; }
   Fitness& validating_fitness() { return validating_worst ? static_cast<Fitness&>(*validating_worst) : whole_evaluator(); }
+  Fitness& ranked_fitness() { return held ? static_cast<Fitness&>(*ranked) : *elsewhere; }
+  Fitness& validating_or_elsewhere() { return held ? validating_fitness() : *elsewhere; }
+  Fitness& whole_or_elsewhere() { return held ? static_cast<Fitness&>(whole_evaluator()) : *elsewhere; }
   const sim::ReplayTrace& ranked_on() const { return sampled ? *sampled : whole(); }
 };
 
@@ -66,8 +75,64 @@ void say(const SearchRequest& q, const std::string& line) {
   if (q.status) q.status(line);
 }
 
-// Loads each trace and cuts it into its tiers.
-std::deque<TraceSet> load_traces(const SearchRequest& q) {
+// A trace another rank holds (traces divided among the ranks): its
+// measures come from that rank (shared_evaluation.h), never from here.
+class HeldElsewhere : public Fitness {
+ public:
+  HeldElsewhere(std::string path, int holder) : path_(std::move(path)), holder_(holder) {}
+  std::vector<Evaluation> evaluate(const std::vector<const sim::DmmSpec*>&) override {
+    throw std::logic_error(fmt::format("{} is held by rank {} of the group, not this one", path_, holder_));
+  }
+  std::uint64_t simulations() const noexcept override { return 0; }
+
+ private:
+  std::string path_;
+  int holder_;
+};
+
+// How the traces are divided among the ranks of an MPI job: within each
+// group of ranks that share evaluations (--share-among), each trace is held
+// by one rank, the traces shared out by their events (the largest first,
+// each to the rank with the fewest), so that a rank's memory holds its
+// share of the traces and of the runs' caches. Only with at least as many
+// traces as ranks in the group, and not with --copy-traces.
+struct Division {
+  bool on = false;           // this process's group divides the traces
+  bool in_job = false;       // some group does (the first): every rank then exchanges what it holds
+  unsigned group_rank = 0, group_size = 1;
+  bool first_group = true;   // ranks [0, group_size): they measure the found DMM for rank 0
+  std::vector<int> holders;  // per trace: its holder's rank in the group
+  bool holds(std::size_t t) const { return !on || holders[t] == static_cast<int>(group_rank); }
+};
+
+Division divide(const SearchRequest& q) {
+  Division d;
+  if (q.ring == nullptr || q.ring->size() < 2) return d;
+  const unsigned size = q.ring->size(), rank = q.ring->rank(), among = std::max(1u, q.share_among);
+  const unsigned first = rank / among * among;
+  d.group_size = std::min(among, size - first);
+  d.group_rank = rank - first;
+  d.first_group = first == 0;
+  if (q.copy_traces || !q.in_memory.empty() || q.traces.size() < std::min(among, size) || std::min(among, size) < 2)
+    return d;
+  d.in_job = true;
+  if (d.group_size < 2) return d;  // a last group of one rank holds every trace
+  std::vector<std::pair<std::uint64_t, std::size_t>> by_events;
+  for (std::size_t t = 0; t < q.traces.size(); ++t) by_events.emplace_back(trace::Reader(q.traces[t]).event_count(), t);
+  std::stable_sort(by_events.begin(), by_events.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<std::uint64_t> load(d.group_size, 0);
+  d.holders.assign(q.traces.size(), 0);
+  for (const auto& [events, t] : by_events) {
+    const auto least = std::min_element(load.begin(), load.end()) - load.begin();
+    d.holders[t] = static_cast<int>(least);
+    load[static_cast<std::size_t>(least)] += events;
+  }
+  d.on = true;
+  return d;
+}
+
+// Loads each trace this process holds and cuts it into its tiers.
+std::deque<TraceSet> load_traces(const SearchRequest& q, const Division& d) {
   std::deque<TraceSet> sets;
   if (!q.in_memory.empty() && q.in_memory.size() != q.traces.size())
     throw std::invalid_argument("SearchRequest: one name in `traces` per trace in memory");
@@ -75,6 +140,11 @@ std::deque<TraceSet> load_traces(const SearchRequest& q) {
     const std::string& path = q.traces[i];
     TraceSet& s = sets.emplace_back();
     s.path = path;
+    if (!d.holds(i)) {
+      s.held = false;
+      s.elsewhere = std::make_unique<HeldElsewhere>(path, d.holders[i]);
+      continue;
+    }
     if (q.in_memory.empty()) {
       trace::Reader r(path);
       say(q, fmt::format("loading {} ({} events)...", path, r.event_count()));
@@ -84,6 +154,8 @@ std::deque<TraceSet> load_traces(const SearchRequest& q) {
       s.trace = q.in_memory[i];
     }
     if (s.whole().operations.empty()) throw std::runtime_error(path + ": the trace has no allocation to search for");
+    s.operations = s.whole().operations.size();
+    s.sizes = sim::sizes_of(s.whole());
     s.one_in = q.sample ? sim::sampling_rate(s.whole(), q.sample) : 1;
     if (s.one_in > 1) {
       s.sampled = sim::sample_objects(s.whole(), s.one_in);
@@ -103,10 +175,7 @@ std::deque<TraceSet> load_traces(const SearchRequest& q) {
 // <TRACE_SIZE> and exact classes: over several traces, the union of their sizes.
 std::vector<std::uint64_t> union_of_sizes(const std::deque<TraceSet>& sets) {
   std::vector<std::uint64_t> sizes;
-  for (const TraceSet& s : sets) {
-    const std::vector<std::uint64_t> own = sim::sizes_of(s.whole());
-    sizes.insert(sizes.end(), own.begin(), own.end());
-  }
+  for (const TraceSet& s : sets) sizes.insert(sizes.end(), s.sizes.begin(), s.sizes.end());
   std::sort(sizes.begin(), sizes.end());
   sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
   return sizes;
@@ -140,9 +209,9 @@ struct Fitnesses {
     }
     std::vector<Fitness*> r, v, w;
     for (TraceSet& s : sets) {
-      r.push_back(s.ranked.get());
-      v.push_back(&s.validating_fitness());
-      w.push_back(&s.whole_evaluator());
+      r.push_back(&s.ranked_fitness());
+      v.push_back(&s.validating_or_elsewhere());
+      w.push_back(&s.whole_or_elsewhere());
     }
     ranked = &multi_ranked.emplace(r, how);
     validating = &multi_validating.emplace(v, how);
@@ -153,7 +222,7 @@ struct Fitnesses {
 // What a checkpoint records of the search, so that a resumed one is the same search.
 nlohmann::json settings(const SearchRequest& q, const std::deque<TraceSet>& sets) {
   nlohmann::json trace_ids = nlohmann::json::array();
-  for (const TraceSet& s : sets) trace_ids.push_back({{"path", s.path}, {"operations", s.whole().operations.size()}});
+  for (const TraceSet& s : sets) trace_ids.push_back({{"path", s.path}, {"operations", s.operations}});
   const bool multi = sets.size() > 1;
   return {{"traces", trace_ids},
           {"aggregate", multi && q.aggregate == Aggregate::kWorst ? "worst" : "mean"},
@@ -171,14 +240,9 @@ nlohmann::json settings(const SearchRequest& q, const std::deque<TraceSet>& sets
 }
 
 // The finalists (the best few measured on the validation sample, which can
-// still flatter a DMM) measured together on the whole traces: the best
-// there is the found DMM.
-void measure_finalists(const SearchRequest& q, const SearchResult& res, Fitness& whole, SearchReport& r) {
-  say(q, fmt::format("measuring the {} finalists on the whole trace...", res.finalists.size()));
-  std::vector<const sim::DmmSpec*> specs;
-  for (const Individual& f : res.finalists) specs.push_back(&*f.spec);
-  const std::vector<Evaluation> evals = whole.evaluate(specs);
-  say(q, "");
+// still flatter a DMM) measured together on the whole traces (`evals`, in
+// the finalists' order): the best there is the found DMM.
+void pick_found(const SearchResult& res, const std::vector<Evaluation>& evals, SearchReport& r) {
   r.found_eval = {};
   for (std::size_t i = 0; i < evals.size(); ++i)
     if (evals[i].valid && (!r.found_eval.valid || evals[i].fitness < r.found_eval.fitness)) {
@@ -212,27 +276,37 @@ std::vector<std::string> write_front(const std::string& dir, const std::vector<I
   return paths;
 }
 
-// The found DMM next to the five built-ins, simulated in parallel on every
-// trace (Kingsley's run is the evaluator's own), each normalized to
-// Kingsley on its trace and, over several traces, aggregated.
-void compare_with_builtins(std::deque<TraceSet>& sets, Aggregate how, SearchReport& r) {
-  const std::vector<std::string> names = {"kng", "lea", "fib", "s10", "exa"};
-  std::vector<std::vector<Evaluation>> per(names.size(), std::vector<Evaluation>(sets.size()));
-  for (std::size_t t = 0; t < sets.size(); ++t) {
-    Evaluator& w = sets[t].whole_evaluator();
-    per[0][t] = w.normalize(w.kingsley());
-  }
-  const std::size_t others = names.size() - 1;  // one thread each
-  util::parallel_for(others * sets.size(), 0, [&](std::size_t job) {
-    const std::size_t i = 1 + job % others, t = job / others;
-    per[i][t] = sets[t].whole_evaluator().normalize(sim::simulate(sets[t].whole(), names[i]));
+const std::vector<std::string> kBuiltins = {"kng", "lea", "fib", "s10", "exa"};
+
+// The five built-ins on every trace this process holds, simulated in
+// parallel (Kingsley's run is the evaluator's own), each normalized to
+// Kingsley on its trace: per[builtin][trace] (other traces' left alone).
+void builtins_on(std::deque<TraceSet>& sets, std::vector<std::vector<Evaluation>>& per) {
+  per.resize(kBuiltins.size(), std::vector<Evaluation>(sets.size()));
+  std::vector<std::size_t> held;
+  for (std::size_t t = 0; t < sets.size(); ++t)
+    if (sets[t].held) {
+      held.push_back(t);
+      Evaluator& w = sets[t].whole_evaluator();
+      per[0][t] = w.normalize(w.kingsley());
+    }
+  const std::size_t others = kBuiltins.size() - 1;  // one thread each
+  util::parallel_for(others * held.size(), 0, [&](std::size_t job) {
+    const std::size_t i = 1 + job % others, t = held[job / others];
+    per[i][t] = sets[t].whole_evaluator().normalize(sim::simulate(sets[t].whole(), kBuiltins[i]));
   });
-  const bool multi = sets.size() > 1;
-  r.columns = names;
+}
+
+// The found DMM next to the five built-ins (per[builtin][trace]), over
+// several traces aggregated.
+void compare_with_builtins(std::vector<std::vector<Evaluation>> per, std::size_t traces, Aggregate how,
+                           SearchReport& r) {
+  const bool multi = traces > 1;
+  r.columns = kBuiltins;
   r.columns.push_back("found");
   for (auto& p : per) r.rows.push_back(multi ? aggregate(p, how) : p.front());
   r.rows.push_back(r.found_eval);
-  for (std::size_t t = 0; t < sets.size(); ++t) {
+  for (std::size_t t = 0; t < traces; ++t) {
     for (auto& p : per) r.traces[t].normalized.push_back(p[t]);
     r.traces[t].normalized.push_back(multi ? r.found_eval.per_trace.at(t) : r.found_eval);
   }
@@ -241,7 +315,7 @@ void compare_with_builtins(std::deque<TraceSet>& sets, Aggregate how, SearchRepo
 SearchTrace describe(const TraceSet& s) {
   SearchTrace t;
   t.path = s.path;
-  t.operations = s.whole().operations.size();
+  t.operations = s.operations;
   t.sampled = s.sampled.has_value();
   t.one_in = s.one_in;
   t.ranked_operations = s.ranked_on().operations.size();
@@ -252,20 +326,130 @@ SearchTrace describe(const TraceSet& s) {
   return t;
 }
 
+nlohmann::json described_json(const SearchTrace& t) {
+  return {{"path", t.path},
+          {"operations", t.operations},
+          {"sampled", t.sampled},
+          {"one_in", t.one_in},
+          {"ranked_operations", t.ranked_operations},
+          {"validated", t.validated},
+          {"validate_one_in", t.validate_one_in},
+          {"validation_operations", t.validation_operations},
+          {"prefix_operations", t.prefix_operations}};
+}
+
+SearchTrace described_from_json(const nlohmann::json& j) {
+  SearchTrace t;
+  t.path = j.at("path").get<std::string>();
+  t.operations = j.at("operations").get<std::uint64_t>();
+  t.sampled = j.at("sampled").get<bool>();
+  t.one_in = j.at("one_in").get<std::uint32_t>();
+  t.ranked_operations = j.at("ranked_operations").get<std::uint64_t>();
+  t.validated = j.at("validated").get<bool>();
+  t.validate_one_in = j.at("validate_one_in").get<std::uint32_t>();
+  t.validation_operations = j.at("validation_operations").get<std::uint64_t>();
+  t.prefix_operations = j.at("prefix_operations").get<std::uint64_t>();
+  return t;
+}
+
+// Traces divided: what every rank needs of the traces others hold (their
+// sizes, for <TRACE_SIZE> and exact classes; their operations, for the
+// checkpoint's settings; how they were cut, for the report), from their holders.
+void share_what_is_held(const SearchRequest& q, std::deque<TraceSet>& sets, std::vector<SearchTrace>& described) {
+  nlohmann::json mine = nlohmann::json::array();
+  for (std::size_t t = 0; t < sets.size(); ++t)
+    if (sets[t].held) mine.push_back({{"trace", t}, {"sizes", sets[t].sizes}, {"described", described_json(described[t])}});
+  std::vector<bool> known(sets.size(), false);
+  for (std::size_t t = 0; t < sets.size(); ++t) known[t] = sets[t].held;
+  for (const std::string& part : q.ring->allgather(mine.dump()))
+    for (const auto& j : nlohmann::json::parse(part)) {
+      const std::size_t t = j.at("trace").get<std::size_t>();
+      if (t >= sets.size() || known[t]) continue;
+      known[t] = true;
+      sets[t].sizes = j.at("sizes").get<std::vector<std::uint64_t>>();
+      described[t] = described_from_json(j.at("described"));
+      sets[t].operations = described[t].operations;
+    }
+  for (std::size_t t = 0; t < sets.size(); ++t)
+    if (!known[t]) throw std::logic_error(sets[t].path + ": no rank holds the trace");
+}
+
+// Traces divided: the finalists (rank 0's) measured on the whole traces
+// and the built-ins simulated, each trace by its holder in the first group,
+// gathered to rank 0, which finishes the report.
+void finish_divided(const SearchRequest& q, const Division& d, std::deque<TraceSet>& sets,
+                    std::vector<SearchTrace> described, const std::vector<std::uint64_t>& sizes, SearchReport& r) {
+  nlohmann::json finalists_json = nlohmann::json::array();
+  if (r.root && r.any_validation)
+    for (const Individual& f : r.result.finalists) finalists_json.push_back(sim::to_json(*f.spec));
+  const std::string sent = q.ring->allgather(r.root ? finalists_json.dump() : std::string()).at(0);
+  std::vector<sim::DmmSpec> finalists;
+  for (const auto& j : nlohmann::json::parse(sent)) finalists.push_back(sim::parse_dmm_spec(j, "a finalist"));
+  std::vector<const sim::DmmSpec*> specs;
+  for (const sim::DmmSpec& f : finalists) specs.push_back(&f);
+
+  nlohmann::json mine = nlohmann::json::object();
+  if (d.first_group) {
+    if (!specs.empty()) say(q, fmt::format("measuring the {} finalists on the whole traces...", specs.size()));
+    std::vector<std::vector<Evaluation>> per;
+    if (q.compare_builtins) builtins_on(sets, per);
+    for (std::size_t t = 0; t < sets.size(); ++t) {
+      if (!sets[t].held) continue;
+      nlohmann::json measured = nlohmann::json::array(), builtins = nlohmann::json::array();
+      if (!specs.empty())
+        for (const Evaluation& e : sets[t].whole_evaluator().evaluate(specs)) measured.push_back(evaluation_to_json(e));
+      for (auto& p : per) builtins.push_back(evaluation_to_json(p[t]));
+      mine[std::to_string(t)] = {{"finalists", measured}, {"builtins", builtins}};
+    }
+    say(q, "");
+  }
+  const std::vector<std::string> parts = q.ring->gather(mine.dump());
+  if (!r.root) return;
+  nlohmann::json by_trace = nlohmann::json::object();
+  for (const std::string& part : parts) by_trace.update(nlohmann::json::parse(part));
+  std::vector<std::vector<Evaluation>> finalist_per_trace(specs.size());
+  std::vector<std::vector<Evaluation>> per(kBuiltins.size());
+  for (std::size_t t = 0; t < sets.size(); ++t) {
+    const nlohmann::json& j = by_trace.at(std::to_string(t));
+    for (std::size_t i = 0; i < specs.size(); ++i)
+      finalist_per_trace[i].push_back(evaluation_from_json(j.at("finalists").at(i)));
+    if (q.compare_builtins)
+      for (std::size_t b = 0; b < kBuiltins.size(); ++b) per[b].push_back(evaluation_from_json(j.at("builtins").at(b)));
+  }
+  r.found = *r.result.best.spec;
+  r.found_eval = r.result.best.eval;
+  if (r.any_validation) {
+    std::vector<Evaluation> evals;
+    for (auto& p : finalist_per_trace) evals.push_back(aggregate(std::move(p), q.aggregate));
+    pick_found(r.result, evals, r);
+  }
+  r.found.name = "found";
+  if (r.found.uses_exact_classes()) r.found.exact_sizes = sizes;
+  r.sizes = sizes;
+  if (q.pareto && !q.front_dir.empty()) r.front_files = write_front(q.front_dir, r.result.front, sizes);
+  r.traces = std::move(described);
+  if (q.compare_builtins) compare_with_builtins(std::move(per), sets.size(), q.aggregate, r);
+}
+
 }  // namespace
 
 SearchReport run(const SearchRequest& q) {
   const auto started = std::chrono::steady_clock::now();
   const Grammar grammar = Grammar::load(q.grammar);
-  std::deque<TraceSet> sets = load_traces(q);
+  const Division d = divide(q);
+  std::deque<TraceSet> sets = load_traces(q, d);
   const bool multi = sets.size() > 1;
+  std::vector<SearchTrace> described(sets.size());
+  for (std::size_t t = 0; t < sets.size(); ++t)
+    if (sets[t].held) described[t] = describe(sets[t]);
+  if (d.in_job) share_what_is_held(q, sets, described);
   std::vector<std::uint64_t> sizes = multi ? union_of_sizes(sets) : std::vector<std::uint64_t>{};
   bool any_sampled = false;
   SearchReport r;
-  for (TraceSet& s : sets) {
-    make_evaluators(s, q, multi ? &sizes : nullptr);
-    any_sampled |= s.sampled.has_value();
-    r.any_validation |= s.validation.has_value();
+  for (std::size_t t = 0; t < sets.size(); ++t) {
+    if (sets[t].held) make_evaluators(sets[t], q, multi ? &sizes : nullptr);
+    any_sampled |= described[t].sampled;
+    r.any_validation |= described[t].validated;
   }
   if (!multi) sizes = sets.front().whole_evaluator().trace_sizes();
   Fitnesses fit(sets, q.aggregate);
@@ -283,6 +467,7 @@ SearchReport run(const SearchRequest& q) {
   io.migrants = q.migrants;
   io.share_among = q.share_among;
   io.threads = q.threads;
+  if (d.on) io.trace_holders = d.holders;
   io.checkpoint = q.checkpoint;
   io.checkpoint_every = q.checkpoint_every;
   io.settings = settings(q, sets);
@@ -299,20 +484,35 @@ SearchReport run(const SearchRequest& q) {
   r.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   r.result = run_islands(grammar, sizes, *fit.ranked, so, io, q.ring);
   r.root = q.ring == nullptr || q.ring->rank() == 0;
+  if (r.root && !r.result.best.eval.valid) throw std::runtime_error("the search found no valid DMM (check the grammar)");
+  if (d.in_job) {
+    finish_divided(q, d, sets, std::move(described), sizes, r);
+    return r;
+  }
   if (!r.root) return r;  // rank 0 has every island's result, and reports
-  if (!r.result.best.eval.valid) throw std::runtime_error("the search found no valid DMM (check the grammar)");
 
   r.found = *r.result.best.spec;
   r.found_eval = r.result.best.eval;
-  if (r.any_validation) measure_finalists(q, r.result, *fit.whole, r);
+  if (r.any_validation) {
+    say(q, fmt::format("measuring the {} finalists on the whole trace...", r.result.finalists.size()));
+    std::vector<const sim::DmmSpec*> specs;
+    for (const Individual& f : r.result.finalists) specs.push_back(&*f.spec);
+    const std::vector<Evaluation> evals = fit.whole->evaluate(specs);
+    say(q, "");
+    pick_found(r.result, evals, r);
+  }
   r.found.name = "found";
   // Exact classes are the trace's sizes: the file carries them, so that the
   // DMM run for real (TAILOR_DMM) has the classes the search measured.
   if (r.found.uses_exact_classes()) r.found.exact_sizes = sizes;
   r.sizes = sizes;
   if (q.pareto && !q.front_dir.empty()) r.front_files = write_front(q.front_dir, r.result.front, sizes);
-  for (const TraceSet& s : sets) r.traces.push_back(describe(s));
-  if (q.compare_builtins) compare_with_builtins(sets, q.aggregate, r);
+  r.traces = std::move(described);
+  if (q.compare_builtins) {
+    std::vector<std::vector<Evaluation>> per;
+    builtins_on(sets, per);
+    compare_with_builtins(std::move(per), sets.size(), q.aggregate, r);
+  }
   return r;
 }
 

@@ -44,6 +44,10 @@ struct SearchRequest {
   unsigned migrate_every = 10;
   unsigned migrants = 2;
   unsigned share_among = 16;
+  /// Under MPI with several traces: every rank holds every trace, instead of
+  /// each trace being held by one rank of each sharing group (the default
+  /// when there are at least as many traces as ranks in a group).
+  bool copy_traces = false;
   std::string checkpoint;  ///< empty: none
   unsigned checkpoint_every = 0;
   std::string resume;  ///< a checkpoint file to continue from (empty: a new search)

@@ -119,11 +119,40 @@ Evaluation SharedEvaluation::combined(Fitness& f, std::vector<Evaluation>& leave
   return f.combine(std::move(parts));
 }
 
+// The same for a fitness of `kind` whose components (traces) one process
+// holds each: such a component is a leaf itself.
+Evaluation SharedEvaluation::combined_top(unsigned kind, std::vector<Evaluation>& leaves) {
+  Fitness& f = *fitness_[kind];
+  std::size_t next = 0;
+  if (holders_.empty()) return combined(f, leaves, next);
+  std::vector<Evaluation> parts;
+  for (std::size_t c = 0; c < f.components(); ++c)
+    parts.push_back(holders_[c] >= 0 ? std::move(leaves.at(next++)) : combined(f.component(c), leaves, next));
+  return f.combine(std::move(parts));
+}
+
 SharedEvaluation::SharedEvaluation(Ring& ring, Fitness& ranked, Fitness* validator, std::size_t islands,
-                                   unsigned threads)
-    : ring_(ring), fitness_{&ranked, validator}, sync_(std::make_unique<Sync>()), threads_(threads) {
-  for (unsigned kind : {kRanked, kValidator})
-    if (fitness_[kind]) leaves_of(*fitness_[kind], leaves_[kind]);
+                                   unsigned threads, std::vector<int> holders)
+    : ring_(ring), fitness_{&ranked, validator}, sync_(std::make_unique<Sync>()), threads_(threads),
+      holders_(std::move(holders)) {
+  for (unsigned kind : {kRanked, kValidator}) {
+    if (!fitness_[kind]) continue;
+    Fitness& f = *fitness_[kind];
+    if (!holders_.empty() && holders_.size() != f.components())
+      throw std::invalid_argument("SharedEvaluation: one holder per component (trace) of the fitness");
+    if (holders_.empty()) {
+      leaves_of(f, leaves_[kind]);
+      holder_[kind].assign(leaves_[kind].size(), -1);
+      continue;
+    }
+    for (std::size_t c = 0; c < f.components(); ++c) {
+      if (holders_[c] >= static_cast<int>(ring_.size()))
+        throw std::invalid_argument("SharedEvaluation: a trace's holder is not a process of the ring");
+      if (holders_[c] >= 0) leaves_[kind].push_back(&f.component(c));
+      else leaves_of(f.component(c), leaves_[kind]);
+      holder_[kind].resize(leaves_[kind].size(), holders_[c]);
+    }
+  }
   for (unsigned kind : {kRanked, kValidator})
     for (std::size_t k = 0; k < islands; ++k) proxies_[kind].push_back(std::make_unique<Proxy>(*this, k, kind));
   sync_->simulations[kRanked] = ranked.simulations();
@@ -214,6 +243,7 @@ struct SharedEvaluation::Unit {
   simulate::AllocatorSpec run;  // a run unit's
   bool is_run;
   double work;                  // Fitness::work: a run's, or a DMM's allocators' summed
+  int holder = -1;              // the process that holds its trace and measures it (-1: from the queue)
 };
 
 // What this process's islands ask: each waiting island's DMMs as keys (its
@@ -265,13 +295,17 @@ std::vector<SharedEvaluation::Unit> SharedEvaluation::units_of(std::vector<Need>
                                                                const std::vector<Group>& groups) const {
   std::vector<Unit> units;
   for (std::size_t i = 0; i < needs.size(); ++i) needs[i].per_component.resize(leaves_[needs[i].kind].size());
+  std::vector<Unit> held;  // measured by their holder, not handed out
   for (const auto& [kind, c] : groups) {
     Fitness& f = *leaves_[kind][c];
     std::vector<const simulate::DmmSpec*> specs;
     for (const Need& need : needs)
       if (need.kind == kind) specs.push_back(&need.spec);
     if (specs.empty()) continue;
-    if (auto* e = dynamic_cast<Evaluator*>(&f)) {
+    if (const int holder = holder_[kind][c]; holder >= 0) {
+      for (std::size_t i = 0; i < needs.size(); ++i)
+        if (needs[i].kind == kind) held.push_back({kind, c, i, {}, false, 0, holder});
+    } else if (auto* e = dynamic_cast<Evaluator*>(&f)) {
       for (simulate::AllocatorSpec& a : e->missing_runs(specs)) {
         const double work = f.work(a);
         units.push_back({kind, c, 0, std::move(a), true, work});
@@ -291,8 +325,9 @@ std::vector<SharedEvaluation::Unit> SharedEvaluation::units_of(std::vector<Need>
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return cost[x] > cost[y]; });
   std::vector<Unit> sorted;
-  sorted.reserve(units.size());
+  sorted.reserve(units.size() + held.size());
   for (std::size_t i : order) sorted.push_back(std::move(units[i]));
+  for (Unit& u : held) sorted.push_back(std::move(u));
   return sorted;
 }
 
@@ -343,19 +378,32 @@ void SharedEvaluation::exchange_measures(const std::vector<Unit>& units, std::ve
     std::memcpy(item.data() + sizeof i, &seconds, sizeof seconds);
     mine.push_back(std::move(item += measure));
   };
-  for (;;) {
-    costs_.bookkeeping += since(t0);
-    const std::uint64_t first = ring_.ticket(batch);
-    costs_.exchanging += since(t0);
-    if (first >= units.size()) break;
-    const std::size_t end = std::min<std::size_t>(units.size(), first + batch);
+  // The units of the traces this process holds first (as one batch), then
+  // the queue's.
+  const std::size_t queued = static_cast<std::size_t>(
+      std::find_if(units.begin(), units.end(), [](const Unit& u) { return u.holder >= 0; }) - units.begin());
+  std::vector<std::size_t> mine_held;
+  for (std::size_t i = queued; i < units.size(); ++i)
+    if (units[i].holder == static_cast<int>(me)) mine_held.push_back(i);
+  for (bool holding = !mine_held.empty();; holding = false) {
+    std::vector<std::size_t> batch_units;
+    if (holding) {
+      batch_units = mine_held;
+    } else {
+      if (queued == 0) break;
+      costs_.bookkeeping += since(t0);
+      const std::uint64_t first = ring_.ticket(batch);
+      costs_.exchanging += since(t0);
+      if (first >= queued) break;
+      for (std::size_t i = first; i < std::min<std::size_t>(queued, first + batch); ++i) batch_units.push_back(i);
+    }
     // The batch's units of each fitness together: runs in parallel.
     std::set<Group> batch_groups;
-    for (std::size_t i = first; i < end; ++i) batch_groups.emplace(units[i].kind, units[i].component);
+    for (std::size_t i : batch_units) batch_groups.emplace(units[i].kind, units[i].component);
     for (const auto& [kind, c] : batch_groups) {
       Fitness& f = fitness_of(kind, c);
       std::vector<std::size_t> runs, dmms;
-      for (std::size_t i = first; i < end; ++i)
+      for (std::size_t i : batch_units)
         if (units[i].kind == kind && units[i].component == c) (units[i].is_run ? runs : dmms).push_back(i);
       auto measured = [&](const std::vector<std::size_t>& which, std::vector<std::string> measures) {
         // The time of a batch shared among its units by their work.
@@ -387,7 +435,7 @@ void SharedEvaluation::exchange_measures(const std::vector<Unit>& units, std::ve
   costs_.bookkeeping += since(t0);
   const std::vector<std::string> results = ring_.allgather(measures);
   costs_.exchanging += since(t0);
-  ring_.reset_tickets();  // every process is past its last ticket of the round
+  if (queued > 0) ring_.reset_tickets();  // every process is past its last ticket of the round
   std::vector<double> seconds(units.size(), -1);
   for (unsigned r = 0; r < processes; ++r)
     for (std::string& item : unframe(results.at(r))) {
@@ -396,7 +444,7 @@ void SharedEvaluation::exchange_measures(const std::vector<Unit>& units, std::ve
       if (item.size() < sizeof i + sizeof s) throw std::runtime_error("a process's measures are cut");
       std::memcpy(&i, item.data(), sizeof i);
       std::memcpy(&s, item.data() + sizeof i, sizeof s);
-      if (i >= units.size() || seconds[i] >= 0)
+      if (i >= units.size() || seconds[i] >= 0 || (units[i].holder >= 0 && units[i].holder != static_cast<int>(r)))
         throw std::runtime_error("a process sent a measure of a unit it was not handed");
       seconds[i] = std::max(0.0, s);
       const Unit& u = units[i];
@@ -407,7 +455,7 @@ void SharedEvaluation::exchange_measures(const std::vector<Unit>& units, std::ve
   // Learned in the units' order, so that every process's cost model is the same.
   for (std::size_t i = 0; i < units.size(); ++i) {
     if (seconds[i] < 0) throw std::runtime_error("no process sent the measure of a unit of work");
-    learn(units[i], seconds[i]);
+    if (units[i].holder < 0) learn(units[i], seconds[i]);
   }
   costs_.bookkeeping += since(t0);
 }
@@ -417,7 +465,7 @@ void SharedEvaluation::exchange_measures(const std::vector<Unit>& units, std::ve
 void SharedEvaluation::assemble(std::vector<Need>& needs, const std::vector<Group>& groups) {
   for (const auto& [kind, c] : groups) {
     auto* e = dynamic_cast<Evaluator*>(leaves_[kind][c]);
-    if (!e) continue;
+    if (!e || holder_[kind][c] >= 0) continue;
     std::vector<const simulate::DmmSpec*> specs;
     std::vector<std::size_t> which;
     for (std::size_t i = 0; i < needs.size(); ++i)
@@ -480,10 +528,7 @@ bool SharedEvaluation::round(std::vector<Slot>& slots) {
     costs_.assembling += since(t0);
     for (unsigned kind : {kRanked, kValidator})
       if (fitness_[kind]) sync_->simulations[kind] = fitness_[kind]->simulations();
-    for (Need& need : needs) {
-      std::size_t next = 0;
-      measured_[need.kind][need.key] = combined(*fitness_[need.kind], need.per_component, next);
-    }
+    for (Need& need : needs) measured_[need.kind][need.key] = combined_top(need.kind, need.per_component);
   }
   answer(slots);
   costs_.bookkeeping += since(t0);

@@ -42,8 +42,14 @@ class SharedEvaluation {
  public:
   /// `ranked` and `validator` (may be null) evaluate on this process; every
   /// process has the same, over the same traces. `islands`: this process's.
-  /// `threads`: the units of work this process takes at once (and runs in parallel).
-  SharedEvaluation(Ring& ring, Fitness& ranked, Fitness* validator, std::size_t islands, unsigned threads = 1);
+  /// `threads`: the units of work this process takes at once (and runs in
+  /// parallel). `holders`: for fitnesses over several traces whose traces
+  /// are divided among the processes (one component per trace), the
+  /// process (rank in `ring`) that alone holds each trace and measures every
+  /// DMM on it, -1 for a trace every process holds; empty: every process
+  /// holds every trace. A held trace's component is a placeholder elsewhere.
+  SharedEvaluation(Ring& ring, Fitness& ranked, Fitness* validator, std::size_t islands, unsigned threads = 1,
+                   std::vector<int> holders = {});
   ~SharedEvaluation();
   SharedEvaluation(const SharedEvaluation&) = delete;
   SharedEvaluation& operator=(const SharedEvaluation&) = delete;
@@ -93,15 +99,18 @@ class SharedEvaluation {
   void answer(std::vector<Slot>& slots);
 
   static Evaluation combined(Fitness& f, std::vector<Evaluation>& leaves, std::size_t& next);
+  Evaluation combined_top(unsigned kind, std::vector<Evaluation>& leaves);
 
   Ring& ring_;
   Fitness* fitness_[2];
-  std::vector<Fitness*> leaves_[2];  // what each is made of, down to fitnesses made of none
+  std::vector<Fitness*> leaves_[2];  // what each is made of, down to fitnesses made of none or held by one process
+  std::vector<int> holder_[2];       // each leaf's holder (-1: every process)
   std::vector<std::unique_ptr<Proxy>> proxies_[2];
   struct Sync;
   std::unique_ptr<Sync> sync_;
   Slot* slots_ = nullptr;  // run()'s, while it runs
   unsigned threads_;
+  std::vector<int> holders_;  // per component (trace); empty: every process holds every trace
   // What every process knows alike: the measures taken, and the cost model.
   std::unordered_map<std::string, Evaluation> measured_[2];
   std::map<std::string, Rate> rates_;
