@@ -29,6 +29,7 @@
 #include "deploy/validation.h"
 #include "search/evolution.h"
 #include "search/islands.h"
+#include "search/job_watch.h"
 #include "search/search.h"
 #if TAILOR_MPI
 #include "search/mpi_job.h"
@@ -343,6 +344,9 @@ int search_cmd(const SearchCmdOptions& o) {
   if (world > 0) {
     const std::unique_ptr<srch::mpi::Job> job = srch::mpi::open_job(layout::find(layout::Item::kMpiPlugin).string());
     try {
+      // If a rank dies, mpirun stops the others: they name it and the checkpoint to resume from.
+      srch::note_checkpoint_plan(o.checkpoint, o.checkpoint_every);
+      const srch::JobWatch watch(job->world());
       return search_run(o, &job->world());
     } catch (const std::exception& e) {
       job->abort(e.what());  // the other ranks may wait for this one: end the job

@@ -12,6 +12,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "search/job_watch.h"
 #include "search/shared_evaluation.h"
 #include "util/random.h"
 #include "util/file.h"
@@ -300,7 +301,10 @@ SearchResult run_islands(const Grammar& grammar, const std::vector<std::uint64_t
     each([&](std::size_t k) { islands[k].step(); });
     if (migrating_on && generation % io.migrate_every == 0) timed(migrating, migrate);
     if (!io.checkpoint.empty() && generation % io.checkpoint_every == 0)
-      timed(checkpointing, [&] { checkpoint(generation); });
+      timed(checkpointing, [&] {
+        checkpoint(generation);
+        note_checkpoint(io.checkpoint, generation);  // for a rank's last words (job_watch.h)
+      });
     report(generation);
     if (ring == nullptr && options.stop && options.stop()) break;  // the caller's budget (SearchOptions::stop)
   }

@@ -12,11 +12,11 @@ Records two tiny bundled workloads, then checks:
 - checkpoints: a search resumed from a checkpoint prints what the
   uninterrupted search prints; a mismatched or damaged checkpoint is an error
   naming the file and the field;
-- --mpi: `mpirun -np 2 --oversubscribe tailor search` prints what
-  `tailor search --islands 2` prints, twice the same; with `--islands 1`
-  what one process prints; `mpirun -np 3 --share-among 2` what
-  `--islands 3` prints; a rank killed mid-run
-  ends the job with a non-zero status and the message naming the rank, and
+- --mpi: `mpirun -np 2 --oversubscribe tailor search` over two traces (each
+  held by one rank) prints what one process prints; with `--islands 2` what
+  `tailor search --islands 2` prints, twice the same; `mpirun -np 3
+  --islands 3 --share-among 2` what `--islands 3` prints; a rank killed mid-run ends the job with a non-zero
+  status and tailor's message naming the dead rank and the checkpoint, and
   the last checkpoint is whole (a search resumed from it in one process
   equals the uninterrupted one); `tailor` does not link libmpi, and a
   missing or broken MPI plugin is an error naming the file;
@@ -199,7 +199,10 @@ elif MODE[0] == "--mpi":
         job.kill()
         out, err = job.communicate()
     check(job.returncode != 0, f"the job ends with a non-zero status ({job.returncode})")
-    check("rank 1" in err, "the message names the dead rank: " + " ".join(err.split())[:300])
+    words = " ".join(err.split())
+    check(f"tailor: rank 0: the job is ending: rank 1 (pid {victim}) ended" in words and
+          f"the search resumes from its last checkpoint, {ck} (generation" in words and f"--resume {ck}" in words,
+          "tailor's message names the dead rank and the checkpoint: " + words[-600:])
     saved = json.load(open(ck))  # whole: it parses
     g = saved["generation"]
     check(g >= 1 and len(saved["islands"]) == 1, f"the last checkpoint is whole (generation {g}, 1 island)")
