@@ -229,8 +229,8 @@ SearchResult run_islands(const Grammar& grammar, const std::vector<std::uint64_t
       !(processes > 1 && sharing->size() > 1))
     throw std::invalid_argument("run_islands: traces divided among processes that do not share evaluations");
   if (processes > 1 && sharing->size() > 1)
-    shared = std::make_unique<SharedEvaluation>(*sharing, fitness, options.validator, last - first, io.threads,
-                                                io.trace_holders);
+    shared = std::make_unique<SharedEvaluation>(*sharing, fitness, options.validator, last - first,
+                                                SharedEvaluation::Sharing{io.threads, everywhere, io.trace_holders});
   std::vector<SearchOptions> opts;
   std::vector<Island> islands;
   opts.reserve(last - first);

@@ -10,6 +10,7 @@
 
 #include <mpi.h>
 
+#include <sched.h>
 #include <time.h>
 
 #include <algorithm>
@@ -27,21 +28,24 @@ void nap() {
   nanosleep(&pause, nullptr);
 }
 
-// Completes the requests: testing them in a loop for the first 50 us (an
-// exchange among ranks that finished together completes in a few), then
-// napping between tests.
+// Completes the requests: testing them, yielding the core between tests,
+// for the first 2 ms (ranks that finish a round together exchange in a few
+// microseconds, and a nap would add its length to every exchange), then
+// napping between tests, so that on an oversubscribed machine a rank that
+// waits long does not take the core the one it waits for needs.
 void wait_all(MPI_Request* requests, int count) {
   timespec start{}, now{};
   clock_gettime(CLOCK_MONOTONIC, &start);
-  for (bool spinning = true;;) {
+  for (bool eager = true;;) {
     int done = 0;
     MPI_Testall(count, requests, &done, MPI_STATUSES_IGNORE);
     if (done) return;
-    if (spinning) {
+    if (eager) {
       clock_gettime(CLOCK_MONOTONIC, &now);
-      spinning = (now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec) < 50000;
+      eager = (now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec) < 2000000;
     }
-    if (!spinning) nap();
+    if (eager) sched_yield();
+    else nap();
   }
 }
 

@@ -132,9 +132,9 @@ Evaluation SharedEvaluation::combined_top(unsigned kind, std::vector<Evaluation>
 }
 
 SharedEvaluation::SharedEvaluation(Ring& ring, Fitness& ranked, Fitness* validator, std::size_t islands,
-                                   unsigned threads, std::vector<int> holders)
-    : ring_(ring), fitness_{&ranked, validator}, sync_(std::make_unique<Sync>()), threads_(threads),
-      holders_(std::move(holders)) {
+                                   const Sharing& sharing)
+    : ring_(ring), fitness_{&ranked, validator}, sync_(std::make_unique<Sync>()), threads_(sharing.threads),
+      same_islands_(sharing.same_islands), holders_(sharing.holders) {
   for (unsigned kind : {kRanked, kValidator}) {
     if (!fitness_[kind]) continue;
     Fitness& f = *fitness_[kind];
@@ -247,7 +247,9 @@ struct SharedEvaluation::Unit {
 };
 
 // What this process's islands ask: each waiting island's DMMs as keys (its
-// slots are this thread's until answered); "through" when none waits.
+// slots are this thread's until answered), those not measured yet in the
+// message (every process has the same measures); "through" when none waits.
+// With the same islands on every process, only the keys.
 std::string SharedEvaluation::asks_of(std::vector<Slot>& slots) {
   nlohmann::json asks = nlohmann::json::array();
   bool through = true;
@@ -257,12 +259,32 @@ std::string SharedEvaluation::asks_of(std::vector<Slot>& slots) {
     s.keys.assign(s.specs->size(), std::string());
     nlohmann::json keys = nlohmann::json::array();
     for (std::size_t i = 0; i < s.specs->size(); ++i) {
-      if ((*s.specs)[i]) s.keys[i] = simulate::to_json(*(*s.specs)[i]).dump();
-      keys.push_back(s.keys[i]);
+      if (!(*s.specs)[i]) continue;
+      s.keys[i] = simulate::to_json(*(*s.specs)[i]).dump();
+      if (!same_islands_ && !measured_[s.kind].count(s.keys[i])) keys.push_back(s.keys[i]);
     }
-    asks.push_back({{"kind", s.kind}, {"keys", std::move(keys)}});
+    if (!same_islands_) asks.push_back({{"kind", s.kind}, {"keys", std::move(keys)}});
   }
+  if (same_islands_) return {};
   return nlohmann::json{{"through", through}, {"asks", asks}}.dump();
+}
+
+// With the same islands on every process: the DMMs this process's islands
+// ask that are not measured, each once (the same on every process, which
+// asks the same); true when the islands are through.
+bool SharedEvaluation::own_needs(const std::vector<Slot>& slots, std::vector<Need>& needs) {
+  std::set<std::pair<unsigned, std::string>> seen;
+  bool through = true;
+  for (const Slot& s : slots) {
+    if (s.done) continue;
+    through = false;
+    for (std::size_t i = 0; i < s.keys.size(); ++i) {
+      const std::string& key = s.keys[i];
+      if (key.empty() || measured_[s.kind].count(key) || !seen.emplace(s.kind, key).second) continue;
+      needs.push_back({s.kind, key, *(*s.specs)[i], {}});
+    }
+  }
+  return through;
 }
 
 // The DMMs no process has measured, in rank order, each once; true when
@@ -334,10 +356,9 @@ std::vector<SharedEvaluation::Unit> SharedEvaluation::units_of(std::vector<Need>
 // The kind of work a unit is, for the cost model: an allocator's mechanism,
 // structure and fit (a first-fit list walks where a segregated one does
 // not), or a whole DMM.
-std::string SharedEvaluation::cost_class(const Unit& u) {
-  if (!u.is_run) return "dmm";
-  return std::to_string(static_cast<int>(u.run.mechanism)) + "/" + std::to_string(static_cast<int>(u.run.structure)) +
-         "/" + std::to_string(static_cast<int>(u.run.fit));
+SharedEvaluation::CostClass SharedEvaluation::cost_class(const Unit& u) {
+  if (!u.is_run) return {-1, -1, -1};
+  return {static_cast<int>(u.run.mechanism), static_cast<int>(u.run.structure), static_cast<int>(u.run.fit)};
 }
 
 // A unit's predicted seconds: its work at the seconds per operation measured
@@ -507,14 +528,19 @@ bool SharedEvaluation::round(std::vector<Slot>& slots) {
   }
   costs_.waiting += since(t0);
   const std::string message = asks_of(slots);
-  costs_.bytes += message.size();
-  costs_.bookkeeping += since(t0);
-  const std::vector<std::string> parts = ring_.allgather(message);
-  costs_.exchanging += since(t0);
-  ++costs_.rounds;
-
   std::vector<Need> needs;
-  if (collect_needs(parts, needs)) {
+  bool through = false;
+  ++costs_.rounds;
+  if (same_islands_) {
+    through = own_needs(slots, needs);
+  } else {
+    costs_.bytes += message.size();
+    costs_.bookkeeping += since(t0);
+    const std::vector<std::string> parts = ring_.allgather(message);
+    costs_.exchanging += since(t0);
+    through = collect_needs(parts, needs);
+  }
+  if (through) {
     costs_.bookkeeping += since(t0);
     return false;
   }

@@ -29,6 +29,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -40,16 +41,24 @@ namespace tailor::search {
 
 class SharedEvaluation {
  public:
+  struct Sharing {
+    /// The units of work this process takes at once (and runs in parallel).
+    unsigned threads = 1;
+    /// Every process runs the same islands (fewer islands than processes):
+    /// they ask the same DMMs everywhere, so the asks are not exchanged.
+    bool same_islands = false;
+    /// For fitnesses over several traces whose traces are divided among
+    /// the processes (one component per trace): the process (rank in the
+    /// ring) that alone holds each trace and measures every DMM on it, -1
+    /// for a trace every process holds; empty: every process holds every
+    /// trace. A held trace's component is a placeholder elsewhere.
+    std::vector<int> holders;
+  };
   /// `ranked` and `validator` (may be null) evaluate on this process; every
   /// process has the same, over the same traces. `islands`: this process's.
-  /// `threads`: the units of work this process takes at once (and runs in
-  /// parallel). `holders`: for fitnesses over several traces whose traces
-  /// are divided among the processes (one component per trace), the
-  /// process (rank in `ring`) that alone holds each trace and measures every
-  /// DMM on it, -1 for a trace every process holds; empty: every process
-  /// holds every trace. A held trace's component is a placeholder elsewhere.
-  SharedEvaluation(Ring& ring, Fitness& ranked, Fitness* validator, std::size_t islands, unsigned threads = 1,
-                   std::vector<int> holders = {});
+  SharedEvaluation(Ring& ring, Fitness& ranked, Fitness* validator, std::size_t islands, const Sharing& sharing);
+  SharedEvaluation(Ring& ring, Fitness& ranked, Fitness* validator, std::size_t islands)
+      : SharedEvaluation(ring, ranked, validator, islands, Sharing{}) {}
   ~SharedEvaluation();
   SharedEvaluation(const SharedEvaluation&) = delete;
   SharedEvaluation& operator=(const SharedEvaluation&) = delete;
@@ -84,6 +93,7 @@ class SharedEvaluation {
   using Group = std::pair<unsigned, std::size_t>;  // (fitness, component)
   std::string asks_of(std::vector<Slot>& slots);
   bool collect_needs(const std::vector<std::string>& parts, std::vector<Need>& needs);
+  bool own_needs(const std::vector<Slot>& slots, std::vector<Need>& needs);
   std::vector<Unit> units_of(std::vector<Need>& needs, const std::vector<Group>& groups) const;
   void exchange_measures(const std::vector<Unit>& units, std::vector<Need>& needs, TimePoint& t0);
   // The cost model the units are handed out by, costliest first: seconds
@@ -92,7 +102,8 @@ class SharedEvaluation {
   struct Rate {
     double seconds = 0, work = 0;
   };
-  static std::string cost_class(const Unit& u);
+  using CostClass = std::tuple<int, int, int>;  // mechanism, structure, fit (-1s: a DMM)
+  static CostClass cost_class(const Unit& u);
   double cost_of(const Unit& u) const;
   void learn(const Unit& u, double seconds);
   void assemble(std::vector<Need>& needs, const std::vector<Group>& groups);
@@ -110,10 +121,11 @@ class SharedEvaluation {
   std::unique_ptr<Sync> sync_;
   Slot* slots_ = nullptr;  // run()'s, while it runs
   unsigned threads_;
+  bool same_islands_;
   std::vector<int> holders_;  // per component (trace); empty: every process holds every trace
   // What every process knows alike: the measures taken, and the cost model.
   std::unordered_map<std::string, Evaluation> measured_[2];
-  std::map<std::string, Rate> rates_;
+  std::map<CostClass, Rate> rates_;
   Rate all_;
   Costs costs_;
 };
