@@ -124,13 +124,6 @@ std::uint64_t CommRing::ticket(std::uint64_t count) {
   return before;
 }
 
-void CommRing::reset_tickets() {
-  if (rank_ != 0) return;
-  const std::uint64_t zero = 0;
-  std::uint64_t before = 0;
-  MPI_Fetch_and_op(&zero, &before, MPI_UINT64_T, 0, 0, MPI_REPLACE, comm_->tickets);
-  MPI_Win_flush(0, comm_->tickets);
-}
 
 std::unique_ptr<Ring> CommRing::split(unsigned group_size) {
   auto group = std::make_unique<Comm>();

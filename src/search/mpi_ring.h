@@ -41,7 +41,6 @@ class CommRing : public Ring {
   /// MPI_Fetch_and_op on a window at the communicator's rank 0 (passive
   /// target: rank 0 need not be in an MPI call for another to take one).
   std::uint64_t ticket(std::uint64_t count) override;
-  void reset_tickets() override;
   std::unique_ptr<Ring> split(unsigned group_size) override;
 
  protected:

@@ -29,12 +29,9 @@ class Ring {
   virtual std::vector<std::string> allgather(const std::string& message) = 0;
   /// A counter the processes share, for handing work out as it is done
   /// (shared_evaluation.h): adds `count` to it and returns its value before,
-  /// without waiting for the other processes (one-sided). Starts at 0.
+  /// without waiting for the other processes (one-sided). Starts at 0 and
+  /// only grows.
   virtual std::uint64_t ticket(std::uint64_t count) = 0;
-  /// Sets the counter back to 0. Every process calls it at the same point,
-  /// where no process takes tickets (right after a collective that follows
-  /// every process's last ticket of a round).
-  virtual void reset_tickets() = 0;
   /// The processes of this one's group (ranks [g x size, (g + 1) x size),
   /// the last group possibly smaller) as a ring of their own. Every process
   /// calls it.

@@ -353,36 +353,48 @@ std::vector<SharedEvaluation::Unit> SharedEvaluation::units_of(std::vector<Need>
   return sorted;
 }
 
-// The kind of work a unit is, for the cost model: an allocator's mechanism,
-// structure and fit (a first-fit list walks where a segregated one does
-// not), or a whole DMM.
-SharedEvaluation::CostClass SharedEvaluation::cost_class(const Unit& u) {
-  if (!u.is_run) return {-1, -1, -1};
-  return {static_cast<int>(u.run.mechanism), static_cast<int>(u.run.structure), static_cast<int>(u.run.fit)};
+// The kinds of work a unit is, for the cost model, from the narrowest: an
+// allocator's mechanism, structure, fit, policy, coalescing and splitting on
+// one view of one trace (a first-fit list walks where a segregated one does
+// not, and walks longer on a larger heap), then without the last three,
+// then any unit on that view, then any unit at all. A whole DMM has
+// mechanism -1.
+std::array<SharedEvaluation::CostClass, 4> SharedEvaluation::cost_classes(const Unit& u) {
+  constexpr int kAny = -2;
+  const int kind = static_cast<int>(u.kind), c = static_cast<int>(u.component);
+  const simulate::AllocatorSpec& a = u.run;
+  const int mechanism = u.is_run ? static_cast<int>(a.mechanism) : -1;
+  const int structure = u.is_run ? static_cast<int>(a.structure) : -1, fit = u.is_run ? static_cast<int>(a.fit) : -1;
+  return {CostClass{kind, c, mechanism, structure, fit, u.is_run ? static_cast<int>(a.policy) : -1,
+                    u.is_run ? a.coalesce : -1, u.is_run ? a.split : -1},
+          CostClass{kind, c, mechanism, structure, fit, kAny, kAny, kAny},
+          CostClass{kind, c, kAny, kAny, kAny, kAny, kAny, kAny},
+          CostClass{kAny, kAny, kAny, kAny, kAny, kAny, kAny, kAny}};
 }
 
 // A unit's predicted seconds: its work at the seconds per operation measured
-// so far for its class (for all units while its class has none; the work
-// itself before any is measured). Every process learns the same (learn()).
+// so far for the narrowest of its classes that has any (the work itself
+// before any unit is measured). Every process learns the same (learn()).
 double SharedEvaluation::cost_of(const Unit& u) const {
-  auto rate = [](const Rate& r) { return r.work > 0 ? r.seconds / r.work : 0.0; };
-  auto it = rates_.find(cost_class(u));
-  if (it != rates_.end() && it->second.work > 0) return u.work * rate(it->second);
-  if (all_.work > 0) return u.work * rate(all_);
+  for (const CostClass& k : cost_classes(u))
+    if (auto it = rates_.find(k); it != rates_.end() && it->second.work > 0)
+      return u.work * it->second.seconds / it->second.work;
   return u.work;
 }
 
 void SharedEvaluation::learn(const Unit& u, double seconds) {
-  Rate& r = rates_[cost_class(u)];
-  r.seconds += seconds;
-  r.work += u.work;
-  all_.seconds += seconds;
-  all_.work += u.work;
+  for (const CostClass& k : cost_classes(u)) {
+    Rate& r = rates_[k];
+    r.seconds += seconds;
+    r.work += u.work;
+  }
 }
 
 // The units are handed out as they are done: each process takes the next
 // `threads_` of them from a counter the processes share (Ring::ticket, one
-// sided: nobody waits to hand them out), measures them (runs made and kept,
+// sided: nobody waits to hand them out; the counter only grows, and a
+// round's tickets start where the last round's moved it, which every
+// process learns from the others' measures), measures them (runs made and kept,
 // DMMs measured) and takes more until none is left, so that a round ends
 // when its work does, whichever process was faster or had the costlier
 // units. Then every process sends what it measured (each with its unit's
@@ -391,6 +403,7 @@ void SharedEvaluation::exchange_measures(const std::vector<Unit>& units, std::ve
   auto fitness_of = [&](unsigned kind, std::size_t c) -> Fitness& { return *leaves_[kind][c]; };
   const unsigned processes = ring_.size(), me = ring_.rank();
   const std::uint64_t batch = std::max(1u, threads_);
+  std::uint64_t taken = 0;  // tickets this process took this round
   std::vector<std::string> mine;
   auto put = [&](std::size_t index, double seconds, std::string measure) {
     std::string item(sizeof(std::uint64_t) + sizeof(double), '\0');
@@ -413,9 +426,12 @@ void SharedEvaluation::exchange_measures(const std::vector<Unit>& units, std::ve
     } else {
       if (queued == 0) break;
       costs_.bookkeeping += since(t0);
-      const std::uint64_t first = ring_.ticket(batch);
+      const std::uint64_t ticket = ring_.ticket(batch);
       costs_.exchanging += since(t0);
-      if (first >= queued) break;
+      taken += batch;
+      if (ticket < tickets_) throw std::logic_error("SharedEvaluation: a ticket of an earlier round");
+      if (ticket - tickets_ >= queued) break;
+      const std::size_t first = static_cast<std::size_t>(ticket - tickets_);
       for (std::size_t i = first; i < std::min<std::size_t>(queued, first + batch); ++i) batch_units.push_back(i);
     }
     // The batch's units of each fitness together: runs in parallel.
@@ -451,15 +467,25 @@ void SharedEvaluation::exchange_measures(const std::vector<Unit>& units, std::ve
       }
     }
   }
+  // First, how far this process moved the counter: the next round's
+  // tickets start where every process's together moved it.
+  std::string moved(sizeof taken, '\0');
+  std::memcpy(moved.data(), &taken, sizeof taken);
+  mine.insert(mine.begin(), std::move(moved));
   const std::string measures = frame(mine);
   costs_.bytes += measures.size();
   costs_.bookkeeping += since(t0);
   const std::vector<std::string> results = ring_.allgather(measures);
   costs_.exchanging += since(t0);
-  if (queued > 0) ring_.reset_tickets();  // every process is past its last ticket of the round
   std::vector<double> seconds(units.size(), -1);
-  for (unsigned r = 0; r < processes; ++r)
-    for (std::string& item : unframe(results.at(r))) {
+  for (unsigned r = 0; r < processes; ++r) {
+    std::vector<std::string> items = unframe(results.at(r));
+    std::uint64_t moved_by = 0;
+    if (items.empty() || items.front().size() != sizeof moved_by) throw std::runtime_error("a process's measures are cut");
+    std::memcpy(&moved_by, items.front().data(), sizeof moved_by);
+    tickets_ += moved_by;
+    for (std::size_t k = 1; k < items.size(); ++k) {
+      std::string& item = items[k];
       std::uint64_t i = 0;
       double s = 0;
       if (item.size() < sizeof i + sizeof s) throw std::runtime_error("a process's measures are cut");
@@ -473,6 +499,7 @@ void SharedEvaluation::exchange_measures(const std::vector<Unit>& units, std::ve
       if (!u.is_run) needs[u.need].per_component[u.component] = evaluation_from_json(nlohmann::json::parse(measure));
       else if (r != me) dynamic_cast<Evaluator&>(fitness_of(u.kind, u.component)).add_run(u.run, measure);
     }
+  }
   // Learned in the units' order, so that every process's cost model is the same.
   for (std::size_t i = 0; i < units.size(); ++i) {
     if (seconds[i] < 0) throw std::runtime_error("no process sent the measure of a unit of work");

@@ -23,13 +23,13 @@
 // whichever process is slower or drew the costlier units.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
-#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -102,8 +102,8 @@ class SharedEvaluation {
   struct Rate {
     double seconds = 0, work = 0;
   };
-  using CostClass = std::tuple<int, int, int>;  // mechanism, structure, fit (-1s: a DMM)
-  static CostClass cost_class(const Unit& u);
+  using CostClass = std::array<int, 8>;
+  static std::array<CostClass, 4> cost_classes(const Unit& u);
   double cost_of(const Unit& u) const;
   void learn(const Unit& u, double seconds);
   void assemble(std::vector<Need>& needs, const std::vector<Group>& groups);
@@ -126,7 +126,7 @@ class SharedEvaluation {
   // What every process knows alike: the measures taken, and the cost model.
   std::unordered_map<std::string, Evaluation> measured_[2];
   std::map<CostClass, Rate> rates_;
-  Rate all_;
+  std::uint64_t tickets_ = 0;  // the shared counter's value where this round's tickets start
   Costs costs_;
 };
 

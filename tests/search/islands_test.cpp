@@ -242,9 +242,6 @@ class ThreadRing : public srch::Ring {
     return all;
   }
   std::uint64_t ticket(std::uint64_t count) override { return s_.tickets.fetch_add(count); }
-  void reset_tickets() override {
-    if (rank_ == 0) s_.tickets = 0;
-  }
   std::unique_ptr<srch::Ring> split(unsigned group_size) override {
     const unsigned first = rank_ / group_size * group_size;
     Shared* group;
