@@ -453,6 +453,53 @@ TEST(SharedEvaluation, AFitnessOverSeveralTracesIsSharedOutByTrace) {
   EXPECT_GT(a[1].asked.size() + b[1].asked.size() + c[1].asked.size(), 0u);
 }
 
+// Traces divided among the processes: a trace's component is measured only
+// by its holder (a placeholder that must not be asked stands in elsewhere),
+// and every process still gets the combined measure.
+class MustNotBeAsked : public srch::Fitness {
+ public:
+  std::vector<srch::Evaluation> evaluate(const std::vector<const sim::DmmSpec*>&) override {
+    throw std::logic_error("a placeholder was asked");
+  }
+  std::uint64_t simulations() const noexcept override { return 0; }
+};
+
+TEST(SharedEvaluation, ADividedTraceIsMeasuredByItsHolderOnly) {
+  std::vector<sim::DmmSpec> specs;
+  for (const std::string& m : kNames) specs.push_back(spec_of(m));
+  ThreadRing::Shared shared(2);
+  std::vector<Recording> held(2);  // process p holds trace p
+  MustNotBeAsked elsewhere[2];
+  std::vector<std::vector<srch::Evaluation>> got(2);
+  std::vector<std::thread> processes;
+  for (unsigned p = 0; p < 2; ++p)
+    processes.emplace_back([&, p] {
+      std::vector<srch::Fitness*> traces = {p == 0 ? static_cast<srch::Fitness*>(&held[0]) : &elsewhere[0],
+                                            p == 1 ? static_cast<srch::Fitness*>(&held[1]) : &elsewhere[1]};
+      srch::MultiEvaluator mean(traces, srch::Aggregate::kMean);
+      ThreadRing ring(shared, p);
+      srch::SharedEvaluation ev(ring, mean, nullptr, 1, srch::SharedEvaluation::Sharing{1, true, {0, 1}});
+      ev.run([&](std::size_t k) {
+        std::vector<const sim::DmmSpec*> all;
+        for (const auto& s : specs) all.push_back(&s);
+        got[p] = ev.ranked(k).evaluate(all);
+      });
+    });
+  for (auto& t : processes) t.join();
+  Recording ra, rb;
+  srch::MultiEvaluator direct({&ra, &rb}, srch::Aggregate::kMean);
+  std::vector<const sim::DmmSpec*> all;
+  for (const auto& s : specs) all.push_back(&s);
+  const std::vector<srch::Evaluation> expected = direct.evaluate(all);
+  for (unsigned p = 0; p < 2; ++p) {
+    EXPECT_EQ(held[p].asked.size(), specs.size());
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+      EXPECT_EQ(got[p][i].fitness, expected[i].fitness);
+      ASSERT_EQ(got[p][i].per_trace.size(), 2u);
+    }
+  }
+}
+
 // A phase that throws on one process: that process's run() rethrows it once
 // the other process's islands are through; the other's completes.
 TEST(SharedEvaluation, AnIslandsErrorIsRethrownAfterTheOthersAreServed) {
