@@ -116,7 +116,7 @@ std::vector<Evaluation> Evaluator::evaluate(const std::vector<const simulate::Dm
   std::map<std::string, bool> queued;
   for (std::size_t i = 0; i < specs.size(); ++i) {
     if (!specs[i]) continue;
-    keys[i] = simulate::to_json(*specs[i]).dump();
+    keys[i] = simulate::identity(*specs[i]);
     ++lookups_;
     if (cache_.count(keys[i]) || !seen.emplace(keys[i], i).second) continue;
     fresh.push_back(i);
@@ -304,8 +304,6 @@ std::uint64_t MultiEvaluator::simulations() const noexcept {
   return n;
 }
 
-std::string Evaluator::part_key(const simulate::AllocatorSpec& a) {
-  return simulate::to_json(simulate::DmmSpec{"", {a}, {}}).dump();
-}
+std::string Evaluator::part_key(const simulate::AllocatorSpec& a) { return simulate::identity(a); }
 
 }  // namespace tailor::search

@@ -246,10 +246,11 @@ struct SharedEvaluation::Unit {
   int holder = -1;              // the process that holds its trace and measures it (-1: from the queue)
 };
 
-// What this process's islands ask: each waiting island's DMMs as keys (its
-// slots are this thread's until answered), those not measured yet in the
-// message (every process has the same measures); "through" when none waits.
-// With the same islands on every process, only the keys.
+// What this process's islands ask: each waiting island's DMMs as keys
+// (simulate::identity; its slots are this thread's until answered), and in
+// the message the specs of those not measured yet (every process has the
+// same measures); "through" when none waits. With the same islands on every
+// process, only the keys.
 std::string SharedEvaluation::asks_of(std::vector<Slot>& slots) {
   nlohmann::json asks = nlohmann::json::array();
   bool through = true;
@@ -260,8 +261,9 @@ std::string SharedEvaluation::asks_of(std::vector<Slot>& slots) {
     nlohmann::json keys = nlohmann::json::array();
     for (std::size_t i = 0; i < s.specs->size(); ++i) {
       if (!(*s.specs)[i]) continue;
-      s.keys[i] = simulate::to_json(*(*s.specs)[i]).dump();
-      if (!same_islands_ && !measured_[s.kind].count(s.keys[i])) keys.push_back(s.keys[i]);
+      s.keys[i] = simulate::identity(*(*s.specs)[i]);
+      if (!same_islands_ && !measured_[s.kind].count(s.keys[i]))
+        keys.push_back(simulate::to_json(*(*s.specs)[i]).dump());  // the spec itself, for the others
     }
     if (!same_islands_) asks.push_back({{"kind", s.kind}, {"keys", std::move(keys)}});
   }
@@ -299,9 +301,9 @@ bool SharedEvaluation::collect_needs(const std::vector<std::string>& parts, std:
       const unsigned kind = ask.at("kind").get<unsigned>();
       if (kind > kValidator || !fitness_[kind]) throw std::runtime_error("a process asked for an unknown fitness");
       for (const auto& k : ask.at("keys")) {
-        std::string key = k.get<std::string>();
-        if (key.empty() || measured_[kind].count(key) || !seen.emplace(kind, key).second) continue;
-        simulate::DmmSpec spec = simulate::parse_dmm_spec(nlohmann::json::parse(key), "a shared DMM");
+        simulate::DmmSpec spec = simulate::parse_dmm_spec(nlohmann::json::parse(k.get<std::string>()), "a shared DMM");
+        std::string key = simulate::identity(spec);
+        if (measured_[kind].count(key) || !seen.emplace(kind, key).second) continue;
         needs.push_back({kind, std::move(key), std::move(spec), {}});
       }
     }

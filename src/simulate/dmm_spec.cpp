@@ -180,6 +180,49 @@ std::size_t allocator_for(const DmmSpec& spec, std::uint64_t bytes) noexcept {
   return spec.allocators.size() - 1;
 }
 
+namespace {
+
+void put_word(std::string& out, std::uint64_t v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); }
+
+void put_identity(std::string& out, const AllocatorSpec& a) {
+  // Every field operator== compares (the static_assert below catches a new one).
+  put_word(out, a.min);
+  put_word(out, a.max.has_value());
+  put_word(out, a.max.value_or(0));
+  const char small[] = {static_cast<char>(a.mechanism), static_cast<char>(a.structure), static_cast<char>(a.fit),
+                        static_cast<char>(a.policy),    static_cast<char>(a.split),     static_cast<char>(a.coalesce),
+                        static_cast<char>(a.classes.kind), static_cast<char>(a.returns), static_cast<char>(a.area_lists)};
+  out.append(small, sizeof small);
+  put_word(out, a.classes.bounds.size());
+  for (std::uint64_t b : a.classes.bounds) put_word(out, b);
+  put_word(out, a.header);
+  put_word(out, a.alignment);
+  put_word(out, a.granularity);
+  put_word(out, a.chunk);
+}
+static_assert(sizeof(AllocatorSpec) == 104, "AllocatorSpec changed: add the new field to put_identity and operator==");
+
+}  // namespace
+
+std::string identity(const AllocatorSpec& a) {
+  std::string out;
+  out.reserve(128);
+  put_identity(out, a);
+  return out;
+}
+
+std::string identity(const DmmSpec& spec) {
+  std::string out;
+  out.reserve(16 + spec.name.size() + 112 * spec.allocators.size() + 8 * spec.exact_sizes.size());
+  put_word(out, spec.name.size());
+  out += spec.name;
+  put_word(out, spec.allocators.size());
+  for (const AllocatorSpec& a : spec.allocators) put_identity(out, a);
+  put_word(out, spec.exact_sizes.size());
+  for (std::uint64_t v : spec.exact_sizes) put_word(out, v);
+  return out;
+}
+
 bool operator==(const ClassesSpec& a, const ClassesSpec& b) noexcept {
   return a.kind == b.kind && a.bounds == b.bounds;
 }

@@ -99,6 +99,12 @@ void check_covers(const DmmSpec& spec, std::uint64_t largest_request, const std:
 /// The index of the allocator whose range holds a routing size of `bytes` (0 counts as 1).
 std::size_t allocator_for(const DmmSpec& spec, std::uint64_t bytes) noexcept;
 
+/// A byte string that two specs share exactly when they are equal
+/// (operator==): a cache key, much cheaper to make than to_json(s).dump().
+/// Not a file format: it may change between builds.
+std::string identity(const AllocatorSpec& a);
+std::string identity(const DmmSpec& spec);
+
 bool operator==(const ClassesSpec& a, const ClassesSpec& b) noexcept;
 bool operator==(const AllocatorSpec& a, const AllocatorSpec& b) noexcept;
 bool operator==(const DmmSpec& a, const DmmSpec& b) noexcept;

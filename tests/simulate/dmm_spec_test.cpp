@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -27,6 +28,55 @@ TEST(DmmSpec, ShippedSpecsRoundTrip) {
     ++n;
   }
   EXPECT_GE(n, 6);
+}
+
+// An enum field set to another of its values.
+template <typename E>
+void flip(E& e) {
+  e = static_cast<E>(static_cast<int>(e) == 0 ? 1 : 0);
+}
+
+// identity() is a cache key: equal exactly when the specs are (here: the
+// shipped specs against each other, and each against itself changed in one
+// field at a time).
+TEST(DmmSpec, IdentityIsEqualExactlyWhenTheSpecsAre) {
+  std::vector<sim::DmmSpec> specs;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(TAILOR_SHARE_DIR) + "/dmm"))
+    specs.push_back(sim::load_dmm_spec(entry.path().string()));
+  ASSERT_GE(specs.size(), 6u);
+  for (const auto& a : specs)
+    for (const auto& b : specs) EXPECT_EQ(sim::identity(a) == sim::identity(b), a == b) << a.name << " " << b.name;
+  const sim::DmmSpec base = specs.front();
+  EXPECT_EQ(sim::identity(sim::parse_dmm_spec(sim::to_json(base))), sim::identity(base));
+  std::vector<std::function<void(sim::DmmSpec&)>> changes = {
+      [](sim::DmmSpec& s) { s.name += "x"; },
+      [](sim::DmmSpec& s) { s.exact_sizes.push_back(8); },
+      [](sim::DmmSpec& s) { s.allocators.push_back(s.allocators.back()); },
+      [](sim::DmmSpec& s) { s.allocators[0].min += 1; },
+      [](sim::DmmSpec& s) { s.allocators[0].max = s.allocators[0].max ? std::nullopt : std::optional<std::uint64_t>(64); },
+      [](sim::DmmSpec& s) { flip(s.allocators[0].mechanism); },
+      [](sim::DmmSpec& s) { flip(s.allocators[0].structure); },
+      [](sim::DmmSpec& s) { flip(s.allocators[0].fit); },
+      [](sim::DmmSpec& s) { flip(s.allocators[0].policy); },
+      [](sim::DmmSpec& s) { s.allocators[0].split = !s.allocators[0].split; },
+      [](sim::DmmSpec& s) { s.allocators[0].coalesce = !s.allocators[0].coalesce; },
+      [](sim::DmmSpec& s) { s.allocators[0].classes.bounds.push_back(4096); },
+      [](sim::DmmSpec& s) { s.allocators[0].header += 8; },
+      [](sim::DmmSpec& s) { s.allocators[0].alignment *= 2; },
+      [](sim::DmmSpec& s) { s.allocators[0].granularity *= 2; },
+      [](sim::DmmSpec& s) { s.allocators[0].chunk *= 2; },
+      [](sim::DmmSpec& s) { s.allocators[0].returns = !s.allocators[0].returns; },
+      [](sim::DmmSpec& s) { s.allocators[0].area_lists = !s.allocators[0].area_lists; },
+  };
+  for (std::size_t i = 0; i < changes.size(); ++i) {
+    sim::DmmSpec changed = base;
+    changes[i](changed);
+    EXPECT_FALSE(changed == base) << "change " << i;
+    EXPECT_NE(sim::identity(changed), sim::identity(base)) << "change " << i;
+    const bool same_first = changed.allocators[0] == base.allocators[0];  // the first three changes keep it
+    EXPECT_EQ(same_first, i < 3) << "change " << i;
+    EXPECT_EQ(sim::identity(changed.allocators[0]) == sim::identity(base.allocators[0]), same_first) << "change " << i;
+  }
 }
 
 TEST(DmmSpec, DefaultsFollowTheMechanism) {
