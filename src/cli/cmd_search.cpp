@@ -170,6 +170,15 @@ nlohmann::json report_json(const SearchCmdOptions& o, const srch::SearchRequest&
                     {"measuring_seconds", c.measuring}, {"assembling_seconds", c.assembling},
                     {"bookkeeping_seconds", c.bookkeeping}};
   }
+  if (!r.ranks.empty()) {
+    nlohmann::json ranks = nlohmann::json::array();
+    for (const srch::RankReport& k : r.ranks) {
+      nlohmann::json traces = nlohmann::json::array();
+      for (std::size_t t : k.traces) traces.push_back(r.traces.at(t).path);
+      ranks.push_back({{"rank", k.rank}, {"peak_rss_bytes", k.peak_rss_bytes}, {"traces", traces}});
+    }
+    j["ranks"] = ranks;
+  }
   if (!o.checkpoint.empty()) {
     j["checkpoint_seconds"] = res.checkpoint_seconds;
     j["checkpoint_bytes"] = res.checkpoint_bytes;
@@ -200,6 +209,14 @@ void print_header(const SearchCmdOptions& o, const srch::SearchRequest& q, const
   if (q.islands > 1)
     fmt::print("islands     {} islands of about {} individuals, the best {} of each to the next every {} generations\n",
                q.islands, o.population / q.islands, o.migrants, o.migrate_every);
+  if (!r.ranks.empty()) {
+    std::string line;
+    for (const srch::RankReport& k : r.ranks)
+      line += fmt::format("{}rank {}: {} trace{}, peak RSS {:.0f} MiB", line.empty() ? "" : "; ", k.rank,
+                          k.traces.size(), k.traces.size() == 1 ? "" : "s",
+                          static_cast<double>(k.peak_rss_bytes) / (1024.0 * 1024.0));
+    fmt::print("ranks       {}\n", line);
+  }
   fmt::print("evaluated   {} individuals, {} allocators simulated on their share of the trace, {:.1f} s "
              "({:.1f} evaluations/s; the traces loaded before, in {:.1f} s)\n",
              res.evaluations, res.simulations, res.seconds,

@@ -7,6 +7,8 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <deque>
@@ -431,6 +433,50 @@ void finish_divided(const SearchRequest& q, const Division& d, std::deque<TraceS
   if (q.compare_builtins) compare_with_builtins(std::move(per), sets.size(), q.aggregate, r);
 }
 
+// Rank 0's end of a search whose traces it all holds: the finalists
+// measured on the whole traces, the found DMM, the built-ins beside it.
+void finish_here(const SearchRequest& q, std::deque<TraceSet>& sets, const Fitnesses& fit,
+                 std::vector<SearchTrace> described, const std::vector<std::uint64_t>& sizes, SearchReport& r) {
+  r.found = *r.result.best.spec;
+  r.found_eval = r.result.best.eval;
+  if (r.any_validation) {
+    say(q, fmt::format("measuring the {} finalists on the whole trace...", r.result.finalists.size()));
+    std::vector<const sim::DmmSpec*> specs;
+    for (const Individual& f : r.result.finalists) specs.push_back(&*f.spec);
+    const std::vector<Evaluation> evals = fit.whole->evaluate(specs);
+    say(q, "");
+    pick_found(r.result, evals, r);
+  }
+  r.found.name = "found";
+  // Exact classes are the trace's sizes: the file carries them, so that the
+  // DMM run for real (TAILOR_DMM) has the classes the search measured.
+  if (r.found.uses_exact_classes()) r.found.exact_sizes = sizes;
+  r.sizes = sizes;
+  if (q.pareto && !q.front_dir.empty()) r.front_files = write_front(q.front_dir, r.result.front, sizes);
+  r.traces = std::move(described);
+  if (q.compare_builtins) {
+    std::vector<std::vector<Evaluation>> per;
+    builtins_on(sets, per);
+    compare_with_builtins(std::move(per), sets.size(), q.aggregate, r);
+  }
+}
+
+// Every rank's peak resident set and the traces it held, gathered to rank 0
+// (every rank calls it, at its end).
+void report_ranks(Ring& ring, const std::deque<TraceSet>& sets, SearchReport& r) {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  std::vector<std::size_t> held;
+  for (std::size_t t = 0; t < sets.size(); ++t)
+    if (sets[t].held) held.push_back(t);
+  const nlohmann::json mine = {{"peak_rss_bytes", static_cast<std::uint64_t>(ru.ru_maxrss) * 1024}, {"traces", held}};
+  const std::vector<std::string> parts = ring.gather(mine.dump());
+  for (unsigned rank = 0; rank < parts.size(); ++rank) {
+    const nlohmann::json j = nlohmann::json::parse(parts[rank]);
+    r.ranks.push_back({rank, j.at("peak_rss_bytes").get<std::uint64_t>(), j.at("traces").get<std::vector<std::size_t>>()});
+  }
+}
+
 }  // namespace
 
 SearchReport run(const SearchRequest& q) {
@@ -485,34 +531,9 @@ SearchReport run(const SearchRequest& q) {
   r.result = run_islands(grammar, sizes, *fit.ranked, so, io, q.ring);
   r.root = q.ring == nullptr || q.ring->rank() == 0;
   if (r.root && !r.result.best.eval.valid) throw std::runtime_error("the search found no valid DMM (check the grammar)");
-  if (d.in_job) {
-    finish_divided(q, d, sets, std::move(described), sizes, r);
-    return r;
-  }
-  if (!r.root) return r;  // rank 0 has every island's result, and reports
-
-  r.found = *r.result.best.spec;
-  r.found_eval = r.result.best.eval;
-  if (r.any_validation) {
-    say(q, fmt::format("measuring the {} finalists on the whole trace...", r.result.finalists.size()));
-    std::vector<const sim::DmmSpec*> specs;
-    for (const Individual& f : r.result.finalists) specs.push_back(&*f.spec);
-    const std::vector<Evaluation> evals = fit.whole->evaluate(specs);
-    say(q, "");
-    pick_found(r.result, evals, r);
-  }
-  r.found.name = "found";
-  // Exact classes are the trace's sizes: the file carries them, so that the
-  // DMM run for real (TAILOR_DMM) has the classes the search measured.
-  if (r.found.uses_exact_classes()) r.found.exact_sizes = sizes;
-  r.sizes = sizes;
-  if (q.pareto && !q.front_dir.empty()) r.front_files = write_front(q.front_dir, r.result.front, sizes);
-  r.traces = std::move(described);
-  if (q.compare_builtins) {
-    std::vector<std::vector<Evaluation>> per;
-    builtins_on(sets, per);
-    compare_with_builtins(std::move(per), sets.size(), q.aggregate, r);
-  }
+  if (d.in_job) finish_divided(q, d, sets, std::move(described), sizes, r);
+  else if (r.root) finish_here(q, sets, fit, std::move(described), sizes, r);  // rank 0 has every island's result
+  if (q.ring != nullptr && q.ring->size() > 1) report_ranks(*q.ring, sets, r);
   return r;
 }
 

@@ -77,8 +77,16 @@ struct SearchTrace {
   std::vector<Evaluation> normalized;       ///< each of SearchReport::columns on this trace, normalized to Kingsley
 };
 
+/// One rank of an MPI search: what it held and the memory it took.
+struct RankReport {
+  unsigned rank = 0;
+  std::uint64_t peak_rss_bytes = 0;  ///< its peak resident set, from the start to the report
+  std::vector<std::size_t> traces;   ///< the traces it loaded (indices into SearchReport::traces)
+};
+
 struct SearchReport {
   bool root = true;  ///< false on the ranks of an MPI job other than 0: they report nothing
+  std::vector<RankReport> ranks;  ///< under MPI, every rank (on rank 0); empty otherwise
   SearchResult result;
   simulate::DmmSpec found;  ///< named "found", its exact classes' sizes filled in
   Evaluation found_eval;    ///< measured on the whole trace(s)
