@@ -60,6 +60,7 @@ def result(out):
     for k in [k for k in j if k.endswith("seconds") or k.startswith("checkpoint_")] + ["allocator_simulations"]:
         j.pop(k)
     j.pop("sharing", None)  # where the processes' time went
+    j.pop("ranks", None)    # each rank's memory and traces
     return j
 
 
@@ -146,6 +147,10 @@ elif MODE[0] == "--mpi":
     alone = result(run([TAILOR] + args).stdout)
     shared = result(run(launch + [TAILOR] + args, env=env).stdout)
     check(shared == alone, "mpirun -np 2 (one population, its evaluations shared out) prints what one process prints")
+    ranks = json.loads(run(launch + [TAILOR] + args, env=env).stdout)["ranks"]
+    check([k["rank"] for k in ranks] == [0, 1] and sorted(t for k in ranks for t in k["traces"]) == sorted([A, B]) and
+          all(len(k["traces"]) == 1 and k["peak_rss_bytes"] > 1 << 20 for k in ranks),
+          f"two traces on two ranks: each rank loads one, and reports its peak RSS: {ranks}")
     three = result(run([mpirun, "-np", "3", "--oversubscribe", TAILOR] + args + ["--islands", "3", "--share-among", "2"],
                        env=env).stdout)
     check(three == result(run([TAILOR] + args + ["--islands", "3"]).stdout),
