@@ -1,28 +1,28 @@
 #!/usr/bin/env python3
-"""The island model on MPI against one population, and one DMM for the ten
-bundled workloads (issue 20's three targets). Prints markdown for
-docs/BENCHMARKS.md.
+"""The search on MPI: two ranks against one, ten traces divided among the
+ranks, and the modelled cost at cluster scale (issue 40's targets). Prints
+markdown for docs/BENCHMARKS.md.
 
 1. Throughput: for each of the ten traces (search_gain.py's --small sizes,
    about 1 M events, recorded into --traces), `tailor search --threads 1`
-   (one rank, one population) against `mpirun -np 2 --oversubscribe tailor
-   search --threads 1` (two ranks, two islands sharing the same total
-   population), against the same with `--islands 1` (one population whose
-   evaluations the ranks share), and against `--islands 2` in one process
-   (the two ranks' work on one core), --rounds interleaved rounds (the
-   order alternates), medians.
-   Evaluations per second are the search's own (evaluations / its seconds,
-   trace loading and MPI start-up excluded); CPU seconds are the process
-   tree's (getrusage of the children); the wall time includes everything.
-2. Quality at an equal number of evaluations: the best fitness (measured on
-   the whole trace) of the same two searches (deterministic: the same every round).
-3. One DMM for the ten traces: `mpirun -np 2 tailor search T1..T10
-   --aggregate mean`: the found DMM's fitness on each trace against
-   Kingsley's (1) and, in the aggregate, against each classic DMM.
-4. Costs of the island model (rank 0's figures from a 2-rank run with a
-   checkpoint every 10 generations): measuring, exchange and bookkeeping
-   time per generation, migration time, checkpoint time and bytes per
-   island; and the modelled time per generation at 64-1024 ranks.
+   (one rank) against `mpirun -np 2 --oversubscribe tailor search --threads
+   1` (two ranks sharing the evaluations of the same search: the default,
+   one population), and against `--islands 2` on two ranks (the island
+   model, one island per rank), --rounds interleaved rounds (the order
+   alternates), medians. Evaluations per second are the search's own
+   (evaluations / its seconds: the clock starts when every rank has loaded
+   its traces); the wall-time ratio includes mpirun's start-up and the
+   loading. The found DMM of two ranks against one rank's (the same search:
+   it should be the same DMM).
+2. Memory: the ten traces in one search (`--aggregate mean`,
+   --multi-generations), one rank against two ranks that divide the traces
+   (the default) and two that copy them (`--copy-traces`): each rank's peak
+   RSS (the search's "ranks" report; one rank's from GNU time), and the
+   found DMM on each trace against the classic DMMs.
+3. Costs and the cluster model: rank 0's figures from a two-rank run with
+   one island of 30 per rank and a checkpoint every 10 generations
+   (measuring, breeding, exchange, bookkeeping per generation; migration;
+   checkpoint), and the modelled throughput at 2-1024 ranks.
 
 The load average is printed before and after: on a shared machine the
 figures move; re-run on a quiet one.
@@ -31,7 +31,6 @@ import argparse
 import importlib.util
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -49,15 +48,18 @@ def load():
     return open("/proc/loadavg").read().split()[:3]
 
 
-def timed(cmd, env=None):
-    """(parsed JSON output, wall seconds, CPU seconds of the process tree)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+def timed(cmd):
+    """(parsed JSON output, wall seconds, peak RSS in bytes of the largest process of the tree (GNU time))."""
     start = time.monotonic()
-    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env).stdout
+    p = subprocess.run(["/usr/bin/time", "-f", "%M"] + cmd, check=True, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, env=MPI_ENV)
     wall = time.monotonic() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return json.loads(out), wall, cpu
+    rss = int(p.stderr.strip().splitlines()[-1]) * 1024
+    return json.loads(p.stdout), wall, rss
+
+
+def found(j):
+    return j["normalized_to_kng"][-1]["fitness"]
 
 
 def main():
@@ -66,11 +68,11 @@ def main():
     ap.add_argument("--traces", default=None, help="directory of the traces (default: BUILD/search)")
     ap.add_argument("--mpirun", default="mpirun")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the throughput table (0: none)")
-    ap.add_argument("--generations", type=int, default=40)
+    ap.add_argument("--generations", type=int, default=30)
     ap.add_argument("--population", type=int, default=60)
-    ap.add_argument("--multi-generations", type=int, default=40, help="generations of the ten-trace search")
+    ap.add_argument("--multi-generations", type=int, default=10, help="generations of the ten-trace search")
     ap.add_argument("--workloads", default=",".join(search_gain.SMALL_SIZES))
-    ap.add_argument("--skip-multi", action="store_true")
+    ap.add_argument("--skip-multi", action="store_true", help="no ten-trace search (memory table)")
     ap.add_argument("--share-among", type=int, default=16, help="tailor search --share-among, for the model")
     args = ap.parse_args()
 
@@ -95,133 +97,148 @@ def main():
     mpi = [args.mpirun, "-np", "2", "--oversubscribe", tailor]
     configs = {
         "1 rank": lambda t: [tailor] + common + [t],
-        "2 islands, 1 process": lambda t: [tailor] + common + ["--islands", "2", t],
         "2 ranks": lambda t: mpi + common + [t],
-        "2 ranks, 1 island": lambda t: mpi + common + ["--islands", "1", t],
+        "2 ranks, 2 islands": lambda t: mpi + common + ["--islands", "2", t],
     }
-    runs = {(n, c): [] for n in names for c in configs}
-    for r in range(args.rounds):
-        order = list(configs) if r % 2 == 0 else list(reversed(configs))
-        for name in names:
-            for c in order:
-                j, wall, cpu = timed(configs[c](traces[name]), env=MPI_ENV)
-                runs[(name, c)].append((j, wall, cpu))
-                print(f"[round {r + 1}] {name} {c}: {j['evaluations'] / j['seconds']:.1f} evaluations/s, "
-                      f"found {j['normalized_to_kng'][-1]['fitness']:.4f}, wall {wall:.1f} s, cpu {cpu:.1f} s",
-                      file=sys.stderr, flush=True)
-
-    def med(name, c, f):
-        return statistics.median(f(*x) for x in runs[(name, c)])
-
-    print(f"Machine: {os.cpu_count()} cores; load average before {' '.join(load_before)}, after {' '.join(load())}; "
-          f"{args.rounds} interleaved rounds, medians; population {args.population}, {args.generations} generations, "
+    print(f"Machine: {os.cpu_count()} cores; load average before {' '.join(load_before)}; {args.rounds} "
+          f"interleaved rounds, medians; population {args.population}, {args.generations} generations, "
           "--threads 1 per rank.\n")
-    if args.rounds > 0:  # --rounds 0: the costs and the model only
-        rate = lambda j, w, c: j["evaluations"] / j["seconds"]
-        print("Evaluations per second (the search's own: evaluations / its seconds), and the ratio to one rank's; "
-              "\"2 ranks\" is the default under mpirun (two islands of 30, one per rank), \"2 ranks, 1 island\" one "
-              "population of 60 whose evaluations the two ranks share (`--islands 1`: the one-rank search, bit for bit), "
-              "\"2 islands, 1 process\" the work of \"2 ranks\" on one core.\n")
-        print("| workload | 1 rank | 2 islands, 1 process | 2 ranks | ratio | 2 ranks, 1 island | ratio | "
-              "2 ranks / 2 islands in 1 process | allocator runs: 1 rank / 2 islands | best: 1 population / 2 islands | "
-              "islands as good |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
-        ratios, shared_ratios, equal_work, as_good = [], [], [], 0
-        for name in names:
-            e1 = med(name, "1 rank", rate)
-            ei = med(name, "2 islands, 1 process", rate)
-            e2 = med(name, "2 ranks", rate)
-            e3 = med(name, "2 ranks, 1 island", rate)
-            f1 = runs[(name, "1 rank")][0][0]["normalized_to_kng"][-1]["fitness"]
-            f2 = runs[(name, "2 ranks")][0][0]["normalized_to_kng"][-1]["fitness"]
-            j1, j2 = runs[(name, "1 rank")][0][0], runs[(name, "2 ranks")][0][0]
-            ratios.append(e2 / e1)
-            shared_ratios.append(e3 / e1)
-            equal_work.append(e2 / ei)
-            as_good += f2 <= f1
-            print(f"| {name} | {e1:.1f} | {ei:.1f} | {e2:.1f} | {e2 / e1:.2f}x | {e3:.1f} | {e3 / e1:.2f}x | {e2 / ei:.2f}x | "
-                  f"{j1['allocator_simulations']} / {j2['allocator_simulations']} | {f1:.4f} | {f2:.4f} | "
-                  f"{'yes' if f2 <= f1 else 'no'} |")
-        summary = lambda xs: f"median {statistics.median(xs):.2f}x, {min(xs):.2f}-{max(xs):.2f}x"
-        print(f"\nThroughput against one rank (target >= 1.8x): 2 ranks, 2 islands: {summary(ratios)}; "
-              f"2 ranks, 1 island: {summary(shared_ratios)}. 2 ranks against the same 2 islands on one core: "
-              f"{summary(equal_work)}. Islands at least as good on {as_good} of {len(names)} traces (target >= 8).\n")
+    if args.rounds > 0:
+        runs = {(n, c): [] for n in names for c in configs}
+        for r in range(args.rounds):
+            order = list(configs) if r % 2 == 0 else list(reversed(configs))
+            for name in names:
+                for c in order:
+                    j, wall, _ = timed(configs[c](traces[name]))
+                    runs[(name, c)].append((j, wall))
+                    print(f"[round {r + 1}] {name} {c}: {j['evaluations'] / j['seconds']:.1f} evaluations/s, "
+                          f"found {found(j):.4f}, wall {wall:.1f} s", file=sys.stderr, flush=True)
 
-    # Costs of the island model, for the model at 64-1024 ranks.
+        def med(name, c, f):
+            return statistics.median(f(*x) for x in runs[(name, c)])
+
+        rate = lambda j, w: j["evaluations"] / j["seconds"]
+        wall_of = lambda j, w: w
+        print("Evaluations per second (the search's own: evaluations / its seconds, from when every rank has "
+              "loaded), the ratio to one rank's, the same for the wall time of the whole command (mpirun's start-up "
+              "and the loading included); \"2 ranks\" is the default under mpirun (one population whose "
+              "evaluations the ranks share: the one-rank search), \"2 ranks, 2 islands\" one island of 30 per "
+              "rank (`--islands 2`).\n")
+        print("| workload | 1 rank | 2 ranks | ratio | wall ratio | load (2 ranks) | same found DMM | "
+              "2 ranks, 2 islands | ratio | islands' found / 1 rank's |")
+        print("|---|---:|---:|---:|---:|---:|---|---:|---:|---:|")
+        ratios, same, island_ratios = [], 0, []
+        for name in names:
+            e1, e2, ei = (med(name, c, rate) for c in configs)
+            w1, w2 = med(name, "1 rank", wall_of), med(name, "2 ranks", wall_of)
+            j1, j2, ji = (runs[(name, c)][0][0] for c in configs)
+            load2 = statistics.median(x[0]["load_seconds"] for x in runs[(name, "2 ranks")])
+            ratios.append(e2 / e1)
+            island_ratios.append(ei / e1)
+            same += found(j2) == found(j1)
+            print(f"| {name} | {e1:.1f} | {e2:.1f} | {e2 / e1:.2f}x | {w1 / w2:.2f}x | {load2:.2f} s | "
+                  f"{'yes' if found(j2) == found(j1) else 'no'} | {ei:.1f} | {ei / e1:.2f}x | "
+                  f"{found(ji):.4f} / {found(j1):.4f} |")
+        summary = lambda xs: f"median {statistics.median(xs):.2f}x, {min(xs):.2f}-{max(xs):.2f}x"
+        print(f"\nTwo ranks against one (target >= 1.8x on each): {summary(ratios)}, "
+              f"{sum(x >= 1.8 for x in ratios)} of {len(names)} at 1.8x or more; the same found DMM on {same} of "
+              f"{len(names)} (target: as good on >= 8). Two islands on two ranks: {summary(island_ratios)}.\n")
+
+    if not args.skip_multi:
+        multi = ["search", "--json", "--threads", "1", "--seed", "1", "--generations", str(args.multi_generations),
+                 "--population", str(args.population), "--aggregate", "mean"] + [traces[n] for n in names]
+        j1, wall1, rss1 = timed([tailor] + multi)
+        j2, wall2, _ = timed(mpi + multi)
+        jc, wallc, _ = timed(mpi + multi + ["--copy-traces"])
+        per_rank = lambda j: [k["peak_rss_bytes"] for k in j["ranks"]]
+        mib = lambda b: f"{b / (1 << 20):.0f} MiB"
+        print(f"The {len(names)} traces in one search (`tailor search T1..T{len(names)} --aggregate mean "
+              f"--generations {args.multi_generations} --population {args.population} --threads 1`): peak RSS of "
+              "each rank (the search's own report; one rank's from GNU time).\n")
+        print("| run | traces per rank | peak RSS per rank | largest / one rank's | wall | found (mean over the traces) |")
+        print("|---|---|---:|---:|---:|---:|")
+        print(f"| 1 rank | {len(names)} | {mib(rss1)} | 1.00x | {wall1:.0f} s | {found(j1):.4f} |")
+        for label, j, wall in (("2 ranks (traces divided)", j2, wall2), ("2 ranks, --copy-traces", jc, wallc)):
+            held = " + ".join(str(len(k["traces"])) for k in j["ranks"])
+            print(f"| {label} | {held} | {' + '.join(mib(b) for b in per_rank(j))} | "
+                  f"{max(per_rank(j)) / rss1:.2f}x | {wall:.0f} s | {found(j):.4f} |")
+        print(f"\nLargest rank of two dividing the traces: {max(per_rank(j2)) / rss1:.2f}x one rank's peak RSS "
+              f"(target <= 0.6x); the same found DMM as one rank: {'yes' if found(j2) == found(j1) else 'no'}.\n")
+        print("The found DMM on each trace, normalized to Kingsley (lower is better):\n")
+        cols = BUILT_INS + ["found"]
+        print("| trace | " + " | ".join(cols) + " | found beats KNG |")
+        print("|---|" + "---:|" * len(cols) + "---|")
+        beats_kng = 0
+        for name, t in zip(names, j2["traces"]):
+            row = {r["dmm"]: r for r in t["normalized_to_kng"]}
+            beats_kng += row["found"]["fitness"] < 1
+            print(f"| {name} | " + " | ".join(f"{row[d]['fitness']:.3f}" for d in cols) +
+                  f" | {'yes' if row['found']['fitness'] < 1 else 'no'} |")
+        agg = {r["dmm"]: r for r in j2["normalized_to_kng"]}
+        print("| **mean** | " + " | ".join(f"**{agg[d]['fitness']:.3f}**" for d in cols) + " | |")
+        better = all(agg["found"]["fitness"] < agg[d]["fitness"] for d in BUILT_INS)
+        print(f"\nFound DMM better than Kingsley on {beats_kng} of {len(names)} traces; better than every classic "
+              f"DMM in the aggregate: {'yes' if better else 'no'}. Found: " +
+              "; ".join(f"{a['mechanism']} ({a['sizes']['min']}, {a['sizes']['max'] or 'inf'}]"
+                        for a in j2["found"]["allocators"]) + "\n")
+
+    # Costs of the island model at two ranks, for the model at 64-1024 ranks.
     name = names[0]
     ck = os.path.join(traces_dir, "islands-cost-checkpoint.json")
-    j, wall, cpu = timed([args.mpirun, "-np", "2", "--oversubscribe", tailor] + common +
-                         ["--migrate-every", "10", "--checkpoint", ck, "--checkpoint-every", "10", traces[name]],
-                         env=MPI_ENV)
+    j, wall, _ = timed(mpi + common + ["--islands", "2", "--migrate-every", "10", "--checkpoint", ck,
+                                       "--checkpoint-every", "10", traces[name]])
     gens = args.generations
     migrations = gens // 10
     sh = j["sharing"]
-    t_meas = sh["measuring_seconds"] / gens      # this rank's share of the runs and assemblies
+    t_meas = (sh["measuring_seconds"] + sh["assembling_seconds"]) / gens  # its share of the runs, and the assembly
     t_breed = sh["waiting_seconds"] / gens       # its islands breeding and selecting
-    t_wait = sh["exchange_seconds"] / gens       # in the exchanges: mostly waiting for the other rank
+    t_wait = sh["exchange_seconds"] / gens       # in the exchanges and the tickets: mostly waiting for the other rank
     rounds = sh["rounds"] / gens
+    units = sh["measured"] / gens                # units this rank measured per generation (one ticket each)
     round_bytes = sh["bytes_sent"] / max(1, sh["rounds"])
     per_byte = sh["bookkeeping_seconds"] / max(1, 2 * sh["bytes_sent"])  # writing and reading what 2 ranks sent
     t_mig = j["migration_seconds"] / max(1, migrations)
     t_ck = j["checkpoint_seconds"] / max(1, gens // 10)
     island_bytes = j["checkpoint_bytes"] / 2
-    print(f"Costs on {name}, 2 ranks, rank 0's figures per generation ({args.population // 2} individuals per "
-          f"island): measuring its share {1000 * t_meas:.1f} ms, breeding {1000 * t_breed:.2f} ms, "
-          f"{rounds:.1f} rounds of exchange sending {round_bytes / 1024:.1f} KiB each, "
-          f"{1000 * t_wait:.1f} ms in the exchanges (waiting for the other rank included), "
+    print(f"Costs on {name}, 2 ranks, one island of {args.population // 2} per rank, rank 0's figures per "
+          f"generation: measuring its share {1000 * t_meas:.1f} ms ({units:.0f} units), breeding "
+          f"{1000 * t_breed:.2f} ms, {rounds:.1f} rounds of exchange sending {round_bytes / 1024:.1f} KiB each, "
+          f"{1000 * t_wait:.1f} ms in the exchanges and tickets (waiting for the other rank included), "
           f"{1000 * sh['bookkeeping_seconds'] / gens:.2f} ms writing and reading them; migration "
           f"{1000 * t_mig:.2f} ms each (every 10 generations); checkpoint {1000 * t_ck:.2f} ms each, "
           f"{island_bytes / 1024:.0f} KiB per island.\n")
     # Model: one island of the same size per rank (population = 30 x ranks).
     # Each round every rank receives every message of its group of
-    # --share-among ranks (an allgather: log2(group) latencies, group x the
-    # bytes) and reads all of it; the
-    # wait measured at 2 ranks is kept as the imbalance (optimistic: the
-    # slowest of more ranks waits longer); migration is two messages per
-    # rank; the checkpoint is gathered to rank 0 and written by it.
-    latency, bandwidth, disk = 5e-6, 5e9, 1e9  # assumed cluster: 5 us, 5 GB/s network, 1 GB/s file system
+    # --share-among ranks (two allgathers: log2(group) latencies each, group
+    # x the bytes) and reads all of it; each unit of work costs a ticket (a
+    # fetch-and-add at the group's rank 0: one latency, and the group's
+    # tickets of a round queue there, 0.2 us each); the wait measured at 2
+    # ranks is kept as the imbalance (optimistic: the slowest of more ranks
+    # waits longer); migration is two messages per rank; the checkpoint is
+    # gathered to rank 0 and written by it.
+    latency, bandwidth, disk, atomic = 5e-6, 5e9, 1e9, 0.2e-6  # assumed cluster network and file system
     migrant_bytes = 4096
-    print("| ranks | measuring / generation | exchange (transfer + reading) / generation | imbalance / generation | "
-          "migration + checkpoint / generation (every 10) | evaluations/s, ideal | modelled | efficiency |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("Modelled for one island of 30 per rank on a cluster (5 us latency, 5 GB/s network, 1 GB/s file system, "
+          "0.2 us per remote atomic at a group's rank 0):\n")
+    print("| ranks | measuring / generation | exchange (transfer + reading) / generation | tickets / generation | "
+          "imbalance / generation | migration + checkpoint / generation (every 10) | evaluations/s, ideal | "
+          "modelled | efficiency |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for ranks in (2, 16, 64, 128, 256, 512, 1024):
         group = min(ranks, args.share_among)  # the ranks that share evaluations
         steps = max(1, (group - 1).bit_length())
         transfer = rounds * 2 * (steps * latency + group * round_bytes / bandwidth)
         reading = rounds * group * round_bytes * per_byte
+        tickets = units * (latency + group * atomic)
         mig = (t_mig if ranks == 2 else 2 * (latency + migrant_bytes / bandwidth) + t_mig) / 10
         ckpt = (t_ck + (ranks - 2) * (island_bytes / bandwidth + island_bytes / disk + latency)) / 10
         base = t_meas + t_breed
-        per_gen = base + transfer + reading + t_wait + mig + ckpt
+        per_gen = base + transfer + reading + tickets + t_wait + mig + ckpt
         ideal = ranks * (args.population // 2) / base
         modelled = ranks * (args.population // 2) / per_gen
-        print(f"| {ranks} | {1000 * t_meas:.1f} ms | {1000 * (transfer + reading):.2f} ms | {1000 * t_wait:.1f} ms | "
-              f"{1000 * (mig + ckpt):.2f} ms | {ideal:.0f} | {modelled:.0f} | {100 * modelled / ideal:.1f}% |")
-
-    if args.skip_multi:
-        return
-    # One DMM for the ten traces.
-    j, wall, cpu = timed([args.mpirun, "-np", "2", "--oversubscribe", tailor, "search", "--json", "--threads", "1",
-                          "--seed", "1", "--generations", str(args.multi_generations), "--population",
-                          str(args.population), "--aggregate", "mean"] + [traces[n] for n in names], env=MPI_ENV)
-    print(f"\nOne DMM for the {len(names)} traces: `mpirun -np 2 tailor search T1..T{len(names)} --aggregate mean "
-          f"--generations {args.multi_generations} --population {args.population}`, {wall:.0f} s wall. "
-          "Fitness normalized to Kingsley on each trace (lower is better):\n")
-    cols = BUILT_INS + ["found"]
-    print("| trace | " + " | ".join(cols) + " | found beats KNG |")
-    print("|---|" + "---:|" * len(cols) + "---|")
-    beats_kng = 0
-    for name, t in zip(names, j["traces"]):
-        row = {r["dmm"]: r for r in t["normalized_to_kng"]}
-        beats_kng += row["found"]["fitness"] < 1
-        print(f"| {name} | " + " | ".join(f"{row[d]['fitness']:.3f}" for d in cols) +
-              f" | {'yes' if row['found']['fitness'] < 1 else 'no'} |")
-    agg = {r["dmm"]: r for r in j["normalized_to_kng"]}
-    print("| **mean** | " + " | ".join(f"**{agg[d]['fitness']:.3f}**" for d in cols) + " | |")
-    better = all(agg["found"]["fitness"] < agg[d]["fitness"] for d in BUILT_INS)
-    print(f"\nFound DMM better than Kingsley on {beats_kng} of {len(names)} traces; better than every classic DMM "
-          f"in the aggregate: {'yes' if better else 'no'}. Found: " +
-          "; ".join(f"{a['mechanism']} ({a['sizes']['min']}, {a['sizes']['max'] or 'inf'}]" for a in j["found"]["allocators"]))
+        print(f"| {ranks} | {1000 * t_meas:.1f} ms | {1000 * (transfer + reading):.2f} ms | {1000 * tickets:.2f} ms | "
+              f"{1000 * t_wait:.1f} ms | {1000 * (mig + ckpt):.2f} ms | {ideal:.0f} | {modelled:.0f} | "
+              f"{100 * modelled / ideal:.1f}% |")
     print(f"\nLoad average at the end: {' '.join(load())}")
 
 
