@@ -96,7 +96,10 @@ class HeldElsewhere : public Fitness {
 // group of ranks that share evaluations (--share-among), each trace is held
 // by one rank, the traces shared out by their events (the largest first,
 // each to the rank with the fewest), so that a rank's memory holds its
-// share of the traces and of the runs' caches. Only with at least as many
+// share of the traces and of the runs' caches. (Weighing the traces by
+// their peak live bytes too, after a first load, divided the peak RSS
+// worse on the bundled traces: a rank's peak follows the operations it
+// holds, the simulated heaps coming and going one at a time.) Only with at least as many
 // traces as ranks in the group, and not with --copy-traces.
 struct Division {
   bool on = false;           // this process's group divides the traces
@@ -280,10 +283,12 @@ std::vector<std::string> write_front(const std::string& dir, const std::vector<I
 
 const std::vector<std::string> kBuiltins = {"kng", "lea", "fib", "s10", "exa"};
 
-// The five built-ins on every trace this process holds, simulated in
-// parallel (Kingsley's run is the evaluator's own), each normalized to
-// Kingsley on its trace: per[builtin][trace] (other traces' left alone).
-void builtins_on(std::deque<TraceSet>& sets, std::vector<std::vector<Evaluation>>& per) {
+// The five built-ins on every trace this process holds, simulated on
+// `threads` threads (Kingsley's run is the evaluator's own; each simulation
+// holds its trace's simulated heap, so more at once is more memory), each
+// normalized to Kingsley on its trace: per[builtin][trace] (other traces'
+// left alone).
+void builtins_on(std::deque<TraceSet>& sets, unsigned threads, std::vector<std::vector<Evaluation>>& per) {
   per.resize(kBuiltins.size(), std::vector<Evaluation>(sets.size()));
   std::vector<std::size_t> held;
   for (std::size_t t = 0; t < sets.size(); ++t)
@@ -292,8 +297,8 @@ void builtins_on(std::deque<TraceSet>& sets, std::vector<std::vector<Evaluation>
       Evaluator& w = sets[t].whole_evaluator();
       per[0][t] = w.normalize(w.kingsley());
     }
-  const std::size_t others = kBuiltins.size() - 1;  // one thread each
-  util::parallel_for(others * held.size(), 0, [&](std::size_t job) {
+  const std::size_t others = kBuiltins.size() - 1;
+  util::parallel_for(others * held.size(), std::max(1u, threads), [&](std::size_t job) {
     const std::size_t i = 1 + job % others, t = held[job / others];
     per[i][t] = sets[t].whole_evaluator().normalize(sim::simulate(sets[t].whole(), kBuiltins[i]));
   });
@@ -394,7 +399,7 @@ void finish_divided(const SearchRequest& q, const Division& d, std::deque<TraceS
   if (d.first_group) {
     if (!specs.empty()) say(q, fmt::format("measuring the {} finalists on the whole traces...", specs.size()));
     std::vector<std::vector<Evaluation>> per;
-    if (q.compare_builtins) builtins_on(sets, per);
+    if (q.compare_builtins) builtins_on(sets, q.threads, per);
     for (std::size_t t = 0; t < sets.size(); ++t) {
       if (!sets[t].held) continue;
       nlohmann::json measured = nlohmann::json::array(), builtins = nlohmann::json::array();
@@ -456,7 +461,7 @@ void finish_here(const SearchRequest& q, std::deque<TraceSet>& sets, const Fitne
   r.traces = std::move(described);
   if (q.compare_builtins) {
     std::vector<std::vector<Evaluation>> per;
-    builtins_on(sets, per);
+    builtins_on(sets, q.threads, per);
     compare_with_builtins(std::move(per), sets.size(), q.aggregate, r);
   }
 }

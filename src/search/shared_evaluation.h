@@ -8,10 +8,13 @@
 // finish) of all its islands at once, each island in a thread of its own,
 // and the islands' requests to the ranking fitness and to the validator are
 // served together with the other processes': in rounds, the processes
-// exchange the DMMs their islands ask for, each simulates a share of the
-// ones no process has measured yet, and the measures are exchanged back.
-// A measure depends only on the DMM, so the islands evolve exactly as they
-// would alone; only where the simulations run changes.
+// exchange the DMMs their islands ask for (not when every process runs the
+// same islands: they ask the same), each simulates a share of the ones no
+// process has measured yet, and the measures are exchanged back. A
+// measure depends only on the DMM, so the islands evolve exactly as they
+// would alone; only where the simulations run changes. With several traces
+// divided among the processes, a trace's measures are made by the process
+// that holds it.
 //
 // The units of work are allocator runs where the fitness is an Evaluator
 // (every process then gets every run and assembles the DMMs itself), DMMs
