@@ -73,7 +73,10 @@ def main():
     ap.add_argument("--multi-generations", type=int, default=10, help="generations of the ten-trace search")
     ap.add_argument("--workloads", default=",".join(search_gain.SMALL_SIZES))
     ap.add_argument("--skip-multi", action="store_true", help="no ten-trace search (memory table)")
+    ap.add_argument("--skip-model", action="store_true", help="no costs and cluster model")
     ap.add_argument("--share-among", type=int, default=16, help="tailor search --share-among, for the model")
+    ap.add_argument("--full", action="store_true",
+                    help="the traces at search_gain.py's full sizes (3-9 M events) instead of the --small ones")
     args = ap.parse_args()
 
     tailor = os.path.abspath(os.path.join(args.build, "bin", "tailor"))
@@ -81,8 +84,9 @@ def main():
     os.makedirs(traces_dir, exist_ok=True)
     names = args.workloads.split(",")
     traces = {}
+    sizes = search_gain.SEARCH_SIZES if args.full else search_gain.SMALL_SIZES
     for name in names:
-        size = search_gain.SMALL_SIZES[name]
+        size = sizes[name]
         trace = os.path.join(traces_dir, f"{name}-{size}.trace")
         if not os.path.exists(trace):
             print(f"[{name}] recording at --size {size}", file=sys.stderr, flush=True)
@@ -182,6 +186,9 @@ def main():
               "; ".join(f"{a['mechanism']} ({a['sizes']['min']}, {a['sizes']['max'] or 'inf'}]"
                         for a in j2["found"]["allocators"]) + "\n")
 
+    if args.skip_model:
+        print(f"Load average at the end: {' '.join(load())}")
+        return
     # Costs of the island model at two ranks, for the model at 64-1024 ranks.
     name = names[0]
     ck = os.path.join(traces_dir, "islands-cost-checkpoint.json")
