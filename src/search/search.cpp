@@ -381,6 +381,21 @@ void share_what_is_held(const SearchRequest& q, std::deque<TraceSet>& sets, std:
     if (!known[t]) throw std::logic_error(sets[t].path + ": no rank holds the trace");
 }
 
+// The report once the found DMM is known: its name and exact classes (the
+// file carries the traces' sizes, so that the DMM run for real with
+// TAILOR_DMM has the classes the search measured), the front's files, the
+// traces, and the built-ins beside it (per[builtin][trace]).
+void complete_report(const SearchRequest& q, std::vector<SearchTrace> described, const std::vector<std::uint64_t>& sizes,
+                     std::vector<std::vector<Evaluation>> per, SearchReport& r) {
+  r.found.name = "found";
+  if (r.found.uses_exact_classes()) r.found.exact_sizes = sizes;
+  r.sizes = sizes;
+  if (q.pareto && !q.front_dir.empty()) r.front_files = write_front(q.front_dir, r.result.front, sizes);
+  const std::size_t traces = described.size();
+  r.traces = std::move(described);
+  if (q.compare_builtins) compare_with_builtins(std::move(per), traces, q.aggregate, r);
+}
+
 // Traces divided: the finalists (rank 0's) measured on the whole traces
 // and the built-ins simulated, each trace by its holder in the first group,
 // gathered to rank 0, which finishes the report.
@@ -430,12 +445,7 @@ void finish_divided(const SearchRequest& q, const Division& d, std::deque<TraceS
     for (auto& p : finalist_per_trace) evals.push_back(aggregate(std::move(p), q.aggregate));
     pick_found(r.result, evals, r);
   }
-  r.found.name = "found";
-  if (r.found.uses_exact_classes()) r.found.exact_sizes = sizes;
-  r.sizes = sizes;
-  if (q.pareto && !q.front_dir.empty()) r.front_files = write_front(q.front_dir, r.result.front, sizes);
-  r.traces = std::move(described);
-  if (q.compare_builtins) compare_with_builtins(std::move(per), sets.size(), q.aggregate, r);
+  complete_report(q, std::move(described), sizes, std::move(per), r);
 }
 
 // Rank 0's end of a search whose traces it all holds: the finalists
@@ -452,18 +462,9 @@ void finish_here(const SearchRequest& q, std::deque<TraceSet>& sets, const Fitne
     say(q, "");
     pick_found(r.result, evals, r);
   }
-  r.found.name = "found";
-  // Exact classes are the trace's sizes: the file carries them, so that the
-  // DMM run for real (TAILOR_DMM) has the classes the search measured.
-  if (r.found.uses_exact_classes()) r.found.exact_sizes = sizes;
-  r.sizes = sizes;
-  if (q.pareto && !q.front_dir.empty()) r.front_files = write_front(q.front_dir, r.result.front, sizes);
-  r.traces = std::move(described);
-  if (q.compare_builtins) {
-    std::vector<std::vector<Evaluation>> per;
-    builtins_on(sets, q.threads, per);
-    compare_with_builtins(std::move(per), sets.size(), q.aggregate, r);
-  }
+  std::vector<std::vector<Evaluation>> per;
+  if (q.compare_builtins) builtins_on(sets, q.threads, per);
+  complete_report(q, std::move(described), sizes, std::move(per), r);
 }
 
 // Every rank's peak resident set and the traces it held, gathered to rank 0
