@@ -108,6 +108,23 @@ std::string describe(const sim::AllocatorSpec& a) {
   return s;
 }
 
+// Under MPI: where rank 0's time went (however many islands) and what each
+// rank held and took in memory.
+void add_mpi_json(const srch::SearchReport& r, nlohmann::json& j) {
+  const srch::SharingCosts& c = r.result.sharing;  // rank 0's
+  j["sharing"] = {{"rounds", c.rounds},         {"measured", c.measured},      {"bytes_sent", c.bytes},
+                  {"waiting_seconds", c.waiting}, {"exchange_seconds", c.exchanging},
+                  {"measuring_seconds", c.measuring}, {"assembling_seconds", c.assembling},
+                  {"bookkeeping_seconds", c.bookkeeping}};
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const srch::RankReport& k : r.ranks) {
+    nlohmann::json traces = nlohmann::json::array();
+    for (std::size_t t : k.traces) traces.push_back(r.traces.at(t).path);
+    ranks.push_back({{"rank", k.rank}, {"peak_rss_bytes", k.peak_rss_bytes}, {"traces", traces}});
+  }
+  j["ranks"] = ranks;
+}
+
 // The search's JSON document (docs/search.md, "Output").
 nlohmann::json report_json(const SearchCmdOptions& o, const srch::SearchRequest& q, const srch::SearchReport& r) {
   const bool multi = r.traces.size() > 1;
@@ -163,22 +180,7 @@ nlohmann::json report_json(const SearchCmdOptions& o, const srch::SearchRequest&
     j["islands"] = {{"islands", q.islands}, {"migrate_every", o.migrate_every}, {"migrants", o.migrants}};
     j["migration_seconds"] = res.migration_seconds;  // rank 0's
   }
-  if (q.ring != nullptr && q.ring->size() > 1) {  // however many islands
-    const srch::SharingCosts& c = res.sharing;    // rank 0's
-    j["sharing"] = {{"rounds", c.rounds},         {"measured", c.measured},      {"bytes_sent", c.bytes},
-                    {"waiting_seconds", c.waiting}, {"exchange_seconds", c.exchanging},
-                    {"measuring_seconds", c.measuring}, {"assembling_seconds", c.assembling},
-                    {"bookkeeping_seconds", c.bookkeeping}};
-  }
-  if (!r.ranks.empty()) {
-    nlohmann::json ranks = nlohmann::json::array();
-    for (const srch::RankReport& k : r.ranks) {
-      nlohmann::json traces = nlohmann::json::array();
-      for (std::size_t t : k.traces) traces.push_back(r.traces.at(t).path);
-      ranks.push_back({{"rank", k.rank}, {"peak_rss_bytes", k.peak_rss_bytes}, {"traces", traces}});
-    }
-    j["ranks"] = ranks;
-  }
+  if (q.ring != nullptr && q.ring->size() > 1) add_mpi_json(r, j);
   if (!o.checkpoint.empty()) {
     j["checkpoint_seconds"] = res.checkpoint_seconds;
     j["checkpoint_bytes"] = res.checkpoint_bytes;

@@ -193,6 +193,28 @@ void report_progress(const IslandOptions& io, const std::vector<Island>& islands
   io.progress(g, best, s > 0 ? static_cast<double>(evaluations) / s : 0);
 }
 
+// Over several processes, the islands' evaluations are shared out among
+// the processes of a group of io.share_among consecutive ranks
+// (shared_evaluation.h; `group` keeps the group's ring), and this process
+// runs its `islands` islands' phases side by side; in one process (or a
+// group of one) they run in turn (nullptr).
+std::unique_ptr<SharedEvaluation> sharing_of(Fitness& fitness, const SearchOptions& options, const IslandOptions& io,
+                                             Ring* ring, std::size_t islands, bool everywhere,
+                                             std::unique_ptr<Ring>& group) {
+  const unsigned processes = ring ? ring->size() : 1;
+  Ring* sharing = ring;
+  if (processes > 1 && io.share_among < processes) {
+    group = ring->split(io.share_among);
+    sharing = group.get();
+  }
+  const bool shares = processes > 1 && sharing->size() > 1;
+  if (!shares && std::any_of(io.trace_holders.begin(), io.trace_holders.end(), [](int h) { return h >= 0; }))
+    throw std::invalid_argument("run_islands: traces divided among processes that do not share evaluations");
+  if (!shares) return nullptr;
+  return std::make_unique<SharedEvaluation>(*sharing, fitness, options.validator, islands,
+                                            SharedEvaluation::Sharing{io.threads, everywhere, io.trace_holders});
+}
+
 }  // namespace
 
 std::uint64_t island_seed(std::uint64_t seed, unsigned island) noexcept {
@@ -214,23 +236,9 @@ SearchResult run_islands(const Grammar& grammar, const std::vector<std::uint64_t
   const bool spread = processes > 1 && !everywhere;  // islands on several processes
   const auto [first, last] = everywhere ? std::pair<unsigned, unsigned>{0, n} : block(n, processes, me);
 
-  // Over several processes, the islands' evaluations are shared out among
-  // the processes of a group of io.share_among consecutive ranks
-  // (shared_evaluation.h), and this process runs its islands' phases side
-  // by side; in one process (or a group of one) they run in turn.
   std::unique_ptr<Ring> group;
-  Ring* sharing = ring;
-  if (processes > 1 && io.share_among < processes) {
-    group = ring->split(io.share_among);
-    sharing = group.get();
-  }
-  std::unique_ptr<SharedEvaluation> shared;
-  if (std::any_of(io.trace_holders.begin(), io.trace_holders.end(), [](int h) { return h >= 0; }) &&
-      !(processes > 1 && sharing->size() > 1))
-    throw std::invalid_argument("run_islands: traces divided among processes that do not share evaluations");
-  if (processes > 1 && sharing->size() > 1)
-    shared = std::make_unique<SharedEvaluation>(*sharing, fitness, options.validator, last - first,
-                                                SharedEvaluation::Sharing{io.threads, everywhere, io.trace_holders});
+  const std::unique_ptr<SharedEvaluation> shared =
+      sharing_of(fitness, options, io, ring, last - first, everywhere, group);
   std::vector<SearchOptions> opts;
   std::vector<Island> islands;
   opts.reserve(last - first);
