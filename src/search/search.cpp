@@ -55,7 +55,7 @@ struct TraceSet {
   // what every rank knows of it: these, and a placeholder fitness.
   bool held = true;
   std::uint64_t operations = 0;       // the whole trace's
-  std::vector<std::uint64_t> sizes;   // its request sizes (sim::sizes_of)
+  std::vector<std::uint64_t> sizes;   // its request sizes (sim::sizes_of; over several traces only)
   std::unique_ptr<Fitness> elsewhere;
   std::optional<sim::ReplayTrace> loaded;  // read from `path` (else the request's trace in memory)
   const sim::ReplayTrace* trace = nullptr;  // the whole trace
@@ -96,11 +96,10 @@ class HeldElsewhere : public Fitness {
 // group of ranks that share evaluations (--share-among), each trace is held
 // by one rank, the traces shared out by their events (the largest first,
 // each to the rank with the fewest), so that a rank's memory holds its
-// share of the traces and of the runs' caches. (Weighing the traces by
-// their peak live bytes too, after a first load, divided the peak RSS
-// worse on the bundled traces: a rank's peak follows the operations it
-// holds, the simulated heaps coming and going one at a time.) Only with at least as many
-// traces as ranks in the group, and not with --copy-traces.
+// share of the traces and of the runs' caches: a rank's peak follows the
+// operations it holds, the simulated heaps coming and going one at a time.
+// Only with at least as many traces as ranks in the group, and not with
+// --copy-traces.
 struct Division {
   bool on = false;           // this process's group divides the traces
   bool in_job = false;       // some group does (the first): every rank then exchanges what it holds
@@ -160,7 +159,7 @@ std::deque<TraceSet> load_traces(const SearchRequest& q, const Division& d) {
     }
     if (s.whole().operations.empty()) throw std::runtime_error(path + ": the trace has no allocation to search for");
     s.operations = s.whole().operations.size();
-    s.sizes = sim::sizes_of(s.whole());
+    if (q.traces.size() > 1) s.sizes = sim::sizes_of(s.whole());  // for the union (one trace: its evaluator's)
     s.one_in = q.sample ? sim::sampling_rate(s.whole(), q.sample) : 1;
     if (s.one_in > 1) {
       s.sampled = sim::sample_objects(s.whole(), s.one_in);
