@@ -53,12 +53,18 @@ Evaluator::Evaluator(const simulate::ReplayTrace& trace, Weights weights, unsign
       exact_(exact_sizes ? *exact_sizes : sizes_) {
   kng_.series.clear();
   // A DMM's time ratio is at least any of its allocators' steps over
-  // Kingsley's, and its fitness at least weight_time x that ratio / the sum
-  // of the weights: past (sum / weight_time) x Kingsley's steps it is worse
-  // than Kingsley (fitness 1) and cannot be the best.
+  // Kingsley's, and its memory ratio at least any of its allocators'
+  // resident bytes over Kingsley's memory usage; its fitness is at least a
+  // weight x that ratio / the sum of the weights: past (sum / weight) x
+  // Kingsley's figure it is worse than Kingsley (fitness 1) and cannot be
+  // the best.
   const double sum = weights_.time + weights_.memory + weights_.energy;
-  const double bound = weights_.time > 0 ? std::min<double>(kSlowest, sum / weights_.time) : kSlowest;
-  max_steps_ = static_cast<std::uint64_t>(bound * static_cast<double>(std::max<std::uint64_t>(kng_.steps, 1))) + 1;
+  auto bound = [&](double weight, std::uint64_t most, std::uint64_t kingsley) {
+    const double times = weight > 0 ? std::min<double>(static_cast<double>(most), sum / weight) : static_cast<double>(most);
+    return static_cast<std::uint64_t>(times * static_cast<double>(std::max<std::uint64_t>(kingsley, 1))) + 1;
+  };
+  limits_.steps = bound(weights_.time, kSlowest, kng_.steps);
+  if (kng_.memory_usage > 0) limits_.resident = bound(weights_.memory, kLargest, kng_.memory_usage);
 }
 
 double Evaluator::work(const simulate::AllocatorSpec& a) const {
@@ -159,7 +165,7 @@ void Evaluator::run(const std::vector<std::pair<std::string, const simulate::All
   std::vector<std::optional<simulate::PartResult>> results(todo.size());
   util::parallel_for(todo.size(), threads_, [&](std::size_t k) {
     try {
-      results[k] = simulate::simulate_part(trace_, *todo[k].second, exact_, max_steps_);
+      results[k] = simulate::simulate_part(trace_, *todo[k].second, exact_, limits_);
     } catch (const std::invalid_argument&) {
       results[k].reset();  // the model rejects it for this trace (e.g. an area too small)
     } catch (const std::length_error&) {

@@ -116,9 +116,15 @@ class Evaluator : public Fitness {
   /// An allocator taking more steps than a DMM can take and still beat
   /// Kingsley (sum of weights / time weight x Kingsley's steps, at most
   /// kSlowest x) is abandoned and its DMMs are invalid: a search has no use
-  /// for them, and quadratic ones (farthest fit on long lists) would take hours.
+  /// for them, and quadratic ones (farthest fit on long lists) would take
+  /// hours. The same holds of an allocator whose resident bytes pass (sum of
+  /// weights / memory weight) x Kingsley's memory usage (at most kLargest x):
+  /// a DMM's memory usage is at least each of its allocators' resident bytes
+  /// at any time. Random candidates can hold hundreds of times Kingsley's
+  /// memory, and simulating them would cost as much host memory.
   static constexpr std::uint64_t kSlowest = 20;
-  std::uint64_t max_steps_ = 0;
+  static constexpr std::uint64_t kLargest = 20;
+  simulate::PartLimits limits_;
   std::vector<std::uint64_t> sizes_;    // the trace's sizes (<TRACE_SIZE>)
   std::vector<std::uint64_t> exact_;    // the sizes of exact classes
   // (routing size, operations with a routing size up to it), by size: work()'s

@@ -40,7 +40,7 @@ struct OnePart {
 }  // namespace
 
 std::optional<PartResult> simulate_part(const ReplayTrace& trace, const AllocatorSpec& a, const std::vector<std::uint64_t>& trace_sizes,
-                                        std::uint64_t max_steps, unsigned front) {
+                                        PartLimits limits, unsigned front) {
   // An address space like the DMM's (a multiple of 2^40): the same addresses
   // modulo 2^40, so the same choices (treap priorities, alignment).
   SimulatedMemory memory(Address{1} << 40, SimulatedMemory::kSpan);
@@ -93,13 +93,14 @@ std::optional<PartResult> simulate_part(const ReplayTrace& trace, const Allocato
       if (memory.held() != held) [[unlikely]] {
         held = memory.held();
         r.changes.push_back({i, held, resident()});
+        if (r.changes.back().resident > limits.resident) return std::nullopt;
       }
       // Checked every 64 operations of this allocator: one operation can cost as
       // many steps as a free list is long.
-      if ((++simulated & 63) == 0 && part.steps() > max_steps) [[unlikely]]
+      if ((++simulated & 63) == 0 && part.steps() > limits.steps) [[unlikely]]
         return std::nullopt;
     }
-    if (part.steps() > max_steps) return std::nullopt;
+    if (part.steps() > limits.steps || r.base_resident > limits.resident) return std::nullopt;
     r.steps = part.steps();
     r.kind = static_cast<std::uint8_t>(dmm.kind(0));
     r.splits = part.splits();

@@ -39,16 +39,25 @@ struct PartResult {
   std::vector<Change> changes;
 };
 
+/// Where a search stops simulating an allocator: it can no longer be part
+/// of a DMM worth having (evaluator.h sets them from Kingsley's run).
+struct PartLimits {
+  std::uint64_t steps = UINT64_MAX;     ///< more steps than this
+  std::uint64_t resident = UINT64_MAX;  ///< more resident bytes than this at any time
+};
+
 /// Simulates allocator `a` (with its range) on the operations of `trace`
 /// whose routing size (dmm/spec.h; a release has its block's) lies in the
 /// range, behind the DMM's front of `front` blocks per bin (0: none), of
 /// which it has the bins whose sizes all route to it. Throws SpecError if it cannot be
-/// built. Gives up (std::nullopt) once it has taken more than `max_steps`
-/// steps: a search need not finish simulating an allocator that is already
-/// far slower than Kingsley (a farthest fit scanning a long list on every
-/// request is quadratic).
+/// built. Gives up (std::nullopt) once it has passed one of `limits`: a
+/// search need not finish simulating an allocator that is already far
+/// slower than Kingsley (a farthest fit scanning a long list on every
+/// request is quadratic) or that holds many times its memory (a random
+/// candidate can hold hundreds of times the live bytes, and the simulator's
+/// host memory follows the simulated heap).
 std::optional<PartResult> simulate_part(const ReplayTrace& trace, const AllocatorSpec& a, const std::vector<std::uint64_t>& trace_sizes,
-                                        std::uint64_t max_steps = UINT64_MAX, unsigned front = dmm::Front::kDefaultLimit);
+                                        PartLimits limits = {}, unsigned front = dmm::Front::kDefaultLimit);
 
 /// The metrics of the DMM made of `parts` (time series and fragmentation
 /// are not computed: the search needs neither).

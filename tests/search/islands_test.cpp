@@ -111,7 +111,8 @@ TEST(MultiTrace, AggregateIsTheMeanOrTheWorstOfTheTracesMeasures) {
     ASSERT_TRUE(x.valid && y.valid);
     const sim::DmmSpec s = spec_of(m);
     const srch::Evaluation em = mean.evaluate({&s}).at(0), ew = worst.evaluate({&s}).at(0);
-    if (x.time > 3 || y.time > 3) {  // past 3x Kingsley's steps on a trace: abandoned there (evaluator.h)
+    // Past 3x Kingsley's steps or memory on a trace: abandoned there (evaluator.h).
+    if (x.time > 3 || y.time > 3 || x.memory > 3 || y.memory > 3) {
       EXPECT_FALSE(em.valid || ew.valid);
       continue;
     }
@@ -133,6 +134,37 @@ TEST(MultiTrace, AggregateIsTheMeanOrTheWorstOfTheTracesMeasures) {
   EXPECT_THROW(srch::parse_aggregate("median"), std::invalid_argument);
 }
 
+// An allocator is abandoned once it passes what a DMM can take and still
+// beat Kingsley: (sum of weights / weight) x Kingsley's steps or memory
+// (each at most 20x); the others are measured in full.
+TEST(Evaluator, AbandonsAnAllocatorThatCannotBeatKingsley) {
+  TwoTraces f;
+  struct Case {
+    srch::Weights w;
+    double steps, memory;  // the bounds, in Kingsley's
+  };
+  const Case cases[] = {{{}, 3, 3}, {{0, 1, 0}, 20, 1}, {{1, 0, 0}, 1, 20}};
+  int on_memory = 0;  // abandoned for its memory alone
+  for (const Case& c : cases)
+    for (const sim::ReplayTrace* t : {&f.small, &f.large}) {
+      srch::Evaluator ev(*t, c.w, 1, &f.sizes);
+      for (const std::string& m : kNames) {
+        SCOPED_TRACE(m);
+        const srch::Evaluation x = direct(ev, *t, m, f.sizes);
+        ASSERT_TRUE(x.valid);
+        const sim::DmmSpec s = spec_of(m);
+        const srch::Evaluation e = ev.evaluate({&s}).at(0);
+        const bool kept = x.time <= c.steps && x.memory <= c.memory;
+        EXPECT_EQ(e.valid, kept) << "time " << x.time << " memory " << x.memory;
+        if (kept && e.valid) {
+          EXPECT_DOUBLE_EQ(e.fitness, x.fitness);
+        }
+        on_memory += x.time <= c.steps && x.memory > c.memory;
+      }
+    }
+  EXPECT_GT(on_memory, 0);  // the memory bound was exercised
+}
+
 TEST(MultiTrace, TheSearchFindsTheDmmWithTheBestAggregate) {
   TwoTraces f;
   const srch::Grammar g = srch::Grammar::parse(kMechanisms);
@@ -142,7 +174,7 @@ TEST(MultiTrace, TheSearchFindsTheDmmWithTheBestAggregate) {
     double best = 1e300;
     for (const std::string& m : kNames) {
       const srch::Evaluation ex = direct(f.a, f.small, m, f.sizes), ey = direct(f.b, f.large, m, f.sizes);
-      if (ex.time > 3 || ey.time > 3) continue;  // abandoned by the evaluator (evaluator.h)
+      if (ex.time > 3 || ey.time > 3 || ex.memory > 3 || ey.memory > 3) continue;  // abandoned (evaluator.h)
       const double x = ex.fitness, y = ey.fitness;
       const double v = how == srch::Aggregate::kMean ? (x + y) / 2 : std::max(x, y);
       if (v < best) best = v, expected = m;
