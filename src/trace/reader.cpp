@@ -385,60 +385,54 @@ struct Reader::Impl {
 
   // Threads are merged by time; each thread's own events keep their order.
   bool next(Event& e) {
-    for (;;) {
-      if (!current) {
-        if (heap.empty()) return false;
-        current = heap.top().stream;
-        heap.pop();
-      }
-      Stream& st = *current;
-      if (!st.decoded()) {
-        decode(st);
-        continue;
-      }
-      e = st.events[st.index++];
-      if (st.decoded())
-        yield_if_later(key(st));
-      else if (next_chunk(st))
-        yield_if_later(chunk_key(st));
-      else
-        current = nullptr;
-      return true;
-    }
+    Stream* st = ready();
+    if (!st) return false;
+    e = st->events[st->index++];
+    moved_on(*st);
+    return true;
   }
 
   // The events next() would give in a row from the current stream: up to the
   // first one later than the earliest other stream, or the end of its chunk.
   std::size_t next_run(const Event*& first) {
+    Stream* st = ready();
+    if (!st) return 0;
+    std::size_t stop = st->index + 1;
+    if (heap.empty()) {
+      stop = st->count;
+    } else {
+      const Key top = heap.top();
+      while (stop < st->count && !later(Key{st->events[stop].time_ns, st->sequence, st}, top)) ++stop;
+    }
+    first = st->events.data() + st->index;
+    const std::size_t n = stop - st->index;
+    st->index = stop;
+    moved_on(*st);
+    return n;
+  }
+
+  // The stream whose event comes next, with its chunk decoded (nullptr: no event is left).
+  Stream* ready() {
     for (;;) {
       if (!current) {
-        if (heap.empty()) return 0;
+        if (heap.empty()) return nullptr;
         current = heap.top().stream;
         heap.pop();
       }
-      Stream& st = *current;
-      if (!st.decoded()) {
-        decode(st);
-        continue;
-      }
-      std::size_t stop = st.index + 1;
-      if (heap.empty()) {
-        stop = st.count;
-      } else {
-        const Key top = heap.top();
-        while (stop < st.count && !later(Key{st.events[stop].time_ns, st.sequence, &st}, top)) ++stop;
-      }
-      first = st.events.data() + st.index;
-      const std::size_t n = stop - st.index;
-      st.index = stop;
-      if (st.decoded())
-        yield_if_later(key(st));
-      else if (next_chunk(st))
-        yield_if_later(chunk_key(st));
-      else
-        current = nullptr;
-      return n;
+      if (current->decoded()) return current;
+      decode(*current);
     }
+  }
+
+  // After events were taken from the current stream: its next chunk, or
+  // another stream if one is now earlier, or none when it has ended.
+  void moved_on(Stream& st) {
+    if (st.decoded())
+      yield_if_later(key(st));
+    else if (next_chunk(st))
+      yield_if_later(chunk_key(st));
+    else
+      current = nullptr;
   }
 
   // The current stream goes back into the heap if another one is now earlier.
