@@ -434,8 +434,7 @@ class Lea {
       }
       set_size_and_pinuse_of_inuse(v, nb);
       ++splits_;
-      ++splits_;
-    set_size_and_pinuse_of_free(v + nb, rsize);
+      set_size_and_pinuse_of_free(v + nb, rsize);
       insert_chunk(v + nb, rsize);
       return {v, nb, false};
     }
