@@ -377,6 +377,13 @@ class Lea {
       const std::uint64_t trem = chunksize(t) - nb;
       if (trem < rsize) rsize = trem, v = t;
     }
+    return take_tree_chunk(v, nb, rsize, true);
+  }
+
+  // Tree chunk v (rsize bytes more than nb) serves the request: whole if
+  // the rest would be smaller than a chunk, else split, its rest becoming
+  // the designated victim (dv) or going to its bin.
+  Chunk take_tree_chunk(Address v, std::uint64_t nb, std::uint64_t rsize, bool rest_is_dv) {
     unlink_large(v);
     if (rsize < kMinChunk) {
       set_inuse_and_pinuse(v, rsize + nb);
@@ -385,7 +392,10 @@ class Lea {
     set_size_and_pinuse_of_inuse(v, nb);
     ++splits_;
     set_size_and_pinuse_of_free(v + nb, rsize);
-    replace_dv(v + nb, rsize);
+    if (rest_is_dv)
+      replace_dv(v + nb, rsize);
+    else
+      insert_chunk(v + nb, rsize);
     return {v, nb, false};
   }
 
@@ -426,18 +436,7 @@ class Lea {
       if (trem < rsize) rsize = trem, v = t;
       t = leftmost_child(t);
     }
-    if (v != 0 && rsize < dvsize_ - nb) {
-      unlink_large(v);
-      if (rsize < kMinChunk) {
-        set_inuse_and_pinuse(v, rsize + nb);
-        return {v, rsize + nb, false};
-      }
-      set_size_and_pinuse_of_inuse(v, nb);
-      ++splits_;
-      set_size_and_pinuse_of_free(v + nb, rsize);
-      insert_chunk(v + nb, rsize);
-      return {v, nb, false};
-    }
+    if (v != 0 && rsize < dvsize_ - nb) return take_tree_chunk(v, nb, rsize, false);
     return {0, 0, false};
   }
 
