@@ -161,6 +161,36 @@ inline std::uint64_t need(std::uint64_t bytes, std::uint64_t alignment) noexcept
   return bytes + (alignment > kHeader ? alignment : kHeader);
 }
 
+/// Requests beyond the largest block come straight from the memory, in
+/// whole pages, with a kDirect header; their release returns them to it.
+template <Memory M>
+Block allocate_direct(M& memory, std::uint64_t need, std::uint64_t alignment, std::uint64_t page,
+                      std::uint64_t& steps) {
+  const std::uint64_t bytes = (need + page - 1) & ~(page - 1);
+  ++steps;
+  const Address block = memory.obtain(bytes, std::max(page, alignment));
+  if (block == 0) [[unlikely]]
+    return {};
+  memory.store(block, kDirect | bytes << kPayloadShift);
+  return {place(memory, block, alignment), bytes};
+}
+
+/// Releases `p` if it was obtained directly: its bytes, or 0 for a buddy block.
+template <Memory M>
+std::uint64_t release_direct(M& memory, Placed p, std::uint64_t& steps) {
+  if (!(p.header & kDirect)) [[likely]]
+    return 0;
+  const std::uint64_t bytes = p.header >> kPayloadShift;
+  ++steps;
+  memory.release(p.block, bytes);
+  return bytes;
+}
+
+/// malloc_usable_size of `data` in `p`, a buddy block of `order_bytes` unless obtained directly.
+inline std::uint64_t usable(Address data, Placed p, std::uint64_t order_bytes) noexcept {
+  return p.block + (p.header & kDirect ? p.header >> kPayloadShift : order_bytes) - data;
+}
+
 }  // namespace buddy_detail
 
 template <Memory M>
@@ -198,7 +228,7 @@ class BinaryBuddy {
       return {};
     const unsigned k = order_for(n);
     if (k > max_) [[unlikely]]
-      return allocate_direct(n, alignment);
+      return buddy_detail::allocate_direct(memory_, n, alignment, page_, steps_);
     const std::uint64_t lists = lists_.nonempty() >> k << k;
     Address block;
     unsigned j;
@@ -228,22 +258,16 @@ class BinaryBuddy {
   /// the end of its block: malloc_usable_size. Reads the block's metadata.
   std::uint64_t usable(Address address) {
     using namespace buddy_detail;
-    const auto [block, header] = block_of(memory_, address);
-    const std::uint64_t bytes =
-        header & kDirect ? header >> kPayloadShift : std::uint64_t{1} << (header & kOrderMask);
-    return block + bytes - address;
+    const Placed p = block_of(memory_, address);
+    return buddy_detail::usable(address, p, std::uint64_t{1} << (p.header & kOrderMask));
   }
 
   /// Releases the block at `address` (as allocate returned it); returns its block bytes.
   std::uint64_t release(Address address) {
     using namespace buddy_detail;
     auto [block, header] = block_of(memory_, address);
-    if (header & kDirect) [[unlikely]] {
-      const std::uint64_t bytes = header >> kPayloadShift;
-      ++steps_;
-      memory_.release(block, bytes);
+    if (const std::uint64_t bytes = release_direct(memory_, {block, header}, steps_)) [[unlikely]]
       return bytes;
-    }
     const unsigned order = static_cast<unsigned>(header & kOrderMask);
     TAILOR_ASSERT(order >= kMinOrder && order <= max_ && (block & ((std::uint64_t{1} << order) - 1)) == 0);
     unsigned k = order;
@@ -282,17 +306,6 @@ class BinaryBuddy {
   }
 
  private:
-  Block allocate_direct(std::uint64_t need, std::uint64_t alignment) {
-    using namespace buddy_detail;
-    const std::uint64_t bytes = (need + page_ - 1) & ~(page_ - 1);
-    ++steps_;
-    const Address block = memory_.obtain(bytes, std::max(page_, alignment));
-    if (block == 0) [[unlikely]]
-      return {};
-    memory_.store(block, kDirect | bytes << kPayloadShift);
-    return {place(memory_, block, alignment), bytes};
-  }
-
   M& memory_;
   buddy_detail::FreeLists<M, 41> lists_;
   unsigned max_;

@@ -103,7 +103,7 @@ class FibonacciBuddy {
       return {};
     const unsigned k = index_for(n);
     if (k > top_) [[unlikely]]
-      return allocate_direct(n, alignment);
+      return buddy_detail::allocate_direct(memory_, n, alignment, page_, steps_);
     const std::uint64_t lists = lists_.nonempty() >> k << k;
     Address block;
     unsigned j;
@@ -145,21 +145,16 @@ class FibonacciBuddy {
   /// the end of its block: malloc_usable_size. Reads the block's metadata.
   std::uint64_t usable(Address address) {
     using namespace buddy_detail;
-    const auto [block, header] = block_of(memory_, address);
-    const std::uint64_t bytes = header & kDirect ? header >> kPayloadShift : sizes_[header & kOrderMask];
-    return block + bytes - address;
+    const Placed p = block_of(memory_, address);
+    return buddy_detail::usable(address, p, sizes_[p.header & kOrderMask]);
   }
 
   /// Releases the block at `address` (as allocate returned it); returns its block bytes.
   std::uint64_t release(Address address) {
     using namespace buddy_detail;
     auto [block, header] = block_of(memory_, address);
-    if (header & kDirect) [[unlikely]] {
-      const std::uint64_t bytes = header >> kPayloadShift;
-      ++steps_;
-      memory_.release(block, bytes);
+    if (const std::uint64_t bytes = release_direct(memory_, {block, header}, steps_)) [[unlikely]]
       return bytes;
-    }
     const unsigned index = static_cast<unsigned>(header & kOrderMask);
     unsigned i = index;
     std::uint64_t bits = header & (kRight | kMemory);
@@ -220,17 +215,6 @@ class FibonacciBuddy {
  private:
   unsigned search(std::uint64_t need) const noexcept {
     return static_cast<unsigned>(std::lower_bound(sizes_.begin(), sizes_.end(), need) - sizes_.begin());
-  }
-
-  Block allocate_direct(std::uint64_t need, std::uint64_t alignment) {
-    using namespace buddy_detail;
-    const std::uint64_t bytes = (need + page_ - 1) & ~(page_ - 1);
-    ++steps_;
-    const Address block = memory_.obtain(bytes, std::max(page_, alignment));
-    if (block == 0) [[unlikely]]
-      return {};
-    memory_.store(block, kDirect | bytes << kPayloadShift);
-    return {place(memory_, block, alignment), bytes};
   }
 
   M& memory_;
