@@ -39,38 +39,22 @@ struct SimulateCmdOptions {
 nlohmann::json to_json(const simulate::Metrics& m) {
   nlohmann::json series = nlohmann::json::array();
   for (const auto& s : m.series) series.push_back({s.operation, s.requested, s.block_bytes, s.held});
-  return {{"dmm", m.dmm},
-          {"operations", m.operations},
-          {"steps", m.steps},
-          {"reads", m.reads},
-          {"writes", m.writes},
-          {"system_requests", m.system_requests},
-          {"splits", m.splits},
-          {"coalesces", m.coalesces},
-          {"energy_nj", m.energy_nj},
-          {"memory_usage_bytes", m.memory_usage},
-          {"held_usage_bytes", m.held_usage},
-          {"pages_gained_bytes", m.pages_gained},
-          {"purges", m.purges},
-          {"zeroed_bytes", m.zeroed_bytes},
-          {"line_misses", m.line_misses},
-          {"steps_by_mechanism",
-           [&] {
-             nlohmann::json k = nlohmann::json::object();
-             for (std::size_t i = 0; i < dmm::kMechanismKinds; ++i)
-               if (m.steps_by_kind[i]) k[dmm::kMechanismKindNames[i]] = m.steps_by_kind[i];
-             return k;
-           }()},
-          {"front",
-           {{"hits", m.front_hits}, {"misses", m.front_misses}, {"kept", m.front_kept}, {"passed", m.front_passed}}},
-          {"peak_operation", m.peak_operation},
-          {"requested_at_peak_bytes", m.requested_at_peak},
-          {"block_bytes_at_peak", m.block_bytes_at_peak},
-          {"internal_fragmentation_bytes", m.internal_fragmentation},
-          {"external_fragmentation_bytes", m.external_fragmentation},
-          {"seconds", m.seconds},
-          {"series_columns", {"operation", "requested_bytes", "block_bytes", "held_bytes"}},
-          {"series", series}};
+  nlohmann::json j = {
+      {"dmm", m.dmm},
+      {"energy_nj", m.energy_nj},
+      {"steps_by_mechanism",
+       [&] {
+         nlohmann::json k = nlohmann::json::object();
+         for (std::size_t i = 0; i < dmm::kMechanismKinds; ++i)
+           if (m.steps_by_kind[i]) k[dmm::kMechanismKindNames[i]] = m.steps_by_kind[i];
+         return k;
+       }()},
+      {"front", {{"hits", m.front_hits}, {"misses", m.front_misses}, {"kept", m.front_kept}, {"passed", m.front_passed}}},
+      {"seconds", m.seconds},
+      {"series_columns", {"operation", "requested_bytes", "block_bytes", "held_bytes"}},
+      {"series", series}};
+  simulate::each_count(m, [&](const char* key, std::uint64_t v) { j[key] = v; });
+  return j;
 }
 
 nlohmann::json to_json(const simulate::ReplaySummary& s) {

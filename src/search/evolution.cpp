@@ -62,48 +62,20 @@ double get_double(const nlohmann::json& j, const char* name) {
 }
 
 nlohmann::json metrics_to_json(const simulate::Metrics& m) {
-  return {{"dmm", m.dmm},
-          {"operations", m.operations},
-          {"steps", m.steps},
-          {"reads", m.reads},
-          {"writes", m.writes},
-          {"system_requests", m.system_requests},
-          {"splits", m.splits},
-          {"coalesces", m.coalesces},
-          {"memory_usage_bytes", m.memory_usage},
-          {"held_usage_bytes", m.held_usage},
-          {"pages_gained_bytes", m.pages_gained},
-          {"purges", m.purges},
-          {"zeroed_bytes", m.zeroed_bytes},
-          {"line_misses", m.line_misses},
-          {"steps_by_kind", m.steps_by_kind},
-          {"front", {m.front_hits, m.front_misses, m.front_kept, m.front_passed}},
-          {"peak_operation", m.peak_operation},
-          {"requested_at_peak_bytes", m.requested_at_peak},
-          {"block_bytes_at_peak", m.block_bytes_at_peak},
-          {"internal_fragmentation_bytes", m.internal_fragmentation},
-          {"external_fragmentation_bytes", m.external_fragmentation},
-          {"energy_nj", bits(m.energy_nj)},
-          {"max_in_use", m.max_in_use},
-          {"seconds", bits(m.seconds)}};
+  nlohmann::json j = {{"dmm", m.dmm},
+                      {"steps_by_kind", m.steps_by_kind},
+                      {"front", {m.front_hits, m.front_misses, m.front_kept, m.front_passed}},
+                      {"energy_nj", bits(m.energy_nj)},
+                      {"max_in_use", m.max_in_use},
+                      {"seconds", bits(m.seconds)}};
+  simulate::each_count(m, [&](const char* key, std::uint64_t v) { j[key] = v; });
+  return j;
 }
 
 simulate::Metrics metrics_from_json(const nlohmann::json& j) {
   simulate::Metrics m;
   m.dmm = get<std::string>(j, "dmm");
-  m.operations = get<std::uint64_t>(j, "operations");
-  m.steps = get<std::uint64_t>(j, "steps");
-  m.reads = get<std::uint64_t>(j, "reads");
-  m.writes = get<std::uint64_t>(j, "writes");
-  m.system_requests = get<std::uint64_t>(j, "system_requests");
-  m.splits = get<std::uint64_t>(j, "splits");
-  m.coalesces = get<std::uint64_t>(j, "coalesces");
-  m.memory_usage = get<std::uint64_t>(j, "memory_usage_bytes");
-  m.held_usage = get<std::uint64_t>(j, "held_usage_bytes");
-  m.pages_gained = get<std::uint64_t>(j, "pages_gained_bytes");
-  m.purges = get<std::uint64_t>(j, "purges");
-  m.zeroed_bytes = get<std::uint64_t>(j, "zeroed_bytes");
-  m.line_misses = get<std::uint64_t>(j, "line_misses");
+  simulate::each_count(m, [&](const char* key, std::uint64_t& v) { v = get<std::uint64_t>(j, key); });
   {
     const auto k = get<std::vector<std::uint64_t>>(j, "steps_by_kind");
     if (k.size() != m.steps_by_kind.size()) throw std::invalid_argument("field 'steps_by_kind' does not hold a count per mechanism");
@@ -114,11 +86,6 @@ simulate::Metrics metrics_from_json(const nlohmann::json& j) {
     if (f.size() != 4) throw std::invalid_argument("field 'front' does not hold 4 counts");
     m.front_hits = f[0], m.front_misses = f[1], m.front_kept = f[2], m.front_passed = f[3];
   }
-  m.peak_operation = get<std::uint64_t>(j, "peak_operation");
-  m.requested_at_peak = get<std::uint64_t>(j, "requested_at_peak_bytes");
-  m.block_bytes_at_peak = get<std::uint64_t>(j, "block_bytes_at_peak");
-  m.internal_fragmentation = get<std::uint64_t>(j, "internal_fragmentation_bytes");
-  m.external_fragmentation = get<std::uint64_t>(j, "external_fragmentation_bytes");
   m.energy_nj = get_double(j, "energy_nj");
   m.max_in_use = get<std::uint64_t>(j, "max_in_use");
   m.seconds = get_double(j, "seconds");

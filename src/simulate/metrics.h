@@ -57,4 +57,29 @@ struct Metrics {
   std::vector<HeapSnapshot> snapshots;  ///< at SimulateOptions::snapshots_at, in operation order
 };
 
+/// Calls f(key, field) for each whole-number count of `m` (a Metrics or a
+/// const one), with the key every JSON output of them uses (simulate's
+/// `--json`, the search's checkpoints), so that the fields are listed once.
+template <class M, class F>
+void each_count(M& m, F&& f) {
+  f("operations", m.operations);
+  f("steps", m.steps);
+  f("reads", m.reads);
+  f("writes", m.writes);
+  f("system_requests", m.system_requests);
+  f("splits", m.splits);
+  f("coalesces", m.coalesces);
+  f("memory_usage_bytes", m.memory_usage);
+  f("held_usage_bytes", m.held_usage);
+  f("pages_gained_bytes", m.pages_gained);
+  f("purges", m.purges);
+  f("zeroed_bytes", m.zeroed_bytes);
+  f("line_misses", m.line_misses);
+  f("peak_operation", m.peak_operation);
+  f("requested_at_peak_bytes", m.requested_at_peak);
+  f("block_bytes_at_peak", m.block_bytes_at_peak);
+  f("internal_fragmentation_bytes", m.internal_fragmentation);
+  f("external_fragmentation_bytes", m.external_fragmentation);
+}
+
 }  // namespace tailor::simulate
