@@ -535,7 +535,10 @@ SearchReport run(const SearchRequest& q) {
   r.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   r.result = run_islands(grammar, sizes, *fit.ranked, so, io, q.ring);
   r.root = q.ring == nullptr || q.ring->rank() == 0;
-  if (r.root && !r.result.best.eval.valid) throw std::runtime_error("the search found no valid DMM (check the grammar)");
+  if (r.root && !r.result.best.eval.valid)
+    throw std::runtime_error(
+        "the search found no valid DMM: every candidate either cannot serve the trace (check the grammar) or was "
+        "abandoned as worse than Kingsley, past (sum of weights / weight) x its steps or memory (docs/search.md)");
   if (d.in_job) finish_divided(q, d, sets, std::move(described), sizes, r);
   else if (r.root) finish_here(q, sets, fit, std::move(described), sizes, r);  // rank 0 has every island's result
   if (q.ring != nullptr && q.ring->size() > 1) report_ranks(*q.ring, sets, r);
