@@ -67,6 +67,10 @@ Evaluator::Evaluator(const simulate::ReplayTrace& trace, Weights weights, unsign
   if (kng_.memory_usage > 0) limits_.resident = bound(weights_.memory, kLargest, kng_.memory_usage);
 }
 
+void Evaluator::bound_memory_for_front() {
+  if (kng_.memory_usage > 0) limits_.resident = kLargest * kng_.memory_usage + 1;
+}
+
 double Evaluator::work(const simulate::AllocatorSpec& a) const {
   // The counts by routing size, made on first use: only a search shared
   // among processes asks, so other evaluators do not pay a pass over the trace.

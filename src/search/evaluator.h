@@ -81,6 +81,10 @@ class Evaluator : public Fitness {
   /// The sizes the trace requests (sizes_of), which <TRACE_SIZE> and exact classes draw on.
   const std::vector<std::uint64_t>& trace_sizes() const noexcept { return sizes_; }
   const Weights& weights() const noexcept { return weights_; }
+  /// For a Pareto front, where a DMM worse than Kingsley in the weighted sum
+  /// may still stand for its time: allocators are kept up to kLargest x
+  /// Kingsley's memory usage, whatever the weights.
+  void bound_memory_for_front();
 
   /// Evaluates every spec (std::nullopt: an invalid phenotype), simulating
   /// the ones not in the cache in parallel.

@@ -194,6 +194,9 @@ void make_evaluators(TraceSet& s, const SearchRequest& q, const std::vector<std:
         std::vector<Fitness*>{s.validating.get(), s.validating_head.get()}, Aggregate::kWorst);
   }
   if (s.sampled) s.measured = std::make_unique<Evaluator>(s.whole(), q.weights, q.threads, exact, q.time_model);
+  if (q.pareto)
+    for (Evaluator* e : {s.ranked.get(), s.validating.get(), s.validating_head.get(), s.measured.get()})
+      if (e) e->bound_memory_for_front();
 }
 
 // The three fitnesses of the search (ranking, candidates for the best, the

@@ -163,6 +163,19 @@ TEST(Evaluator, AbandonsAnAllocatorThatCannotBeatKingsley) {
       }
     }
   EXPECT_GT(on_memory, 0);  // the memory bound was exercised
+  // For a Pareto front, memory up to 20x Kingsley's is kept.
+  int kept_for_front = 0;
+  for (const sim::ReplayTrace* t : {&f.small, &f.large}) {
+    srch::Evaluator ev(*t, {}, 1, &f.sizes);
+    ev.bound_memory_for_front();
+    for (const std::string& m : kNames) {
+      const srch::Evaluation x = direct(ev, *t, m, f.sizes);
+      const sim::DmmSpec s = spec_of(m);
+      EXPECT_EQ(ev.evaluate({&s}).at(0).valid, x.time <= 3 && x.memory <= 20) << m;
+      kept_for_front += x.time <= 3 && x.memory > 3 && x.memory <= 20;
+    }
+  }
+  EXPECT_GT(kept_for_front, 0);
 }
 
 TEST(MultiTrace, TheSearchFindsTheDmmWithTheBestAggregate) {
