@@ -58,17 +58,18 @@ Evaluator::Evaluator(const simulate::ReplayTrace& trace, Weights weights, unsign
   // weight x that ratio / the sum of the weights: past (sum / weight) x
   // Kingsley's figure it is worse than Kingsley (fitness 1) and cannot be
   // the best.
-  const double sum = weights_.time + weights_.memory + weights_.energy;
-  auto bound = [&](double weight, std::uint64_t most, std::uint64_t kingsley) {
-    const double times = weight > 0 ? std::min<double>(static_cast<double>(most), sum / weight) : static_cast<double>(most);
-    return static_cast<std::uint64_t>(times * static_cast<double>(std::max<std::uint64_t>(kingsley, 1))) + 1;
-  };
   limits_.steps = bound(weights_.time, kSlowest, kng_.steps);
   if (kng_.memory_usage > 0) limits_.resident = bound(weights_.memory, kLargest, kng_.memory_usage);
 }
 
+std::uint64_t Evaluator::bound(double weight, std::uint64_t most, std::uint64_t kingsley) const {
+  const double sum = weights_.time + weights_.memory + weights_.energy;
+  const double times = weight > 0 ? std::min<double>(static_cast<double>(most), sum / weight) : static_cast<double>(most);
+  return static_cast<std::uint64_t>(times * static_cast<double>(std::max<std::uint64_t>(kingsley, 1))) + 1;
+}
+
 void Evaluator::bound_memory_for_front() {
-  if (kng_.memory_usage > 0) limits_.resident = kLargest * kng_.memory_usage + 1;
+  if (kng_.memory_usage > 0) limits_.resident = bound(0, kLargest, kng_.memory_usage);
 }
 
 double Evaluator::work(const simulate::AllocatorSpec& a) const {

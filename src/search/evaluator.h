@@ -129,6 +129,8 @@ class Evaluator : public Fitness {
   static constexpr std::uint64_t kSlowest = 20;
   static constexpr std::uint64_t kLargest = 20;
   simulate::PartLimits limits_;
+  /// (sum of weights / weight) x `kingsley`, at most `most` x (weight 0: `most` x), plus one.
+  std::uint64_t bound(double weight, std::uint64_t most, std::uint64_t kingsley) const;
   std::vector<std::uint64_t> sizes_;    // the trace's sizes (<TRACE_SIZE>)
   std::vector<std::uint64_t> exact_;    // the sizes of exact classes
   // (routing size, operations with a routing size up to it), by size: work()'s
