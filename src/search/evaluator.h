@@ -17,6 +17,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "simulate/dmm_spec.h"
@@ -54,6 +55,16 @@ class Fitness {
   virtual ~Fitness() = default;
   /// Evaluates every spec (nullptr: an invalid phenotype).
   virtual std::vector<Evaluation> evaluate(const std::vector<const simulate::DmmSpec*>& specs) = 0;
+  /// Evaluates `specs` with this fitness and `other_specs` with `other` (a
+  /// search's validator beside its ranking fitness): two calls here; a
+  /// shared evaluation (shared_evaluation.h) serves both in one round, so
+  /// that a few long validation runs share it with many short ones.
+  virtual std::pair<std::vector<Evaluation>, std::vector<Evaluation>> evaluate_with(
+      const std::vector<const simulate::DmmSpec*>& specs, Fitness& other,
+      const std::vector<const simulate::DmmSpec*>& other_specs) {
+    std::vector<Evaluation> mine = evaluate(specs);
+    return {std::move(mine), other.evaluate(other_specs)};
+  }
   /// Allocator simulations run so far (each on its share of a trace).
   virtual std::uint64_t simulations() const noexcept = 0;
   /// What simulating allocator `a` costs, in operations gone through: how a

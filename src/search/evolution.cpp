@@ -154,12 +154,21 @@ class Island::Engine {
     return g;
   }
 
-  // Maps and evaluates a batch (in parallel inside the evaluator).
+  // Maps and evaluates a batch (in parallel inside the evaluator), and
+  // measures the previous batch's candidates for the best with the
+  // validator in the same request (validate()).
   void evaluate(std::vector<Individual>& batch) {
     for (auto& ind : batch) express(ind, grammar_, sizes_, o_.max_wraps);
     std::vector<const simulate::DmmSpec*> specs;
     for (auto& ind : batch) specs.push_back(ind.spec ? &*ind.spec : nullptr);
-    std::vector<Evaluation> evals = evaluator_.evaluate(specs);
+    std::vector<Evaluation> evals;
+    if (o_.validator && !pending_.empty()) {
+      auto [ranked, measures] = evaluator_.evaluate_with(specs, *o_.validator, pending_specs());
+      evals = std::move(ranked);
+      settle(measures);
+    } else {
+      evals = evaluator_.evaluate(specs);
+    }
     for (std::size_t i = 0; i < batch.size(); ++i) batch[i].eval = std::move(evals[i]);
     const std::vector<bool> measured = o_.validator ? validate(batch) : std::vector<bool>(batch.size(), true);
     for (std::size_t i = 0; i < batch.size(); ++i) {
@@ -282,6 +291,7 @@ class Island::Engine {
       std::vector<Individual> all = pop_;
       std::vector<Individual> kids = offspring(pop_, pop_.size());
       all.insert(all.end(), std::make_move_iterator(kids.begin()), std::make_move_iterator(kids.end()));
+      refresh(all);
       rank(all);
       std::stable_sort(all.begin(), all.end(), [&](const Individual& a, const Individual& b) { return better(a, b); });
       all.resize(pop_.size());
@@ -308,6 +318,7 @@ class Island::Engine {
       std::vector<Individual> kids = offspring(pop_, pop_.size() - elite);
       next.insert(next.end(), std::make_move_iterator(kids.begin()), std::make_move_iterator(kids.end()));
       pop_ = std::move(next);
+      refresh(pop_);
     }
     report(generation_);
   }
@@ -322,6 +333,9 @@ class Island::Engine {
   }
 
   SearchResult finish() {
+    settle_pending();
+    refresh(pop_);
+    if (o_.pareto) rank(pop_);
     SearchResult r;
     r.best = best_;
     r.finalists = finalists_;
@@ -384,6 +398,7 @@ class Island::Engine {
             {"finalists", individuals_to_json(finalists_)},
             {"best_ranked", std::bit_cast<std::uint64_t>(best_ranked_)},
             {"validated", validated},
+            {"pending", individuals_to_json(pending_)},
             {"evaluations", evaluations_},
             {"validations", validations_}};
   }
@@ -404,6 +419,7 @@ class Island::Engine {
       evaluate(batch);
       left -= batch.size();
     }
+    settle_pending();
     SearchResult r;
     r.best = best_;
     r.finalists = finalists_;
@@ -416,11 +432,17 @@ class Island::Engine {
  private:
   // A sample can flatter a DMM whose costs grow with the heap (coalescing
   // without splitting, say), so candidates for the best are measured by the
-  // validator (on the whole trace) first, and carry that measure from then
-  // on, which also takes flattered DMMs out of the elite. A candidate is one
+  // validator (on the whole trace, or its validation sample and prefix)
+  // before they can become the best, and carry that measure from then on,
+  // which also takes flattered DMMs out of the elite. A candidate is one
   // whose ranked fitness beats the best's ranked fitness, or the best's
   // measured one when the sample flattered the best; at most kValidated per
-  // batch, the best ranked first (measured together, in parallel).
+  // batch, the best ranked first. They are measured with the next batch
+  // (pending_, settle()), in one request with its ranked evaluations: a
+  // few long validation runs alone would leave the other processes of a
+  // shared evaluation (shared_evaluation.h) idle for a round, beside the
+  // many short ones they even out. A candidate thus ranks by its sampled
+  // fitness for one generation; finish() measures the last ones.
   // Returns, for each individual, whether it carries the validator's measure.
   static constexpr std::size_t kValidated = 4;
   std::vector<bool> validate(std::vector<Individual>& batch) {
@@ -438,33 +460,52 @@ class Island::Engine {
     }
     std::stable_sort(candidates.begin(), candidates.end(),
                      [&](std::size_t a, std::size_t b) { return batch[a].eval.fitness < batch[b].eval.fitness; });
-    std::vector<std::size_t> picked;
-    std::vector<const simulate::DmmSpec*> specs;
     for (std::size_t i : candidates) {
-      if (picked.size() == kValidated) break;
-      if (std::any_of(picked.begin(), picked.end(), [&](std::size_t p) { return batch[p].phenotype == batch[i].phenotype; }))
-        continue;
-      picked.push_back(i);
-      specs.push_back(&*batch[i].spec);
+      if (pending_.size() == kValidated) break;
+      if (std::none_of(pending_.begin(), pending_.end(), [&](const Individual& p) { return p.phenotype == batch[i].phenotype; }))
+        pending_.push_back(batch[i]);
     }
-    if (picked.empty()) return measured;
-    const std::vector<Evaluation> evals = o_.validator->evaluate(specs);
-    validations_ += evals.size();
-    double best = best_.eval.valid ? best_.eval.fitness : std::numeric_limits<double>::infinity();
-    for (std::size_t k = 0; k < picked.size(); ++k) {
-      const double ranked = batch[picked[k]].eval.fitness;
-      validated_.emplace(batch[picked[k]].phenotype, evals[k]);
-      if (evals[k].valid && evals[k].fitness < best) {
-        best = evals[k].fitness;
-        best_ranked_ = ranked;
-      }
-    }
-    for (std::size_t i : candidates)  // the picked ones and their twins in the batch
-      if (auto it = validated_.find(batch[i].phenotype); it != validated_.end()) {
-        batch[i].eval = it->second;
-        measured[i] = true;
-      }
     return measured;
+  }
+
+  std::vector<const simulate::DmmSpec*> pending_specs() const {
+    std::vector<const simulate::DmmSpec*> specs;
+    for (const Individual& p : pending_) specs.push_back(&*p.spec);
+    return specs;
+  }
+
+  // The validator's measures of the pending candidates: known from now on
+  // (validate() gives them to their twins), the best among them may become
+  // the best, and the population's copies carry them (refresh()).
+  void settle(const std::vector<Evaluation>& measures) {
+    validations_ += measures.size();
+    for (std::size_t k = 0; k < pending_.size(); ++k) {
+      Individual& p = pending_[k];
+      validated_.emplace(p.phenotype, measures[k]);
+      const double ranked = p.eval.fitness;
+      p.eval = measures[k];
+      p.measured = true;
+      if (p.eval.valid && (!best_.eval.valid || p.eval.fitness < best_.eval.fitness)) best_ranked_ = ranked;
+      consider(p);
+    }
+    pending_.clear();
+  }
+
+  // Measures the candidates still pending (the end of a search).
+  void settle_pending() {
+    if (o_.validator && !pending_.empty()) settle(o_.validator->evaluate(pending_specs()));
+  }
+
+  // Individuals whose measure the validator has taken since they were ranked carry it.
+  void refresh(std::vector<Individual>& pop) const {
+    if (!o_.validator) return;
+    for (Individual& ind : pop)
+      if (!ind.measured && ind.eval.valid)
+        if (auto it = validated_.find(ind.phenotype); it != validated_.end()) {
+          ind.eval = it->second;
+          ind.measured = true;
+          if (!ind.eval.valid) ind.spec.reset();
+        }
   }
 
   // The final front measured by the validator: the ones the others dominate
@@ -511,6 +552,7 @@ class Island::Engine {
   std::vector<Individual> finalists_;  // SearchOptions::finalists, best first
   double best_ranked_ = std::numeric_limits<double>::infinity();  // the best's fitness on the evaluator's trace
   std::map<std::string, Evaluation> validated_;                    // phenotype -> the validator's measure
+  std::vector<Individual> pending_;  // candidates for the best, measured with the next batch (validate())
   std::uint64_t evaluations_ = 0, validations_ = 0;
 };
 
@@ -632,6 +674,9 @@ void Island::Engine::restore(const nlohmann::json& j) {
   if (!validated.is_array()) throw std::invalid_argument("field 'validated' is not an array");
   for (const auto& v : validated)
     validated_.emplace(get<std::string>(v, "phenotype"), evaluation_from_json(field(v, "eval")));
+  const nlohmann::json& pending = field(j, "pending");
+  if (!pending.is_array()) throw std::invalid_argument("field 'pending' is not an array");
+  pending_ = individuals_from_json(pending, grammar_, sizes_, o_.max_wraps);
   evaluations_ = get<std::uint64_t>(j, "evaluations");
   validations_ = get<std::uint64_t>(j, "validations");
 }

@@ -23,8 +23,9 @@ namespace {
 
 constexpr const char* kFormat = "tailor-search-checkpoint";
 // 2: emigrants in flight, taken one migration later; 3: resident memory, time model features;
-// 4: byte counts under the outputs' key names, the grammar's digest by XXH3.
-constexpr int kVersion = 4;
+// 4: byte counts under the outputs' key names, the grammar's digest by XXH3;
+// 5: candidates for the best measured with the next generation (an island's "pending").
+constexpr int kVersion = 5;
 
 // Islands [first, last) of process `p` of `processes` (contiguous blocks).
 std::pair<unsigned, unsigned> block(unsigned islands, unsigned processes, unsigned p) {

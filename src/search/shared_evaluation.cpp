@@ -87,10 +87,9 @@ struct SharedEvaluation::Slot {
   bool pending = false;   // the island waits for `answer`
   bool answered = false;
   bool done = false;      // the island is through the phase
-  unsigned kind = kRanked;
-  const std::vector<const simulate::DmmSpec*>* specs = nullptr;
-  std::vector<std::string> keys;  // the specs' cache keys ("" for none)
-  std::vector<Evaluation> answer;
+  Asks specs{};           // by kind; nullptr: not asked
+  std::array<std::vector<std::string>, 2> keys;  // the specs' cache keys ("" for none)
+  std::array<std::vector<Evaluation>, 2> answer;
   std::exception_ptr error;
 };
 
@@ -105,7 +104,19 @@ class SharedEvaluation::Proxy : public Fitness {
  public:
   Proxy(SharedEvaluation& shared, std::size_t island, unsigned kind) : shared_(shared), island_(island), kind_(kind) {}
   std::vector<Evaluation> evaluate(const std::vector<const simulate::DmmSpec*>& specs) override {
-    return shared_.ask(island_, kind_, specs);
+    Asks asks{};
+    asks[kind_] = &specs;
+    return std::move(shared_.ask(island_, asks)[kind_]);
+  }
+  // The ranking fitness's and the validator's requests of one island in
+  // one round.
+  std::pair<std::vector<Evaluation>, std::vector<Evaluation>> evaluate_with(
+      const std::vector<const simulate::DmmSpec*>& specs, Fitness& other,
+      const std::vector<const simulate::DmmSpec*>& other_specs) override {
+    if (kind_ != kRanked || &other != shared_.validator(island_)) return Fitness::evaluate_with(specs, other, other_specs);
+    Asks asks{&specs, &other_specs};
+    std::array<std::vector<Evaluation>, 2> answers = shared_.ask(island_, asks);
+    return {std::move(answers[kRanked]), std::move(answers[kValidator])};
   }
   // The count as of the last round (the fitness itself is busy on the calling thread).
   std::uint64_t simulations() const noexcept override { return shared_.sync_->simulations[kind_].load(); }
@@ -185,13 +196,11 @@ Fitness* SharedEvaluation::validator(std::size_t k) {
   return fitness_[kValidator] ? proxies_[kValidator].at(k).get() : nullptr;
 }
 
-std::vector<Evaluation> SharedEvaluation::ask(std::size_t island, unsigned kind,
-                                              const std::vector<const simulate::DmmSpec*>& specs) {
+std::array<std::vector<Evaluation>, 2> SharedEvaluation::ask(std::size_t island, const Asks& specs) {
   std::unique_lock lock(sync_->mu);
   if (!slots_) throw std::logic_error("SharedEvaluation: an island evaluates outside run()");
   Slot& s = slots_[island];
-  s.kind = kind;
-  s.specs = &specs;
+  s.specs = specs;
   s.answered = false;
   s.pending = true;
   sync_->to_main.notify_one();
@@ -276,15 +285,19 @@ std::string SharedEvaluation::asks_of(std::vector<Slot>& slots) {
   for (Slot& s : slots) {
     if (s.done) continue;
     through = false;
-    s.keys.assign(s.specs->size(), std::string());
-    nlohmann::json keys = nlohmann::json::array();
-    for (std::size_t i = 0; i < s.specs->size(); ++i) {
-      if (!(*s.specs)[i]) continue;
-      s.keys[i] = simulate::identity(*(*s.specs)[i]);
-      if (!same_islands_ && !measured_[s.kind].count(s.keys[i]))
-        keys.push_back(simulate::to_json(*(*s.specs)[i]).dump());  // the spec itself, for the others
+    for (unsigned kind : {kRanked, kValidator}) {
+      const auto* specs = s.specs[kind];
+      s.keys[kind].assign(specs ? specs->size() : 0, std::string());
+      if (!specs) continue;
+      nlohmann::json keys = nlohmann::json::array();
+      for (std::size_t i = 0; i < specs->size(); ++i) {
+        if (!(*specs)[i]) continue;
+        s.keys[kind][i] = simulate::identity(*(*specs)[i]);
+        if (!same_islands_ && !measured_[kind].count(s.keys[kind][i]))
+          keys.push_back(simulate::to_json(*(*specs)[i]).dump());  // the spec itself, for the others
+      }
+      if (!same_islands_) asks.push_back({{"kind", kind}, {"keys", std::move(keys)}});
     }
-    if (!same_islands_) asks.push_back({{"kind", s.kind}, {"keys", std::move(keys)}});
   }
   if (same_islands_) return {};
   return nlohmann::json{{"through", through}, {"asks", asks}}.dump();
@@ -299,11 +312,12 @@ bool SharedEvaluation::own_needs(const std::vector<Slot>& slots, std::vector<Nee
   for (const Slot& s : slots) {
     if (s.done) continue;
     through = false;
-    for (std::size_t i = 0; i < s.keys.size(); ++i) {
-      const std::string& key = s.keys[i];
-      if (key.empty() || measured_[s.kind].count(key) || !seen.emplace(s.kind, key).second) continue;
-      needs.push_back({s.kind, key, *(*s.specs)[i], {}});
-    }
+    for (unsigned kind : {kRanked, kValidator})
+      for (std::size_t i = 0; i < s.keys[kind].size(); ++i) {
+        const std::string& key = s.keys[kind][i];
+        if (key.empty() || measured_[kind].count(key) || !seen.emplace(kind, key).second) continue;
+        needs.push_back({kind, key, *(*s.specs[kind])[i], {}});
+      }
   }
   return through;
 }
@@ -553,9 +567,11 @@ void SharedEvaluation::answer(std::vector<Slot>& slots) {
   std::lock_guard lock(sync_->mu);
   for (Slot& s : slots) {
     if (s.done) continue;
-    s.answer.assign(s.keys.size(), Evaluation{});
-    for (std::size_t i = 0; i < s.keys.size(); ++i)
-      if (!s.keys[i].empty()) s.answer[i] = measured_[s.kind].at(s.keys[i]);
+    for (unsigned kind : {kRanked, kValidator}) {
+      s.answer[kind].assign(s.keys[kind].size(), Evaluation{});
+      for (std::size_t i = 0; i < s.keys[kind].size(); ++i)
+        if (!s.keys[kind][i].empty()) s.answer[kind][i] = measured_[kind].at(s.keys[kind][i]);
+    }
     s.answered = true;
   }
   sync_->to_islands.notify_all();

@@ -87,7 +87,9 @@ class SharedEvaluation {
  private:
   struct Slot;  // one island's pending request
   enum Kind : unsigned { kRanked = 0, kValidator = 1 };
-  std::vector<Evaluation> ask(std::size_t island, unsigned kind, const std::vector<const simulate::DmmSpec*>& specs);
+  // An island's request: the DMMs it asks of each kind's fitness (nullptr: none).
+  using Asks = std::array<const std::vector<const simulate::DmmSpec*>*, 2>;
+  std::array<std::vector<Evaluation>, 2> ask(std::size_t island, const Asks& specs);
   bool round(std::vector<Slot>& slots);  // false once every process's islands are through
   // The phases of a round (t0: a lap timer the costs are taken from).
   using TimePoint = std::chrono::steady_clock::time_point;

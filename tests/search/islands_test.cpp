@@ -451,6 +451,48 @@ TEST(SharedEvaluation, EachDmmIsMeasuredOnceAndEveryIslandLearnsIt) {
   EXPECT_GE(rounds[0], 3u);  // the first asks, the second ones, the end
 }
 
+// An island's ranked request and its validator's in one call
+// (Fitness::evaluate_with, as the evolution measures its candidates for the
+// best with the next generation) are served in one round: both answered,
+// each DMM measured once, by the fitness of its kind.
+TEST(SharedEvaluation, RankedAndValidatorRequestsShareARound) {
+  std::vector<sim::DmmSpec> specs;
+  for (const std::string& m : kNames) specs.push_back(spec_of(m));
+  ThreadRing::Shared shared(2);
+  std::vector<Recording> ranked(2), validator(2);
+  std::vector<std::pair<std::vector<srch::Evaluation>, std::vector<srch::Evaluation>>> got(2);
+  std::vector<std::uint64_t> rounds(2);
+  std::vector<std::thread> processes;
+  for (unsigned p = 0; p < 2; ++p)
+    processes.emplace_back([&, p] {
+      ThreadRing ring(shared, p);
+      srch::SharedEvaluation ev(ring, ranked[p], &validator[p], 1);
+      ev.run([&](std::size_t k) {
+        std::vector<const sim::DmmSpec*> all;
+        for (const auto& s : specs) all.push_back(&s);
+        got[p] = ev.ranked(k).evaluate_with(all, *ev.validator(k), {&specs[p], nullptr});
+      });
+      rounds[p] = ev.costs().rounds;
+    });
+  for (auto& t : processes) t.join();
+  for (unsigned p = 0; p < 2; ++p) {
+    SCOPED_TRACE(p);
+    ASSERT_EQ(got[p].first.size(), specs.size());
+    for (std::size_t i = 0; i < specs.size(); ++i) EXPECT_EQ(got[p].first[i].fitness, Recording::measure(specs[i]).fitness);
+    ASSERT_EQ(got[p].second.size(), 2u);
+    EXPECT_EQ(got[p].second[0].fitness, Recording::measure(specs[p]).fitness);
+    EXPECT_FALSE(got[p].second[1].valid);
+  }
+  std::multiset<std::string> measured, validated;
+  for (const auto& r : ranked) measured.insert(r.asked.begin(), r.asked.end());
+  for (const auto& r : validator) validated.insert(r.asked.begin(), r.asked.end());
+  EXPECT_EQ(measured.size(), specs.size());
+  EXPECT_EQ(validated.size(), 2u);
+  EXPECT_EQ(std::set<std::string>(validated.begin(), validated.end()).size(), 2u);
+  EXPECT_EQ(rounds[0], 2u);  // the asks, the end
+  EXPECT_EQ(rounds[1], 2u);
+}
+
 // A fitness made of others (one per trace, and a trace's own made of two,
 // as a validation sample and a prefix are) is measured leaf by leaf, each
 // once, possibly on different processes, and combined as the fitness itself
@@ -713,14 +755,14 @@ TEST(Checkpoint, BadFilesAreErrorsNamingTheFileAndField) {
   auto read = [&](const std::string& text, unsigned generations = 10) {
     return error_of([&] { srch::read_checkpoint("ck.json", text, settings, generations); });
   };
-  nlohmann::json good = {{"format", "tailor-search-checkpoint"}, {"version", 4}, {"settings", settings},
+  nlohmann::json good = {{"format", "tailor-search-checkpoint"}, {"version", 5}, {"settings", settings},
                          {"generation", 3}, {"islands", nlohmann::json::array({nlohmann::json::object()})}};
   EXPECT_EQ(read(good.dump()), "no error");
   EXPECT_NE(read("{\"format\": \"tailor-search").find("ck.json: not a checkpoint (not JSON"), std::string::npos);
   EXPECT_EQ(read("{\"format\": 1}"), "ck.json: not a checkpoint (field 'format' is not \"tailor-search-checkpoint\")");
   nlohmann::json j = good;
   j["version"] = 9;
-  EXPECT_EQ(read(j.dump()), "ck.json: field 'version' is 9, this tailor reads version 4");
+  EXPECT_EQ(read(j.dump()), "ck.json: field 'version' is 9, this tailor reads version 5");
   j = good;
   j["settings"]["seed"] = 8;
   EXPECT_EQ(read(j.dump()),
