@@ -5,7 +5,8 @@ markdown for docs/BENCHMARKS.md.
 
 1. Throughput: for each of the ten traces (search_gain.py's --small sizes,
    about 1 M events, recorded into --traces), `tailor search --threads 1`
-   (one rank) against `mpirun -np 2 --oversubscribe tailor search --threads
+   (one rank, run on each core alone: a virtual machine's cores need not
+   be equally fast, and its figure is the mean of the two) against `mpirun -np 2 --oversubscribe tailor search --threads
    1` (two ranks sharing the evaluations of the same search: the default,
    one population), and against `--islands 2` on two ranks (the island
    model, one island per rank), --rounds interleaved rounds (the order
@@ -48,14 +49,47 @@ def load():
     return open("/proc/loadavg").read().split()[:3]
 
 
-def timed(cmd):
-    """(parsed JSON output, wall seconds, peak RSS in bytes of the largest process of the tree (GNU time))."""
+def timed(cmd, core=None):
+    """(parsed JSON output, wall seconds, peak RSS in bytes of the largest process of the tree (GNU time));
+    on `core` alone if given."""
     start = time.monotonic()
+    pin = (lambda: os.sched_setaffinity(0, {core})) if core is not None else None
     p = subprocess.run(["/usr/bin/time", "-f", "%M"] + cmd, check=True, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, text=True, env=MPI_ENV)
+                       stderr=subprocess.PIPE, text=True, env=MPI_ENV, preexec_fn=pin)
     wall = time.monotonic() - start
     rss = int(p.stderr.strip().splitlines()[-1]) * 1024
     return json.loads(p.stdout), wall, rss
+
+
+def timed_pair(cmd):
+    """Two independent runs of `cmd` at once, one on each core: what the machine gives two processes that
+    share nothing (its ceiling for two ranks). (The first's JSON with their summed evaluations per second as
+    "evaluations" over one second, wall seconds of the slower.)"""
+    start = time.monotonic()
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=MPI_ENV,
+                              preexec_fn=(lambda k=k: os.sched_setaffinity(0, {k}))) for k in (0, 1)]
+    outs = [json.loads(p.communicate()[0]) for p in procs]
+    if any(p.returncode != 0 for p in procs):
+        raise subprocess.CalledProcessError(1, cmd)
+    wall = time.monotonic() - start
+    j = dict(outs[0], evaluations=sum(o["evaluations"] / o["seconds"] for o in outs), seconds=1.0)
+    return j, wall, 0
+
+
+def core_seconds(cores, rounds=3):
+    """Median seconds of a fixed loop of arithmetic run on each of `cores` at once (the slowest): the cores
+    of a virtual machine need not be equally fast, nor as fast together as alone (vCPUs whose physical
+    cores other guests share), and one rank's figure depends on the core it runs on."""
+    code = "s = 0\nfor i in range(5000000): s += i"
+    times = []
+    for _ in range(rounds):
+        start = time.monotonic()
+        procs = [subprocess.Popen([sys.executable, "-c", code], preexec_fn=(lambda k=k: os.sched_setaffinity(0, {k})))
+                 for k in cores]
+        for p in procs:
+            p.wait()
+        times.append(time.monotonic() - start)
+    return statistics.median(times)
 
 
 def found(j):
@@ -99,21 +133,28 @@ def main():
     common = ["search", "--json", "--threads", "1", "--seed", "1", "--generations", str(args.generations),
               "--population", str(args.population)]
     mpi = [args.mpirun, "-np", "2", "--oversubscribe", tailor]
+    # One rank runs once on each core per round (its figure: the mean of the two, what one rank gets on
+    # this machine whichever core it is given); mpirun binds its two ranks one to each core.
     configs = {
-        "1 rank": lambda t: [tailor] + common + [t],
-        "2 ranks": lambda t: mpi + common + [t],
-        "2 ranks, 2 islands": lambda t: mpi + common + ["--islands", "2", t],
+        "1 rank, core 0": (lambda t: [tailor] + common + [t], 0),
+        "1 rank, core 1": (lambda t: [tailor] + common + [t], 1),
+        "2 ranks": (lambda t: mpi + common + [t], None),
+        "2 ranks, 2 islands": (lambda t: mpi + common + ["--islands", "2", t], None),
+        "two 1-rank searches at once": (lambda t: [tailor] + common + [t], "pair"),
     }
+    speeds = [core_seconds([0]), core_seconds([1]), core_seconds([0, 1])]
     print(f"Machine: {os.cpu_count()} cores; load average before {' '.join(load_before)}; {args.rounds} "
           f"interleaved rounds, medians; population {args.population}, {args.generations} generations, "
-          "--threads 1 per rank.\n")
+          f"--threads 1 per rank. A fixed loop of arithmetic takes {speeds[0]:.2f} s on core 0 and "
+          f"{speeds[1]:.2f} s on core 1, {speeds[2]:.2f} s on both at once.\n")
     if args.rounds > 0:
         runs = {(n, c): [] for n in names for c in configs}
         for r in range(args.rounds):
             order = list(configs) if r % 2 == 0 else list(reversed(configs))
             for name in names:
                 for c in order:
-                    j, wall, _ = timed(configs[c](traces[name]))
+                    cmd, core = configs[c][0](traces[name]), configs[c][1]
+                    j, wall, _ = timed_pair(cmd) if core == "pair" else timed(cmd, core)
                     runs[(name, c)].append((j, wall))
                     print(f"[round {r + 1}] {name} {c}: {j['evaluations'] / j['seconds']:.1f} evaluations/s, "
                           f"found {found(j):.4f}, wall {wall:.1f} s", file=sys.stderr, flush=True)
@@ -124,28 +165,37 @@ def main():
         rate = lambda j, w: j["evaluations"] / j["seconds"]
         wall_of = lambda j, w: w
         print("Evaluations per second (the search's own: evaluations / its seconds, from when every rank has "
-              "loaded), the ratio to one rank's, the same for the wall time of the whole command (mpirun's start-up "
-              "and the loading included); \"2 ranks\" is the default under mpirun (one population whose "
-              "evaluations the ranks share: the one-rank search), \"2 ranks, 2 islands\" one island of 30 per "
-              "rank (`--islands 2`).\n")
-        print("| workload | 1 rank | 2 ranks | ratio | wall ratio | load (2 ranks) | same found DMM | "
-              "2 ranks, 2 islands | ratio | islands' found / 1 rank's |")
-        print("|---|---:|---:|---:|---:|---:|---|---:|---:|---:|")
-        ratios, same, island_ratios = [], 0, []
+              "loaded). One rank on each core alone, and their mean (one rank's figure: the core it gets is "
+              "either); two ranks and their ratio to one; two independent one-rank searches at once, one on each "
+              "core (the most two processes get from this machine: their summed evaluations per second), their "
+              "ratio to one rank, and two ranks' share of it; the ratio of one rank's wall time to two ranks' "
+              "(mpirun's start-up and the loading included); \"2 ranks\" is the default under mpirun (one "
+              "population whose evaluations the ranks share: the one-rank search), \"2 ranks, 2 islands\" one "
+              "island of 30 per rank (`--islands 2`).\n")
+        print("| workload | 1 rank, core 0 | 1 rank, core 1 | 1 rank | 2 ranks | ratio | two at once | ratio | "
+              "2 ranks / two at once | wall ratio | same found DMM | 2 ranks, 2 islands | ratio | "
+              "islands' found / 1 rank's |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|")
+        ratios, ceilings, shares, same, island_ratios = [], [], [], 0, []
         for name in names:
-            e1, e2, ei = (med(name, c, rate) for c in configs)
-            w1, w2 = med(name, "1 rank", wall_of), med(name, "2 ranks", wall_of)
-            j1, j2, ji = (runs[(name, c)][0][0] for c in configs)
-            load2 = statistics.median(x[0]["load_seconds"] for x in runs[(name, "2 ranks")])
+            c0, c1, e2, ei, ep = (med(name, c, rate) for c in configs)
+            e1 = (c0 + c1) / 2
+            w1 = (med(name, "1 rank, core 0", wall_of) + med(name, "1 rank, core 1", wall_of)) / 2
+            w2 = med(name, "2 ranks", wall_of)
+            j1, _, j2, ji, _ = (runs[(name, c)][0][0] for c in configs)
             ratios.append(e2 / e1)
+            ceilings.append(ep / e1)
+            shares.append(e2 / ep)
             island_ratios.append(ei / e1)
             same += found(j2) == found(j1)
-            print(f"| {name} | {e1:.1f} | {e2:.1f} | {e2 / e1:.2f}x | {w1 / w2:.2f}x | {load2:.2f} s | "
-                  f"{'yes' if found(j2) == found(j1) else 'no'} | {ei:.1f} | {ei / e1:.2f}x | "
-                  f"{found(ji):.4f} / {found(j1):.4f} |")
+            print(f"| {name} | {c0:.1f} | {c1:.1f} | {e1:.1f} | {e2:.1f} | {e2 / e1:.2f}x | {ep:.1f} | {ep / e1:.2f}x | "
+                  f"{e2 / ep:.2f} | {w1 / w2:.2f}x | {'yes' if found(j2) == found(j1) else 'no'} | {ei:.1f} | "
+                  f"{ei / e1:.2f}x | {found(ji):.4f} / {found(j1):.4f} |")
         summary = lambda xs: f"median {statistics.median(xs):.2f}x, {min(xs):.2f}-{max(xs):.2f}x"
         print(f"\nTwo ranks against one (target >= 1.8x on each): {summary(ratios)}, "
-              f"{sum(x >= 1.8 for x in ratios)} of {len(names)} at 1.8x or more; the same found DMM on {same} of "
+              f"{sum(x >= 1.8 for x in ratios)} of {len(names)} at 1.8x or more; two independent searches at once: "
+              f"{summary(ceilings)} of one rank's, two ranks {statistics.median(shares):.2f} of that at the median "
+              f"({min(shares):.2f}-{max(shares):.2f}); the same found DMM on {same} of "
               f"{len(names)} (target: as good on >= 8). Two islands on two ranks: {summary(island_ratios)}.\n")
 
     if not args.skip_multi:
