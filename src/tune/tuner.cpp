@@ -234,11 +234,15 @@ class Tuner {
   // and the real runs, each at the rounds it aims for.
   void estimate_costs() {
     report("calibrate", "replaying on default libtailor and glibc, one real run");
+    // Timed apart: glibc's replay may be several times libtailor's, and a
+    // libtailor candidate costs what default libtailor's replay costs.
     const auto t0 = Clock::now();
     const double loop = replay::run_driver(tools_, default_, plan_).at("seconds").get<double>();
+    replay_cost_ = seconds_since(t0);
+    const auto t1 = Clock::now();
     const double glibc_loop = replay::run_driver(tools_, glibc_, plan_).at("seconds").get<double>();
+    glibc_replay_cost_ = seconds_since(t1);
     r_.replays += 2;
-    replay_cost_ = seconds_since(t0) / 2;
     // Short loops are noisy: enough rounds that each side measures about
     // a quarter of a second (3 to 9 in the search, 5 to 15 for finalists).
     search_rounds_ = static_cast<unsigned>(std::clamp(std::ceil(0.25 / std::max(loop, 1e-4)), 3.0, 9.0));
@@ -253,7 +257,11 @@ class Tuner {
   // Time for the finalists' replay: final_rounds_ rounds of default
   // libtailor, glibc and each finalist.
   double final_reserve(std::size_t finalists) const {
-    return static_cast<double>(final_rounds_) * static_cast<double>(2 + finalists) * replay_cost_;
+    return static_cast<double>(final_rounds_) * final_round_cost(finalists);
+  }
+  // One round of the finalists' replay: default libtailor, each finalist, glibc.
+  double final_round_cost(std::size_t finalists) const {
+    return static_cast<double>(1 + finalists) * replay_cost_ + glibc_replay_cost_;
   }
   // Time for the real runs: --runs rounds of default libtailor, glibc (as
   // much slower as on the replay, at most) and each verified finalist.
@@ -542,7 +550,7 @@ class Tuner {
       alts.push_back(libtailor_with(f.config));
       labels.push_back(f.label);
     }
-    const double per_round = std::max(replay_cost_, 0.01) * static_cast<double>(alts.size() + 1);
+    const double per_round = std::max(final_round_cost(all.size()), 0.01);
     const double keep = real_reserve(std::min<std::size_t>(2, search_finalists_.size()) + given_.size());
     unsigned rounds = final_rounds_;
     while (rounds > 1 && per_round * rounds > seconds_until(deadline_) - keep) --rounds;
@@ -735,7 +743,7 @@ class Tuner {
   sim::ReplayTrace whole_;  // the trace as the simulator replays it
   TraceTraits traits_;
   replay::Allocator default_, glibc_;
-  double replay_cost_ = 0.05, reserve_ = 0, real_cost_ = 0;
+  double replay_cost_ = 0.05, glibc_replay_cost_ = 0.05, reserve_ = 0, real_cost_ = 0;
   Clock::duration last_round_{};
   double glibc_factor_ = 2;  // glibc's time over default libtailor's, from the calibration replays
   static constexpr std::size_t kMaxSearchFinalists = 3;  // the tuned tunables and two DMMs
