@@ -158,7 +158,7 @@ struct SiteAcc {
   std::map<std::uint32_t, std::unique_ptr<SimPool>> pools;  // by thread
 };
 
-struct Live {
+struct TrackedBlock {
   SiteAcc* site;
   std::uint64_t event;
   SimPool* pool;
@@ -203,7 +203,7 @@ class Pass {
     if (s.sizes.size() < kMaxSizes || s.sizes.count(size)) ++s.sizes[size];
     ++s.live;
     o.peak_live = std::max(o.peak_live, s.live);
-    Live l{&s, events_, nullptr, -1, 0};
+    TrackedBlock l{&s, events_, nullptr, -1, 0};
     const bool pooled_now = s.decided && o.pooled && !o.demoted && policy::round_slot(size) == o.slot;
     if (!pooled_now && size <= policy::kPoolMaxRequest) {  // the heap's pages serve it: interleaving
       std::uint64_t& last = last_site_[std::uint64_t{e.thread} << 32 | policy::round_slot(size)];
@@ -249,7 +249,7 @@ class Pass {
   void release(std::uint64_t address) {
     auto it = live_.find(address);
     if (it == live_.end()) return;
-    Live& l = it->second;
+    TrackedBlock& l = it->second;
     SiteAcc& s = *l.site;
     --s.live;
     ++s.out.freed;
@@ -264,7 +264,7 @@ class Pass {
   std::set<std::uint64_t> claimed_;  // slot sizes whose first one-size site kept the heap
   std::unordered_map<std::uint64_t, std::uint64_t> last_site_;  // by thread and slot size: the last site the heap served
   std::uint64_t events_ = 0;
-  std::unordered_map<std::uint64_t, Live> live_;
+  std::unordered_map<std::uint64_t, TrackedBlock> live_;
 };
 
 }  // namespace

@@ -136,7 +136,7 @@ void print_text(const trace::Reader& r, const simulate::ReplayTrace& t, const st
 }
 
 // One DMM to simulate: a built-in by name, or a spec from a JSON file.
-struct Job {
+struct DmmJob {
   std::string name;
   std::optional<simulate::DmmSpec> spec;
   std::string origin;  // the spec's file
@@ -152,7 +152,7 @@ unsigned job_threads(const SimulateCmdOptions& o) {
 }
 
 // The job runs beside the load (ReplayStream) rather than after it.
-bool follows_load(const Job& job, const SimulateCmdOptions& o) {
+bool follows_load(const DmmJob& job, const SimulateCmdOptions& o) {
   return !o.load_first && !o.check && !job.spec && simulate::streams(job.name);
 }
 
@@ -164,10 +164,10 @@ bool is_spec_file(const std::string& name) {
 // while the calling thread loads the trace into `stream`: jobs that stream
 // (simulate::streams) start at once and follow the load, the others start
 // when it ends. Results in the jobs' order. Shows progress on a terminal.
-std::vector<simulate::Metrics> run_jobs(const std::vector<Job>& jobs, simulate::ReplayStream& stream,
+std::vector<simulate::Metrics> run_jobs(const std::vector<DmmJob>& jobs, simulate::ReplayStream& stream,
                                         const SimulateCmdOptions& o, bool tty) {
   const std::size_t n = jobs.size();
-  auto streaming = [&](const Job& job) { return follows_load(job, o); };
+  auto streaming = [&](const DmmJob& job) { return follows_load(job, o); };
   std::vector<std::size_t> order(n);  // streaming jobs first: a worker waiting for the load holds no streaming job back
   for (std::size_t i = 0; i < n; ++i) order[i] = i;
   std::stable_partition(order.begin(), order.end(), [&](std::size_t i) { return streaming(jobs[i]); });
@@ -231,7 +231,7 @@ std::vector<simulate::Metrics> run_jobs(const std::vector<Job>& jobs, simulate::
 }
 
 int simulate_cmd(const SimulateCmdOptions& o) {
-  std::vector<Job> jobs;
+  std::vector<DmmJob> jobs;
   for (const auto& name : o.dmms) {
     if (name.empty()) continue;  // "a,,b", a trailing comma
     if (is_spec_file(name)) {  // read and check the spec before the (long) load
@@ -253,7 +253,7 @@ int simulate_cmd(const SimulateCmdOptions& o) {
   // the operations are read while still in cache.
   const unsigned threads = job_threads(o);
   const bool windowed = threads >= jobs.size() &&
-                        std::all_of(jobs.begin(), jobs.end(), [&](const Job& j) { return follows_load(j, o); });
+                        std::all_of(jobs.begin(), jobs.end(), [&](const DmmJob& j) { return follows_load(j, o); });
   // The threads that run simulations beside the load decode chunks for it
   // whenever they catch up with it (ReplayStream, Reader::help_decode), so
   // the load's own decoding threads, its calling thread included, are the
@@ -261,7 +261,7 @@ int simulate_cmd(const SimulateCmdOptions& o) {
   // sharing two cores (1.41x the loop's time for the whole command, against
   // 1.62x; docs/BENCHMARKS.md, "Traces at scale").
   const auto following = static_cast<unsigned>(std::min<std::size_t>(
-      threads, std::count_if(jobs.begin(), jobs.end(), [&](const Job& j) { return follows_load(j, o); })));
+      threads, std::count_if(jobs.begin(), jobs.end(), [&](const DmmJob& j) { return follows_load(j, o); })));
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   if (following > 0) r.set_decode_threads(cores > following ? cores - following : 1);
   simulate::ReplayStream stream(r, windowed ? kWindow : 0, windowed ? static_cast<unsigned>(jobs.size()) : 0);

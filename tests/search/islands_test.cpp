@@ -202,7 +202,7 @@ TEST(MultiTrace, TheSearchFindsTheDmmWithTheBestAggregate) {
   }
 }
 
-struct Fixture {
+struct IslandFixture {
   sim::ReplayTrace trace = sim::build_replay(tailor::test::random_events(31, 6000));
   sim::ReplayTrace sample = sim::sample_objects(trace, 3);
   srch::Grammar grammar = srch::Grammar::load(std::string(TAILOR_SHARE_DIR) + "/search/dmm.bnf");
@@ -232,7 +232,7 @@ void expect_same(const srch::SearchResult& a, const srch::SearchResult& b) {
 }
 
 TEST(Islands, OneIslandIsEvolve) {
-  Fixture f;
+  IslandFixture f;
   for (bool pareto : {false, true}) {
     srch::Evaluator e1(f.trace, {}, 2), e2(f.trace, {}, 2);
     const srch::SearchResult a = srch::evolve(f.grammar, f.sizes, e1, small(pareto));
@@ -307,7 +307,7 @@ class ThreadRing : public srch::Ring {
 // A search on `processes` processes in threads of this one, each with its
 // own evaluators (ranking on the sample, validating on the whole trace):
 // every process's result.
-std::vector<srch::SearchResult> in_processes(const Fixture& f, unsigned processes, bool pareto,
+std::vector<srch::SearchResult> in_processes(const IslandFixture& f, unsigned processes, bool pareto,
                                              const srch::IslandOptions& io) {
   ThreadRing::Shared shared(processes);
   std::vector<srch::SearchResult> results(processes);
@@ -325,7 +325,7 @@ std::vector<srch::SearchResult> in_processes(const Fixture& f, unsigned processe
 }
 
 TEST(Islands, SameSeedAndIslandsSameResultWhateverTheProcesses) {
-  Fixture f;
+  IslandFixture f;
   for (bool pareto : {false, true}) {
     SCOPED_TRACE(pareto);
     srch::IslandOptions io;
@@ -623,7 +623,7 @@ TEST(SharedEvaluation, AnIslandsErrorIsRethrownAfterTheOthersAreServed) {
 // islands in one, with the allocator runs of one process in each group of
 // processes that share.
 TEST(Islands, FewerIslandsThanProcessesGiveTheOneProcessResult) {
-  Fixture f;
+  IslandFixture f;
   for (bool pareto : {false, true}) {
     SCOPED_TRACE(pareto);
     for (unsigned n : {1u, 2u}) {
@@ -664,7 +664,7 @@ std::string slurp(const std::string& path) {
 }
 
 TEST(Checkpoint, ResumeEqualsTheUninterruptedSearch) {
-  Fixture f;
+  IslandFixture f;
   const std::string path = ::testing::TempDir() + "search-checkpoint.json";
   for (bool pareto : {false, true}) {
     SCOPED_TRACE(pareto);
@@ -701,7 +701,7 @@ TEST(Checkpoint, ResumeEqualsTheUninterruptedSearch) {
 // processes that resume from it send them again, and the search goes on as
 // the uninterrupted one (which ran in one process).
 TEST(Checkpoint, ResumedByProcessesEqualsTheUninterruptedSearch) {
-  Fixture f;
+  IslandFixture f;
   const std::string path = ::testing::TempDir() + "search-checkpoint-ring.json";
   srch::IslandOptions io;
   io.islands = 2;
@@ -776,7 +776,7 @@ TEST(Checkpoint, BadFilesAreErrorsNamingTheFileAndField) {
   EXPECT_EQ(read(j.dump()), "ck.json: field 'islands' does not hold 1 islands");
 
   // A malformed island: the error names it and its field.
-  Fixture f;
+  IslandFixture f;
   srch::Evaluator ev(f.trace, {}, 2);
   srch::SearchOptions o = small();
   o.generations = 2;

@@ -27,6 +27,7 @@
 #include "simulate/replay_trace.h"
 #include "simulate/checked_run.h"
 #include "simulate/random_trace.h"
+#include "simulate/base_address.h"
 #include "simulate/simulated_memory.h"
 #include "simulate/simulator.h"
 #include "tailor/trace/reader.h"
@@ -37,7 +38,6 @@ namespace sim = tailor::simulate;
 namespace tr = tailor::trace;
 using Bin = sim::BinaryBuddy<sim::SimulatedMemory>;
 using Fib = sim::FibonacciBuddy<sim::SimulatedMemory>;
-constexpr sim::Address B = sim::SimulatedMemory::kBase;
 
 struct Counts {
   std::uint64_t steps, reads, writes;
@@ -486,7 +486,7 @@ TEST(FibonacciBuddy, TheSplitTreeCatchesWrongBits) {
 
 // 100k events: sizes 0..2 MiB (mostly small), random lifetimes, some calloc,
 // realloc and memalign; addresses reused after release.
-std::vector<tr::Event> random_events(std::uint64_t seed) {
+std::vector<tr::Event> random_buddy_events(std::uint64_t seed) {
   return tailor::test::random_events(seed, 100000, [](std::mt19937_64& rng) {
     const std::uint64_t r = rng() % 100;
     return r == 0 ? rng() % (std::uint64_t{2} << 20) : r < 25 ? rng() % 100000 : rng() % 257;
@@ -494,7 +494,7 @@ std::vector<tr::Event> random_events(std::uint64_t seed) {
 }
 
 TEST(Buddies, CheckerPassesOnARandomTrace) {
-  const sim::ReplayTrace t = sim::build_replay(random_events(2026));
+  const sim::ReplayTrace t = sim::build_replay(random_buddy_events(2026));
   for (const char* name : {"fib", "buddy"}) {
     SCOPED_TRACE(name);
     tailor::test::CheckedAndPlain runs;

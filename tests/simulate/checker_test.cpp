@@ -26,6 +26,8 @@
 
 namespace {
 
+using tailor::test::untimed;
+
 namespace sim = tailor::simulate;
 namespace tr = tailor::trace;
 
@@ -58,13 +60,12 @@ struct Broken {
   sim::Address last = 0, next = 0;
 };
 
-tr::Event ev(tr::Op op, std::uint64_t size, std::uint64_t address) { return tailor::test::untimed(op, size, address); }
 
 // e0 thread start, e1..e4 malloc(16) x 4, e5 free(first).
 sim::ReplayTrace small_trace() {
-  return sim::build_replay(std::vector<tr::Event>{ev(tr::Op::ThreadStart, 1, 0), ev(tr::Op::Malloc, 16, 0x100),
-                                                  ev(tr::Op::Malloc, 16, 0x200), ev(tr::Op::Malloc, 16, 0x300),
-                                                  ev(tr::Op::Malloc, 16, 0x400), ev(tr::Op::Free, 0, 0x100)});
+  return sim::build_replay(std::vector<tr::Event>{untimed(tr::Op::ThreadStart, 1, 0), untimed(tr::Op::Malloc, 16, 0x100),
+                                                  untimed(tr::Op::Malloc, 16, 0x200), untimed(tr::Op::Malloc, 16, 0x300),
+                                                  untimed(tr::Op::Malloc, 16, 0x400), untimed(tr::Op::Free, 0, 0x100)});
 }
 
 std::string check_error(Broken::Defect d) {

@@ -10,6 +10,7 @@
 #include "dmm/composite.h"
 #include "dmm/kingsley.h"
 #include "simulate/replay_trace.h"
+#include "simulate/base_address.h"
 #include "simulate/simulated_memory.h"
 #include "simulate/simulator.h"
 
@@ -18,7 +19,6 @@ namespace {
 namespace sim = tailor::simulate;
 namespace tr = tailor::trace;
 using Kng = sim::Kingsley<sim::SimulatedMemory>;
-constexpr sim::Address B = sim::SimulatedMemory::kBase;
 
 TEST(Kingsley, BucketChoice) {
   sim::SimulatedMemory mem;

@@ -15,15 +15,17 @@
 #include "dmm/lea.h"
 #include "simulate/replay_trace.h"
 #include "simulate/checked_run.h"
+#include "simulate/base_address.h"
 #include "simulate/simulated_memory.h"
 #include "simulate/simulator.h"
 
 namespace {
 
+using tailor::test::untimed;
+
 namespace sim = tailor::simulate;
 namespace tr = tailor::trace;
 using Lea = sim::Lea<sim::SimulatedMemory>;
-constexpr sim::Address B = sim::SimulatedMemory::kBase;
 constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB;
 
 TEST(Lea, PaddedSizesAndBins) {
@@ -385,11 +387,10 @@ TEST(Lea, InvariantsHoldOnRandomOperations) {
   }
 }
 
-tr::Event ev(tr::Op op, std::uint64_t size, std::uint64_t address) { return tailor::test::untimed(op, size, address); }
 
 // 60k events: sizes mostly small, some up to 600 KiB (mmapped), memalign,
 // realloc; phases of growth and release so that top is trimmed.
-std::vector<tr::Event> random_events(std::uint64_t seed) {
+std::vector<tr::Event> random_lea_events(std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<tr::Event> v;
   std::vector<std::uint64_t> live;
@@ -406,17 +407,17 @@ std::vector<tr::Event> random_events(std::uint64_t seed) {
     const std::uint64_t r = rng() % 100;
     tr::Event e;
     if (live.empty() || r < (growing ? 60u : 35u)) {
-      e = ev(tr::Op::Malloc, size(), next_address += 0x100000);
+      e = untimed(tr::Op::Malloc, size(), next_address += 0x100000);
       if (r < 3) e.op = tr::Op::Memalign, e.aux = std::uint64_t{16} << (rng() % 10);
       live.push_back(e.address);
     } else {
       const std::size_t k = rng() % live.size();
       if (r < 40) {
-        e = ev(tr::Op::Realloc, size(), next_address += 0x100000);
+        e = untimed(tr::Op::Realloc, size(), next_address += 0x100000);
         e.aux = live[k];
         live[k] = e.address;
       } else {
-        e = ev(tr::Op::Free, 0, live[k]);
+        e = untimed(tr::Op::Free, 0, live[k]);
         live[k] = live.back();
         live.pop_back();
       }
@@ -428,7 +429,7 @@ std::vector<tr::Event> random_events(std::uint64_t seed) {
 }
 
 TEST(Lea, CheckerPassesOnARandomTrace) {
-  const std::vector<tr::Event> events = random_events(7);
+  const std::vector<tr::Event> events = random_lea_events(7);
   sim::ReplayTrace t = sim::build_replay(events);
   const sim::Metrics plain = tailor::test::expect_checked_run_as_plain(t, "lea").plain;
   // LEA returns memory: what it holds at the end is below its high-water mark.

@@ -19,6 +19,7 @@
 #include "simulate/random_trace.h"
 #include "simulate/dmm.h"
 #include "simulate/dmm_spec.h"
+#include "simulate/base_address.h"
 #include "simulate/simulated_memory.h"
 #include "simulate/simulator.h"
 
@@ -27,7 +28,6 @@ namespace {
 namespace sim = tailor::simulate;
 using Fit = sim::SegregatedFit<sim::SimulatedMemory>;
 using Sss = sim::SimpleSegregatedStorage<sim::SimulatedMemory>;
-constexpr sim::Address B = sim::SimulatedMemory::kBase;
 
 sim::SizeClasses one_open_class() { return sim::make_classes({}, true); }
 

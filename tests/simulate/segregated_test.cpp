@@ -13,6 +13,7 @@
 #include "simulate/replay_trace.h"
 #include "dmm/segregated_lists.h"
 #include "simulate/dmm.h"
+#include "simulate/base_address.h"
 #include "simulate/simulated_memory.h"
 #include "simulate/simulator.h"
 #include "simulate/checked_run.h"
@@ -23,7 +24,6 @@ namespace {
 namespace sim = tailor::simulate;
 namespace tr = tailor::trace;
 using Seg = sim::SegregatedLists<sim::SimulatedMemory>;
-constexpr sim::Address B = sim::SimulatedMemory::kBase;
 
 Seg s10(sim::SimulatedMemory& m) { return Seg(m, sim::s10_classes(), sim::s10_config()); }
 

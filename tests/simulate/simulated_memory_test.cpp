@@ -3,12 +3,12 @@
 // and their high-water mark, regions, zero-filled pages, bad accesses.
 #include <gtest/gtest.h>
 
+#include "simulate/base_address.h"
 #include "simulate/simulated_memory.h"
 
 namespace {
 
 namespace sim = tailor::simulate;
-constexpr sim::Address B = sim::SimulatedMemory::kBase;
 
 TEST(SimulatedMemory, CountsAndHeldBytes) {
   sim::SimulatedMemory m;

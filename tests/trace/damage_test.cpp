@@ -89,7 +89,7 @@ Bytes end_payload(std::uint8_t reason, std::int32_t status) {
 
 using tailor::test::TempDir;
 
-Event ev(std::uint64_t time, Op op, std::uint64_t size, std::uint64_t address, std::uint64_t aux = 0) {
+Event damaged_ev(std::uint64_t time, Op op, std::uint64_t size, std::uint64_t address, std::uint64_t aux = 0) {
   return tailor::test::event(0, time, op, size, address, aux, 0, 0x400000 + size);
 }
 
@@ -130,10 +130,10 @@ SmallTrace make_small_trace(const TempDir& dir, bool with_end = true) {
     std::vector<Event> events;
   };
   std::vector<Batch> batches = {
-      {0, {ev(2000, Op::Malloc, 10, 0x1000), ev(2100, Op::Malloc, 20, 0x2000), ev(2200, Op::Free, 0, 0x1000)}},
-      {1, {ev(2050, Op::New, 30, 0x3000), ev(2150, Op::Delete, 0, 0x3000)}},
-      {0, {ev(2300, Op::Realloc, 40, 0x4000, 0x2000), ev(2400, Op::Free, 0, 0x4000)}},
-      {1, {ev(2250, Op::Calloc, 3, 0x5000, 8)}},
+      {0, {damaged_ev(2000, Op::Malloc, 10, 0x1000), damaged_ev(2100, Op::Malloc, 20, 0x2000), damaged_ev(2200, Op::Free, 0, 0x1000)}},
+      {1, {damaged_ev(2050, Op::New, 30, 0x3000), damaged_ev(2150, Op::Delete, 0, 0x3000)}},
+      {0, {damaged_ev(2300, Op::Realloc, 40, 0x4000, 0x2000), damaged_ev(2400, Op::Free, 0, 0x4000)}},
+      {1, {damaged_ev(2250, Op::Calloc, 3, 0x5000, 8)}},
   };
   for (auto& b : batches) {
     for (auto& e : b.events) e.thread = b.thread;
@@ -473,10 +473,10 @@ TEST_F(Crafted, HandEncodedRawEventsChunkDecodes) {
   tr::Reader reader(path);
   std::vector<Event> got = reader.read_all();
   ASSERT_EQ(got.size(), 2u);
-  Event a = ev(1000, Op::Malloc, 24, 0x5000);
+  Event a = damaged_ev(1000, Op::Malloc, 24, 0x5000);
   a.callsite = 0x400100;
   a.thread = 6;
-  Event b = ev(1500, Op::Realloc, 48, 0x4000, 0x5000);
+  Event b = damaged_ev(1500, Op::Realloc, 48, 0x4000, 0x5000);
   b.callsite = 0x4000f0;
   b.thread = 6;
   EXPECT_TRUE(got[0] == a);
@@ -666,7 +666,7 @@ TEST(Fuzz, MutatedTracesNeverCrash) {
     std::uint64_t t = 0;
     for (int c = 0; c < 6; ++c) {
       std::vector<Event> events(static_cast<std::size_t>(1 + c * 40));
-      for (auto& e : events) e = ev(t += rng() % 100, static_cast<Op>(1 + rng() % tr::kMaxOp), rng() % 5000, rng() % (1u << 30), rng() % 3 ? 0 : rng());
+      for (auto& e : events) e = damaged_ev(t += rng() % 100, static_cast<Op>(1 + rng() % tr::kMaxOp), rng() % 5000, rng() % (1u << 30), rng() % 3 ? 0 : rng());
       ASSERT_TRUE(w.write_events(static_cast<std::uint32_t>(c % 3), events.data(), events.size()));
     }
     ASSERT_TRUE(w.write_end({tr::EndReason::Exit, 0, 1, 0, t}));
