@@ -18,6 +18,12 @@ libtailor with TAILOR_SECURE=1 and LLVM's Scudo (from libclang-rt-14-dev).
 its defaults; NAME may carry a label after '@' (mt_larson@sized=--sized 1),
 so that one program runs as several rows.
 
+--cpu N (default 0) pins every run of a one-thread workload to CPU N, for
+every allocator alike: a virtual machine's CPUs may differ in speed (here by
+up to 1.6x, and which one is faster changes), so an unpinned one-thread
+run's time depends on where the scheduler put it. Workloads with threads
+run unpinned. --cpu -1: no pinning.
+
 --scaling measures 1 and 2 threads on the scalable workloads (same work per
 thread) and prints throughput(2) / throughput(1) per allocator.
 """
@@ -48,6 +54,8 @@ SCUDO = "/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.scudo_standalon
 EXTRA_ENV = {"tailor-secure": {"TAILOR_SECURE": "1"}, "tailor-secure-base": {"TAILOR_SECURE": "1"},
              "tailor-secure-nozero": {"TAILOR_SECURE": "1", "TAILOR_SECURE_ZERO": "0"},
              "tailor-secure-noquarantine": {"TAILOR_SECURE": "1", "TAILOR_SECURE_QUARANTINE": "0"}}
+# Programs that run one thread unless given --threads.
+ONE_THREAD = set(BUNDLED) | {"realloc_grow", "large_churn", "random_replace", "huge_churn"}
 # Scalable: no shared data between threads but what the allocator adds.
 SCALABLE = {"mt_random_small": 10000000, "mt_false_sharing": 100000, "mt_server": 2000000}
 
@@ -64,6 +72,13 @@ def run_measured(cmd, preload, extra_env=None):
         lambda failed: f"alloc_compare: {' '.join(cmd)} (LD_PRELOAD={preload}) exited {failed.returncode}:\n"
                        f"{failed.stderr.decode(errors='replace')[-2000:]}")
     return elapsed, rss, proc.stdout.decode()
+
+
+def one_thread(name, args):
+    """Whether workload NAME (NAME@label) run with ARGS has one thread."""
+    if name.split("@")[0] not in ONE_THREAD:
+        return False
+    return all(args[i + 1] == "1" for i in range(len(args) - 1) if args[i] == "--threads")
 
 
 def exe_for(build, name):
@@ -100,6 +115,8 @@ def compare(args, allocators):
     results = {}  # (workload, allocator) -> ([times], [rss])
     for name in names:
         cmd = [exe_for(args.build, name.split("@")[0])] + extra.get(name, [])
+        if args.cpu >= 0 and one_thread(name, extra.get(name, [])):
+            cmd = ["taskset", "-c", str(args.cpu)] + cmd
         reference = None
         for i in range(args.runs):
             for alloc, lib in allocators.items():
@@ -190,6 +207,8 @@ def main():
                                        "run as tailor-base and tailor-secure-base in the same rounds")
     ap.add_argument("--args", action="append", metavar="NAME=ARGS",
                     help="run workload NAME (NAME@label for another row of one program) with ARGS; repeatable")
+    ap.add_argument("--cpu", type=int, default=0,
+                    help="CPU that one-thread workloads run pinned to, for every allocator (default 0; -1: unpinned)")
     ap.add_argument("--scaling", action="store_true", help="also measure 1 vs 2 threads")
     ap.add_argument("--scaling-only", action="store_true", help="only measure 1 vs 2 threads")
     args = ap.parse_args()
@@ -213,7 +232,8 @@ def main():
         sys.exit("alloc_compare: the ratios are to libtailor; keep it in --allocators")
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"Machine: {os.cpu_count()} CPUs, {os.uname().release}, load average at the start {load}; "
-          f"commands: {' '.join(sys.argv)}\n")
+          f"commands: {' '.join(sys.argv)}")
+    print("One-thread workloads pinned to CPU " + str(args.cpu) + "\n" if args.cpu >= 0 else "Unpinned\n")
     if not args.scaling_only:
         compare(args, allocators)
     if args.scaling or args.scaling_only:
