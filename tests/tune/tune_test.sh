@@ -21,13 +21,15 @@ memory)
   # What this checks is the memory found, installed and shown, not time: a
   # run of the program lasts 0.08 s and, beside the other tests, a
   # neighbour moves its time by 10-60%, so the time limit is a loose one.
-  "$tailor" tune --objective memory --budget 40 --max-slowdown 2 --install -o "$dir/out.conf" --work-dir "$dir/work" \
+  # --budget 60: glibc's reference rounds (replay and real runs, 7-12x
+  # libtailor's time on this program) take about 20 s of it.
+  "$tailor" tune --objective memory --budget 60 --max-slowdown 2 --install -o "$dir/out.conf" --work-dir "$dir/work" \
     -- "$dir/fragmenting" >"$dir/out" 2>"$dir/err"
   rc=$?
   elapsed=$(( $(date +%s) - start ))
   cat "$dir/out"
   [ $rc -eq 0 ] || fail "exit status $rc: $(cat "$dir/err")"
-  [ $elapsed -le 46 ] || fail "--budget 40 took $elapsed s"
+  [ $elapsed -le 68 ] || fail "--budget 60 took $elapsed s"
   grep -q "fragmenting: checksum" "$dir/err" "$dir/out" || fail "the program's output did not pass through"
   grep -q "^verdict .* kept" "$dir/out" || fail "no winner on a program that wastes 14% in its size class"
   [ -s "$dir/out.conf" ] || fail "no config written"
