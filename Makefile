@@ -46,26 +46,40 @@ test-sanitize: deps
 # libtailor's core and its multithreaded stress under ThreadSanitizer (the
 # allocator tests, not the LD_PRELOAD ones, which TSan cannot run, nor the
 # address-space tests, which map more than TSan's application ranges allow),
-# and the simulations that follow a loading trace.
+# and the simulations that follow a loading trace. The runs below go $(JOBS)
+# at a time, longest first, each one's output kept together (--output-sync).
+TSAN_BIN = $(BUILD)-thread/bin
+TSAN_RUNS = tsan-stream tsan-trace tsan-dmm-table4 tsan-secure tsan-dmm-kng tsan-dmm-lea tsan-core tsan-pools
+.PHONY: $(TSAN_RUNS)
 test-tsan: deps
 	cmake -S . -B $(BUILD)-thread -G Ninja -DTAILOR_SANITIZE=thread -DTAILOR_DEBUG=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" $(CMAKE_FLAGS)
 	ninja -C $(BUILD)-thread -j $(JOBS) test_alloc_core test_alloc_pools test_simulate_stream test_trace
-	# Simulations that follow a trace while it loads (docs/dmm.md): the builder publishing, readers waiting and decoding for it.
-	$(BUILD)-thread/bin/test_simulate_stream
-	# Chunks decoded by the reader's threads and by threads that help it (Reader::help_decode), with rewinds between.
-	$(BUILD)-thread/bin/test_trace --gtest_filter='ParallelRead.SameEvents*:ParallelRead.Helpers*:ParallelRead.Rewind*'
-	# Call-site pools (docs/pools.md): per-thread pools, cross-thread frees, adoption after thread exit.
-	$(BUILD)-thread/bin/test_alloc_pools --gtest_filter='-Pools.ForkWithPoolsActive:Pools.MisuseOfAPooledBlockIsCaught'
-	TAILOR_CONFIG=/dev/null $(BUILD)-thread/bin/test_alloc_core --gtest_filter='Stress.*:CoreApi.*:SizeClass.*:Config.*:Region.*:ThreadReuse.*'
-	# Secure mode (TAILOR_SECURE, docs/allocator.md): the thread heaps with their quarantines, frees from any thread, quarantines emptied at thread exit.
-	TAILOR_CONFIG=/dev/null TAILOR_SECURE=1 $(BUILD)-thread/bin/test_alloc_core \
+	$(MAKE) --no-print-directory -j $(JOBS) --output-sync=target $(TSAN_RUNS)
+
+# Simulations that follow a trace while it loads (docs/dmm.md): the builder publishing, readers waiting and decoding for it.
+tsan-stream:
+	$(TSAN_BIN)/test_simulate_stream
+# Chunks decoded by the reader's threads and by threads that help it (Reader::help_decode), with rewinds between.
+tsan-trace:
+	$(TSAN_BIN)/test_trace --gtest_filter='ParallelRead.SameEvents*:ParallelRead.Helpers*:ParallelRead.Rewind*'
+# Call-site pools (docs/pools.md): per-thread pools, cross-thread frees, adoption after thread exit.
+tsan-pools:
+	$(TSAN_BIN)/test_alloc_pools --gtest_filter='-Pools.ForkWithPoolsActive:Pools.MisuseOfAPooledBlockIsCaught'
+tsan-core:
+	TAILOR_CONFIG=/dev/null $(TSAN_BIN)/test_alloc_core --gtest_filter='Stress.*:CoreApi.*:SizeClass.*:Config.*:Region.*:ThreadReuse.*'
+# Secure mode (TAILOR_SECURE, docs/allocator.md): the thread heaps with their quarantines, frees from any thread, quarantines emptied at thread exit.
+tsan-secure:
+	TAILOR_CONFIG=/dev/null TAILOR_SECURE=1 $(TSAN_BIN)/test_alloc_core \
 	  --gtest_filter='Stress.*:CoreApi.*:-Stress.ThreadsDoNotShareCacheLines'
-	# The DMM front end (TAILOR_DMM, docs/deploy.md): one DMM for all threads behind its lock. Per-thread
-	# heaps' own property (no cache line shared between threads) is not a single heap's.
-	for dmm in kng lea $(CURDIR)/share/dmm/simulator-paper-table4.json; do \
-	  TAILOR_CONFIG=/dev/null TAILOR_DMM=$$dmm $(BUILD)-thread/bin/test_alloc_core \
-	    --gtest_filter='Stress.*:CoreApi.*:-Stress.ThreadsDoNotShareCacheLines' || exit 1; done
+# The DMM front end (TAILOR_DMM, docs/deploy.md): one DMM for all threads behind its lock. Per-thread
+# heaps' own property (no cache line shared between threads) is not a single heap's.
+TSAN_DMM_kng = kng
+TSAN_DMM_lea = lea
+TSAN_DMM_table4 = $(CURDIR)/share/dmm/simulator-paper-table4.json
+tsan-dmm-kng tsan-dmm-lea tsan-dmm-table4:
+	TAILOR_CONFIG=/dev/null TAILOR_DMM=$(TSAN_DMM_$(@:tsan-dmm-%=%)) $(TSAN_BIN)/test_alloc_core \
+	  --gtest_filter='Stress.*:CoreApi.*:-Stress.ThreadsDoNotShareCacheLines'
 
 bench-record: build
 	./bench/record_overhead.py --build $(BUILD) --runs 3 --heaptrack-runs 3 --stacks --stacks-libunwind --stacks-fp

@@ -21,7 +21,7 @@ them. Exits with status 1 if any run failed, or if fewer than --min-failures
 failures were injected in all.
 
 usage: alloc_faults.py [--build build] [--programs a,b] [--configs default,purge-now]
-                       [--settings N] [--min-failures N]
+                       [--settings N] [--min-failures N] [--scale F]
 """
 import argparse
 import os
@@ -58,6 +58,15 @@ def run(cmd, env, timeout):
         return None, e.stdout or "", e.stderr or ""
 
 
+def scaled(argv, scale):
+    """argv with its --size value multiplied by scale (at least 1)."""
+    out = list(argv)
+    if "--size" in out:
+        i = out.index("--size") + 1
+        out[i] = str(max(1, int(int(out[i]) * scale)))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build")
@@ -66,7 +75,11 @@ def main():
     ap.add_argument("--settings", type=int, default=len(SETTINGS), help="use the first N settings of each config")
     ap.add_argument("--min-failures", type=int, default=0, help="fail unless at least this many were injected")
     ap.add_argument("--timeout", type=float, default=120)
+    ap.add_argument("--scale", type=float, default=1.0,
+                    help="multiplies each program's --size (ctest's short campaign: 0.3)")
     args = ap.parse_args()
+    if not 0 < args.scale <= 1:
+        sys.exit(f"alloc_faults: --scale {args.scale}: must be in (0, 1]")
     lib = os.path.join(args.build, "lib", "libtailor-fault.so")
     if not os.path.exists(lib):
         sys.exit(f"alloc_faults: {lib} not found (a build with tests: ninja -C {args.build} tailor_alloc_fault)")
@@ -76,7 +89,7 @@ def main():
 
     rows, total_failures, bad = [], 0, []
     for name in args.programs.split(","):
-        cmd = [os.path.join(args.build, "bin", "ab_" + name)] + ARGS.get(name, [])
+        cmd = [os.path.join(args.build, "bin", "ab_" + name)] + scaled(ARGS.get(name, []), args.scale)
         rc, ref, err = run(cmd, dict(base_env, LD_PRELOAD=lib), args.timeout)
         if rc != 0:
             sys.exit(f"alloc_faults: {name} fails without injection: status {rc}: {err.strip()[-300:]}")

@@ -22,14 +22,33 @@ std::vector<std::size_t> sizes() {
   return out;
 }
 
+// A pattern of seed and position, the same bytes whatever the length:
+// written and read a word at a time (one access each under the sanitizers,
+// which made byte loops over 48 MiB take seconds), the last n % 8 bytes one
+// by one.
+std::uint64_t pattern_word(std::size_t i, unsigned seed) { return (seed + i) * 0x9e3779b97f4a7c15u; }  // i % 8 == 0
+unsigned char pattern_byte(std::size_t i, unsigned seed) {
+  return static_cast<unsigned char>(pattern_word(i & ~std::size_t{7}, seed) >> (8 * (i & 7)));  // little-endian
+}
 void fill(void* p, std::size_t n, unsigned seed) {
   auto* b = static_cast<unsigned char*>(p);
-  for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<unsigned char>(seed + i * 131);
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const std::uint64_t w = pattern_word(i, seed);
+    std::memcpy(b + i, &w, 8);
+  }
+  for (; i < n; ++i) b[i] = pattern_byte(i, seed);
 }
 bool check(const void* p, std::size_t n, unsigned seed) {
   auto* b = static_cast<const unsigned char*>(p);
-  for (std::size_t i = 0; i < n; ++i)
-    if (b[i] != static_cast<unsigned char>(seed + i * 131)) return false;
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, b + i, 8);
+    if (w != pattern_word(i, seed)) return false;
+  }
+  for (; i < n; ++i)
+    if (b[i] != pattern_byte(i, seed)) return false;
   return true;
 }
 
