@@ -34,8 +34,14 @@ pthread_key_t g_thread_key;
 std::atomic<std::uint64_t> g_idle{0};  // Treiber stack of idle heaps: (tag << 48) | pointer
 std::atomic<std::uint64_t> g_created{0}, g_adopted{0}, g_idle_count{0}, g_idle_sweeps{0};
 std::atomic<Heap*> g_all_heaps{nullptr};  // every heap, newest first (heap_new)
+// Idle heaps a sweep holds off the stack (idle_sweep_maybe), which a new
+// thread waits for rather than make a heap (heap_init_thread).
+std::atomic<int> g_idle_swept{0};
 pthread_once_t g_fork_once = PTHREAD_ONCE_INIT;
-void fork_child_reset() { segments_lock_reset(); }
+void fork_child_reset() {
+  segments_lock_reset();
+  g_idle_swept.store(0, std::memory_order_relaxed);  // a sweep of another thread never ends in the child
+}
 void register_fork_handler() { pthread_atfork(nullptr, nullptr, &fork_child_reset); }
 
 constexpr std::uint64_t kPtrMask = (std::uint64_t{1} << 48) - 1;
@@ -448,7 +454,12 @@ void thread_done(void* value) {
 // stack, does what their owner would have done (drains their remote frees,
 // frees their empty pages, purges the free spans whose delay has passed,
 // unmaps empty segments) and puts them back. Off the stack, a heap belongs
-// to nobody else, so this is the owner's single-threaded work.
+// to nobody else, so this is the owner's single-threaded work. A thread
+// that starts meanwhile and finds the stack empty waits for them: made
+// there, its own heap would be kept for good with its pages (waves of
+// threads that start on new pages made a heap at nearly every sweep,
+// docs/allocator.md). The sweep puts each heap back as soon as it is
+// tidied, oldest first.
 constexpr std::uint64_t kIdleSweepMs = 50;
 constexpr int kIdleSweepHeaps = 16;
 std::atomic<std::uint64_t> g_next_idle_sweep{0};
@@ -463,9 +474,13 @@ void idle_sweep_maybe() {
     return;
   Heap* taken[kIdleSweepHeaps];
   int n = 0;
+  g_idle_swept.fetch_add(1, std::memory_order_seq_cst);  // before the pops: a thread that finds the stack empty sees it
   while (n < kIdleSweepHeaps && (taken[n] = idle_pop()) != nullptr) ++n;
-  for (int i = 0; i < n; ++i) heap_tidy(taken[i]);
-  while (n > 0) idle_push(taken[--n]);
+  while (n > 0) {
+    heap_tidy(taken[--n]);
+    idle_push(taken[n]);
+  }
+  g_idle_swept.fetch_sub(1, std::memory_order_release);
   g_idle_sweeps.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -498,6 +513,10 @@ void heap_set_thread(Heap* h) {
 Heap* heap_init_thread() {
   process_init();
   Heap* h = idle_pop();
+  while (h == nullptr && g_idle_swept.load(std::memory_order_seq_cst) != 0) {  // a sweep holds the idle heaps
+    sched_yield();
+    h = idle_pop();
+  }
   if (h != nullptr) {
     g_adopted.fetch_add(1, std::memory_order_relaxed);
   } else {

@@ -8,11 +8,13 @@
 // a new thread whose first free is of an ended thread's block adopts that
 // thread's heap; and a thread that adopts an ended thread's heap finds its
 // free pages still resident, without faulting them in again, also the
-// pages of blocks that another thread held and freed after the owner ended.
+// pages of blocks that another thread held and freed after the owner ended;
+// and waves of new threads adopt the idle heaps, also while a sweep holds them.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <thread>
@@ -228,6 +230,41 @@ TEST(ThreadReuse, PagesOfAnEndedThreadsBlocksFreedByOthersAreReusedWithoutFaults
     }).join();
     EXPECT_LT(faults, 200) << size << "-byte blocks: 4 MiB faulted in afresh would be about 1000 faults";
   }
+}
+
+}  // namespace
+
+namespace {
+
+// Waves of threads that start while the heaps of the last wave are idle:
+// each new thread adopts one of them, also while a live thread's sweep
+// (heap.cpp, idle_sweep_maybe) holds them off the idle stack for their
+// upkeep. Each thread starts by taking many slow paths (new pages of many
+// classes), where the sweeps happen, at most one per 50 ms. A new thread
+// that made a heap of its own there kept it, and its pages, for good.
+TEST(ThreadReuse, WavesOfThreadsReuseTheIdleHeapsWhileTheyAreSwept) {
+  constexpr int kThreads = 4, kWaves = 40;
+  auto work = [] {
+    std::vector<void*> v;
+    for (std::size_t i = 0; i < 3000; ++i) v.push_back(tailor_malloc(16 + (i * 40) % 2000));
+    for (void* p : v) tailor_free(p);
+  };
+  auto wave = [&] {
+    std::vector<std::thread> ts;
+    for (int t = 0; t < kThreads; ++t) ts.emplace_back(work);
+    for (auto& t : ts) t.join();
+  };
+  wave();  // kThreads idle heaps at least
+  tailor_stats before;
+  tailor_get_stats(&before);
+  for (int w = 0; w < kWaves; ++w) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));  // the next wave's first slow path sweeps
+    wave();
+  }
+  tailor_stats after;
+  tailor_get_stats(&after);
+  EXPECT_EQ(after.heaps_created, before.heaps_created) << "new heaps made while idle ones were there to adopt";
+  EXPECT_GE(after.heaps_adopted - before.heaps_adopted, std::uint64_t{kThreads} * kWaves);
 }
 
 }  // namespace
