@@ -27,6 +27,7 @@
 #include "tailor/trace/reader.h"
 #include "tailor/trace/writer.h"
 #include "analyze/trace_stats.h"
+#include "common/child_process.h"
 #include "common/temp_dir.h"
 #include "common/trace_file.h"
 
@@ -40,68 +41,15 @@ using tr::Op;
 
 using tailor::test::TempDir;
 
-struct Captured {
-  int status = -1;
-  std::string out, err;
-};
+using tailor::test::Result;
 
 // Runs argv[0] (a full path) with stdout and stderr captured; kills it after two minutes.
-Captured capture(const std::vector<std::string>& argv) {
-  int out[2], err[2];
-  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    setpgid(0, 0);
-    dup2(out[1], STDOUT_FILENO);
-    dup2(err[1], STDERR_FILENO);
-    execv(args[0], args.data());
-    _exit(126);
-  }
-  ::close(out[1]);
-  ::close(err[1]);
-  Captured r;
-  int fds[2] = {out[0], err[0]};
-  std::string* texts[2] = {&r.out, &r.err};
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
-  while (fds[0] >= 0 || fds[1] >= 0) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      kill(-pid, SIGKILL);
-      break;
-    }
-    pollfd p[2];
-    int map[2], n = 0;
-    for (int i = 0; i < 2; ++i)
-      if (fds[i] >= 0) {
-        p[n] = {fds[i], POLLIN, 0};
-        map[n++] = i;
-      }
-    if (poll(p, static_cast<nfds_t>(n), 100) <= 0) continue;
-    for (int k = 0; k < n; ++k) {
-      if (!(p[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      char buf[65536];
-      ssize_t got = ::read(p[k].fd, buf, sizeof buf);
-      if (got > 0) {
-        texts[map[k]]->append(buf, static_cast<std::size_t>(got));
-      } else if (got == 0 || errno != EINTR) {
-        ::close(p[k].fd);
-        fds[map[k]] = -1;
-      }
-    }
-  }
-  for (int fd : fds)
-    if (fd >= 0) ::close(fd);
-  waitpid(pid, &r.status, 0);
-  return r;
-}
+Result capture(const std::vector<std::string>& argv) { return tailor::test::run(argv, "", std::chrono::minutes(2)); }
 
-bool exited_zero(const Captured& r) { return WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0; }
+bool exited_zero(const Result& r) { return WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0; }
 
 json stats_json(const std::string& trace, int top) {
-  Captured r = capture({TAILOR_BIN, "stats", "--json", "--no-symbols", "--top", std::to_string(top), trace});
+  Result r = capture({TAILOR_BIN, "stats", "--json", "--no-symbols", "--top", std::to_string(top), trace});
   if (!exited_zero(r)) throw std::runtime_error("tailor stats failed: " + r.err);
   return json::parse(r.out);
 }
@@ -278,7 +226,7 @@ struct Recording {
 Recording record_known_counts(const TempDir& dir, int iterations) {
   Recording r;
   r.trace = dir.file("kc" + std::to_string(iterations) + ".trace");
-  Captured rec = capture({TAILOR_BIN, "record", "-o", r.trace, "--", KNOWN_COUNTS, std::to_string(iterations)});
+  Result rec = capture({TAILOR_BIN, "record", "-o", r.trace, "--", KNOWN_COUNTS, std::to_string(iterations)});
   if (!exited_zero(rec)) throw std::runtime_error("recording known_counts failed: " + rec.err);
   tr::Reader reader(r.trace);
   if (!reader.complete()) throw std::runtime_error("incomplete trace: " + reader.cut());
@@ -602,9 +550,9 @@ TEST(StatsExact, LeaksOfTwoPathsByCallSite) {
   TempDir dir;
   const std::string trace = dir.file("leaks.trace");
   constexpr std::uint64_t kA = 37, kB = 23;
-  Captured rec = capture({TAILOR_BIN, "record", "-o", trace, "--", LEAKS_TWO_PATHS, std::to_string(kA), std::to_string(kB)});
+  Result rec = capture({TAILOR_BIN, "record", "-o", trace, "--", LEAKS_TWO_PATHS, std::to_string(kA), std::to_string(kB)});
   ASSERT_TRUE(exited_zero(rec)) << rec.err;
-  Captured r = capture({TAILOR_BIN, "stats", "--leaks", "--json", "--top", "1000", trace});
+  Result r = capture({TAILOR_BIN, "stats", "--leaks", "--json", "--top", "1000", trace});
   ASSERT_TRUE(exited_zero(r)) << r.err;
   json j = json::parse(r.out);
   EXPECT_EQ(j["trace"]["end"]["reason"], "exit");
@@ -638,7 +586,7 @@ TEST(StatsExact, LeaksOfTwoPathsByCallSite) {
   EXPECT_EQ(blocks, j["live_objects_at_end"].get<std::uint64_t>());
   EXPECT_EQ(bytes, j["live_bytes_at_end"].get<std::uint64_t>());
 
-  Captured text = capture({TAILOR_BIN, "stats", "--leaks", "--top", "1", trace});
+  Result text = capture({TAILOR_BIN, "stats", "--leaks", "--top", "1", trace});
   ASSERT_TRUE(exited_zero(text)) << text.err;
   EXPECT_NE(text.out.find("live at exit (status 0)"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("(top 1 by bytes)"), std::string::npos) << text.out;
@@ -656,9 +604,9 @@ json leaks_json(const TempDir& dir, const std::string& name, std::vector<std::st
   argv.insert(argv.end(), extra.begin(), extra.end());
   argv.push_back("--");
   argv.insert(argv.end(), program.begin(), program.end());
-  Captured rec = capture(argv);
+  Result rec = capture(argv);
   if (!exited_zero(rec)) throw std::runtime_error("recording failed: " + rec.err);
-  Captured r = capture({TAILOR_BIN, "stats", "--leaks", "--json", "--top", "1000", trace});
+  Result r = capture({TAILOR_BIN, "stats", "--leaks", "--json", "--top", "1000", trace});
   if (!exited_zero(r)) throw std::runtime_error("stats failed: " + r.err);
   return json::parse(r.out);
 }
@@ -706,7 +654,7 @@ TEST(Stacks, LeaksOfTwoPathsHaveTheirStacks) {
   EXPECT_NE(a["stack"][1]["address"], b["stack"][1]["address"]) << "two call sites in main";
 
   // The top stacks by bytes allocated: churn's (5 x 3079, all freed) first.
-  Captured r = capture({TAILOR_BIN, "stats", "--json", "--top", "1000", dir.file("two.trace")});
+  Result r = capture({TAILOR_BIN, "stats", "--json", "--top", "1000", dir.file("two.trace")});
   ASSERT_TRUE(exited_zero(r)) << r.err;
   const json stats = json::parse(r.out);
   std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> by_function;  // calls, bytes
@@ -810,11 +758,11 @@ TEST(Stacks, ThreadsAndForkedChildrenKeepTheirStacks) {
   }
 
   const std::string trace = dir.file("fork.trace");
-  Captured rec = capture({TAILOR_BIN, "record", "-q", "--stacks", "-o", trace, "--", STACK_PATHS, "fork"});
+  Result rec = capture({TAILOR_BIN, "record", "-q", "--stacks", "-o", trace, "--", STACK_PATHS, "fork"});
   ASSERT_TRUE(exited_zero(rec)) << rec.err;
   int child = 0;
   ASSERT_EQ(std::sscanf(rec.out.c_str(), "child %d", &child), 1) << rec.out;
-  Captured r = capture({TAILOR_BIN, "stats", "--leaks", "--json", "--top", "1000", trace + "." + std::to_string(child)});
+  Result r = capture({TAILOR_BIN, "stats", "--leaks", "--json", "--top", "1000", trace + "." + std::to_string(child)});
   ASSERT_TRUE(exited_zero(r)) << r.err;
   json c = json::parse(r.out);
   json leak = leak_in(c, "child_work");
@@ -829,13 +777,13 @@ TEST(Stacks, ExecKeepsRecordingStacks) {
   TempDir dir;
   const std::string trace = dir.file("e.trace");
   const std::string command = std::string("exec ") + STACK_PATHS + " recurse 4";
-  Captured rec = capture({TAILOR_BIN, "record", "-q", "--stacks", "-o", trace, "--", "/bin/sh", "-c", command});
+  Result rec = capture({TAILOR_BIN, "record", "-q", "--stacks", "-o", trace, "--", "/bin/sh", "-c", command});
   ASSERT_TRUE(exited_zero(rec)) << rec.err;
   std::vector<std::string> images;
   for (const auto& entry : fs::directory_iterator(dir.path()))
     if (entry.path().filename().string().rfind("e.trace.", 0) == 0) images.push_back(entry.path().string());
   ASSERT_EQ(images.size(), 1u) << "the exec'd image's trace";
-  Captured r = capture({TAILOR_BIN, "stats", "--leaks", "--json", "--top", "1000", images[0]});
+  Result r = capture({TAILOR_BIN, "stats", "--leaks", "--json", "--top", "1000", images[0]});
   ASSERT_TRUE(exited_zero(r)) << r.err;
   json j = json::parse(r.out);
   json leak = leak_in(j, "recurse_down");
@@ -852,7 +800,7 @@ TEST(StatsExact, CutTraceIsReported) {
   std::string path = write_synthetic(dir);
   std::uintmax_t size = fs::file_size(path);
   fs::resize_file(path, size - 1);  // into the end record
-  Captured r = capture({TAILOR_BIN, "stats", "--json", "--no-symbols", path});
+  Result r = capture({TAILOR_BIN, "stats", "--json", "--no-symbols", path});
   ASSERT_TRUE(exited_zero(r)) << r.err;
   json j = json::parse(r.out);
   EXPECT_EQ(j["trace"]["complete"], false);
@@ -907,7 +855,7 @@ TEST(Sampling, EstimatesWeighEachBlockByItsChanceOfBeingKept) {
   EXPECT_EQ(s.leaks[0].blocks, 101u);
   EXPECT_EQ(s.leaks[0].bytes, b2);
 
-  Captured text = capture({TAILOR_BIN, "stats", "--no-symbols", path});
+  Result text = capture({TAILOR_BIN, "stats", "--no-symbols", path});
   ASSERT_TRUE(exited_zero(text)) << text.err;
   EXPECT_NE(text.out.find("one allocation per 1000 bytes on average"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("± "), std::string::npos) << text.out;
@@ -921,10 +869,10 @@ TEST(Sampling, EstimatesWeighEachBlockByItsChanceOfBeingKept) {
 TEST(Sampling, EstimatesCoverTheExactFiguresOfAKnownProgram) {
   TempDir dir;
   const std::string exact_trace = dir.file("exact.trace");
-  Captured rec = capture({TAILOR_BIN, "record", "-q", "--stacks", "-o", exact_trace, "--", SAMPLED_PATHS});
+  Result rec = capture({TAILOR_BIN, "record", "-q", "--stacks", "-o", exact_trace, "--", SAMPLED_PATHS});
   ASSERT_TRUE(exited_zero(rec)) << rec.err;
   auto symbolized_stats = [](const std::string& trace) {
-    Captured r = capture({TAILOR_BIN, "stats", "--json", "--top", "1000", trace});
+    Result r = capture({TAILOR_BIN, "stats", "--json", "--top", "1000", trace});
     if (!exited_zero(r)) throw std::runtime_error("tailor stats failed: " + r.err);
     return json::parse(r.out);
   };
@@ -979,13 +927,13 @@ TEST(Sampling, ThreadsAndForkedChildrenAreSampled) {
     EXPECT_EQ(leak["blocks"], 1) << leak.dump(1);
   }
   const std::string trace = dir.file("fork.trace");
-  Captured rec = capture({TAILOR_BIN, "record", "-q", "--sample", "1", "-o", trace, "--", STACK_PATHS, "fork"});
+  Result rec = capture({TAILOR_BIN, "record", "-q", "--sample", "1", "-o", trace, "--", STACK_PATHS, "fork"});
   ASSERT_TRUE(exited_zero(rec)) << rec.err;
   int child = 0;
   ASSERT_EQ(std::sscanf(rec.out.c_str(), "child %d", &child), 1) << rec.out;
   for (const auto& [file, function] : {std::pair{trace + "." + std::to_string(child), "child_work"},
                                        std::pair{trace, "parent_work"}}) {
-    Captured r = capture({TAILOR_BIN, "stats", "--leaks", "--json", "--top", "1000", file});
+    Result r = capture({TAILOR_BIN, "stats", "--leaks", "--json", "--top", "1000", file});
     ASSERT_TRUE(exited_zero(r)) << r.err;
     json c = json::parse(r.out);
     EXPECT_EQ(c["sampling"]["interval"], 1) << file;
@@ -1000,14 +948,14 @@ TEST(Sampling, ThreadsAndForkedChildrenAreSampled) {
 TEST(Sampling, ToolsThatNeedEveryCallRefuseASampledTrace) {
   TempDir dir;
   const std::string trace = dir.file("s.trace");
-  Captured rec = capture({TAILOR_BIN, "record", "-q", "--sample", "64K", "-o", trace, "--", SAMPLED_PATHS});
+  Result rec = capture({TAILOR_BIN, "record", "-q", "--sample", "64K", "-o", trace, "--", SAMPLED_PATHS});
   ASSERT_TRUE(exited_zero(rec)) << rec.err;
   for (const std::vector<std::string>& tool :
        {std::vector<std::string>{"simulate", trace}, {"replay", trace}, {"search", trace, "--generations", "1"}}) {
     SCOPED_TRACE(tool[0]);
     std::vector<std::string> argv = {TAILOR_BIN};
     argv.insert(argv.end(), tool.begin(), tool.end());
-    Captured r = capture(argv);
+    Result r = capture(argv);
     EXPECT_FALSE(exited_zero(r));
     EXPECT_NE(r.err.find("a sampled trace (record --sample 65536"), std::string::npos) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
@@ -1016,7 +964,7 @@ TEST(Sampling, ToolsThatNeedEveryCallRefuseASampledTrace) {
     std::vector<std::string> argv = {TAILOR_BIN, "record", "-q", "-o", dir.file("x.trace")};
     argv.insert(argv.end(), bad.begin(), bad.end());
     argv.insert(argv.end(), {"--", "/bin/true"});
-    Captured r = capture(argv);
+    Result r = capture(argv);
     EXPECT_FALSE(exited_zero(r)) << bad[0];
     EXPECT_NE(r.err.find(bad[0]), std::string::npos) << r.err;
   }
