@@ -34,8 +34,9 @@ pthread_key_t g_thread_key;
 std::atomic<std::uint64_t> g_idle{0};  // Treiber stack of idle heaps: (tag << 48) | pointer
 std::atomic<std::uint64_t> g_created{0}, g_adopted{0}, g_idle_count{0}, g_idle_sweeps{0};
 std::atomic<Heap*> g_all_heaps{nullptr};  // every heap, newest first (heap_new)
-// Idle heaps a sweep holds off the stack (idle_sweep_maybe), which a new
-// thread waits for rather than make a heap (heap_init_thread).
+// Sweeps in progress (idle_sweep_maybe), each holding idle heaps off the
+// stack: a new thread that finds the stack empty waits for them rather
+// than make a heap (heap_init_thread).
 std::atomic<int> g_idle_swept{0};
 pthread_once_t g_fork_once = PTHREAD_ONCE_INIT;
 void fork_child_reset() {
