@@ -17,16 +17,25 @@ namespace {
 // ones; both halved when the first passes kDecayPages, so that the last
 // few hundred MiB decide.
 std::atomic<std::uint64_t> g_seen{0}, g_touched{0};
-std::atomic<std::uint32_t> g_probe{0};
 constexpr std::uint64_t kDecayPages = 1u << 16;
-constexpr std::uint32_t kProbeEvery = 128;
+constexpr std::uint32_t kProbeEvery = 128, kProbeMax = 8192;
+// Calls since the last probe, and the interval of the next: racy counts,
+// a heuristic's (a lost update moves a probe by one call).
+std::atomic<std::uint32_t> g_probe{0}, g_probe_every{kProbeEvery};
 
 }  // namespace
 
 bool zeroing_purge_pays() noexcept {
   const std::uint64_t seen = g_seen.load(std::memory_order_relaxed);
-  if (g_touched.load(std::memory_order_relaxed) * 2 < seen || seen == 0) return true;
-  return g_probe.fetch_add(1, std::memory_order_relaxed) % kProbeEvery == 0;
+  if (g_touched.load(std::memory_order_relaxed) * 2 < seen || seen == 0) {
+    g_probe_every.store(kProbeEvery, std::memory_order_relaxed);
+    return true;
+  }
+  const std::uint32_t every = g_probe_every.load(std::memory_order_relaxed);
+  if (g_probe.fetch_add(1, std::memory_order_relaxed) + 1 < every) return false;
+  g_probe.store(0, std::memory_order_relaxed);
+  g_probe_every.store(every < kProbeMax ? every * 2 : kProbeMax, std::memory_order_relaxed);
+  return true;
 }
 
 void zeroing_observe(const void* start, std::size_t bytes) noexcept {

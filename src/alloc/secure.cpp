@@ -182,7 +182,7 @@ struct Large {
   std::uint8_t* end;    // the guard page (or the region's end)
   std::uint64_t secret;
   std::atomic<bool> live;
-  bool watch;  // handed out reading as zero: at its free, its resident pages are what the program touched
+  bool watch;  // handed out purged or fresh: at its free, its resident pages are what the program touched
 };
 
 // The first page of a large block (its header's), from which its pages run
@@ -303,6 +303,7 @@ struct LargeSpare {
   std::size_t bytes = 0;
   bool guarded = false;
   bool zero = false;           // cleared at its free (SECURE_ZERO): reads as zero, but for writes after free
+  bool purged = false;         // ... by purging: its pages are not resident (a memset leaves them so)
   std::uint64_t freed_at = 0;  // g_large_frees when it was kept
 };
 SpinLock g_spare_lock;
@@ -408,14 +409,19 @@ __attribute__((noinline)) void* large_malloc(std::size_t size, std::size_t align
   // (calloc_zero.h), else by a memset.
   const std::size_t span = static_cast<std::size_t>(m->end - first_page(m));
   bool zero = reused ? sp.zero : region_reads_zero(sp.base);
+  // Whether its pages are not resident (purged, or fresh from the OS), so
+  // that those resident at its free are the ones the program touched: what
+  // the purge-or-write policy learns from. A region cleared by a memset is
+  // all resident and says nothing.
+  bool untouched = reused ? sp.purged : zero;
   if (g_zero_free && !zero) {
     // The whole region (the block and the page or alignment below it): a
     // spare must read as zero all through (check_cleared).
     const std::size_t body = static_cast<std::size_t>(m->end - m->base);
-    zero = span >= kCallocPurgeMin && zeroing_purge_pays() && os::purge(m->base, body);
+    zero = untouched = span >= kCallocPurgeMin && zeroing_purge_pays() && os::purge(m->base, body);
     if (!zero) std::memset(m->base, 0, body);
   }
-  m->watch = g_zero_free && zero && span >= kCallocPurgeMin;
+  m->watch = g_zero_free && untouched && span >= kCallocPurgeMin;
   arm(m->secret, m->user, size, m->end);
   return m->user;
 }
@@ -437,7 +443,8 @@ void large_release(Large* m) {
     // blocks untouched (calloc_zero.h's policy: a program that touches a
     // few words of a big block would pay a memset of all of it), else by a
     // memset (one that fills its blocks would pay a fault per page).
-    if (!(body >= kCallocPurgeMin && zeroing_purge_pays() && os::purge(from, span))) std::memset(from, 0, span);
+    sp.purged = body >= kCallocPurgeMin && zeroing_purge_pays() && os::purge(from, span);
+    if (!sp.purged) std::memset(from, 0, span);
     sp.zero = true;
   }
   if (!large_spare_push(sp)) region_release(sp.base, sp.bytes, sp.guarded);

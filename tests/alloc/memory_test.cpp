@@ -191,6 +191,31 @@ TEST(Memory, CallocOfReusedLargeBlockIsZeroAndPurgedWhileTheProgramTouchesLittle
   EXPECT_LT(reused(true), 64) << "purged although the program fills its blocks";
 }
 
+// A program that fills every zeroed block: calloc writes zeros, and the
+// purges it still tries now and then, to notice if the program changes,
+// become rarer each time one finds the block filled again (each costs a
+// fault per page of the block).
+TEST(Memory, CallocProbesPurgingLessOftenWhileTheProgramFillsItsBlocks) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "page faults under a sanitizer count its shadow memory";
+#endif
+  const std::size_t n = 512u << 10;  // kCallocPurgeMin: 128 OS pages
+  auto filled = [&](int blocks) {
+    const long before = minor_faults();
+    for (int i = 0; i < blocks; ++i) {
+      auto* b = static_cast<unsigned char*>(tailor_calloc(1, n));
+      EXPECT_EQ(b[n / 2], 0);
+      std::memset(b, 1, n);
+      tailor_free(b);
+    }
+    return minor_faults() - before;
+  };
+  filled(600);  // the policy learns that the program fills them
+  // One probe in 128 would be 15 blocks' 1,920 pages faulted in again; at
+  // half the rate after each, 4 blocks (512 pages).
+  EXPECT_LT(filled(2000), 1000) << "faults: purged as often as at first although every block is filled";
+}
+
 // The cached huge mappings go back to the OS after the purge delay, like
 // free spans: RSS drops without tailor_collect.
 TEST(Memory, CachedHugeBlocksAreUnmappedAfterPurgeDelay) {
