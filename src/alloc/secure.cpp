@@ -566,7 +566,7 @@ __attribute__((always_inline)) inline void arm_block(std::uint8_t* blk, std::siz
 
 // A heap block for n bytes with room for need - kTrailer (need at most
 // MIDDLE_MAX), aligned to `align` (at most a slice).
-void* heap_block_malloc(std::size_t n, std::size_t need, std::size_t align) {
+__attribute__((always_inline)) inline void* heap_block_malloc(std::size_t n, std::size_t need, std::size_t align) {
   if (need < kMinBlock) need = kMinBlock;
   Heap* h = tl_heap;
   if (h == &g_empty_heap && (h = heap_get()) == nullptr) {
@@ -611,18 +611,21 @@ std::size_t cleared_len(std::size_t bs) { return g_zero_free || bs <= kFillMax ?
 // Back to the heap: a block that leaves the quarantine, checked for writes
 // since its free, on the free list of its page (this thread's heap's or,
 // through its remote list, the owner's).
-void heap_block_release(Heap* h, std::uint8_t* blk, std::size_t bs) {
+[[gnu::cold, gnu::noinline]] void report_written_after_free(std::uint8_t* blk, std::size_t len, std::size_t bs) {
+  std::size_t at = 0;
+  while (at < len && blk[at] == 0) ++at;
+  misuse_report("free", "write after free in the block at", blk, "its byte ",
+                static_cast<std::uint64_t>(at < len ? at : bs - kTrailer),
+                " changed after it was freed, found as it left the quarantine");
+  std::memset(blk, 0, len);  // TAILOR_ON_ERROR=warn goes on: the block reads as zero again
+  trailer_store(blk + bs - kTrailer, 0);
+}
+
+__attribute__((always_inline)) inline void heap_block_release(Heap* h, std::uint8_t* blk, std::size_t bs) {
   const std::uint64_t mark = trailer_load(blk + bs - kTrailer);
   const std::size_t len = mark == kForeignMark ? kFillMax : cleared_len(bs);
-  if (__builtin_expect(!all_zero(blk, len) || (mark != 0 && mark != kForeignMark), 0)) {
-    std::size_t at = 0;
-    while (at < len && blk[at] == 0) ++at;
-    misuse_report("free", "write after free in the block at", blk, "its byte ",
-                  static_cast<std::uint64_t>(at < len ? at : bs - kTrailer),
-                  " changed after it was freed, found as it left the quarantine");
-    std::memset(blk, 0, len);  // TAILOR_ON_ERROR=warn goes on: the block reads as zero again
-    trailer_store(blk + bs - kTrailer, 0);
-  }
+  if (__builtin_expect(!all_zero(blk, len) || (mark != 0 && mark != kForeignMark), 0))
+    report_written_after_free(blk, len, bs);
   Segment* seg = segment_of(blk);
   if (seg->heap.load(std::memory_order_relaxed) == h) free_owned(h, page_of(seg, blk), blk);
   else free_remote(seg, blk);
@@ -819,21 +822,9 @@ bool locate(const char* fn, void* ptr, Found& f) {
   return false;
 }
 
-}  // namespace
-
-void secure_free(const char* fn, void* ptr, bool sized, std::size_t size) noexcept {
+// secure_free of anything but a heap block (found through locate).
+[[gnu::noinline]] void free_located(const char* fn, void* ptr, bool sized, std::size_t size) noexcept {
   Found f;
-  auto* p = static_cast<std::uint8_t*>(ptr);
-  if (Segment* seg = segment_of(p); __builtin_expect(segment_known(seg) && seg->kind == SegmentKind::kNormal, 1)) {
-    // A heap block, the common case: no look-up of the region's word.
-    if (!heap_block_check(fn, p, seg, f)) return;
-    if (__builtin_expect(sized && size != f.n, 0)) {
-      misuse_wrong_size(fn, ptr, size, f.n);
-      return;
-    }
-    heap_block_free(p, seg, f.bs);
-    return;
-  }
   if (!locate(fn, ptr, f)) return;
   if (sized && size != f.n) {
     misuse_wrong_size(fn, ptr, size, f.n);
@@ -855,6 +846,25 @@ void secure_free(const char* fn, void* ptr, bool sized, std::size_t size) noexce
     return;
   }
   large_release(f.large);
+}
+
+}  // namespace
+
+void secure_free(const char* fn, void* ptr, bool sized, std::size_t size) noexcept {
+  auto* p = static_cast<std::uint8_t*>(ptr);
+  Segment* seg = segment_of(p);
+  if (__builtin_expect(!segment_known(seg) || seg->kind != SegmentKind::kNormal, 0)) {
+    free_located(fn, ptr, sized, size);
+    return;
+  }
+  // A heap block, the common case: no look-up of the region's word.
+  Found f;
+  if (!heap_block_check(fn, p, seg, f)) return;
+  if (__builtin_expect(sized && size != f.n, 0)) {
+    misuse_wrong_size(fn, ptr, size, f.n);
+    return;
+  }
+  heap_block_free(p, seg, f.bs);
 }
 
 void secure_heap_done(Heap* h) noexcept {
