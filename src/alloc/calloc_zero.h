@@ -19,8 +19,8 @@
 // one in kProbeEvery at first, half as often after each probe that finds
 // purging still does not pay, down to one in kProbeMax (a probe of a block
 // the program fills costs a fault per page: on a VM whose faults cost 12
-// us, a 2 MiB probe took as long as 100 memsets of it). Blocks under kCallocPurgeMin, and huge blocks, are written:
-// below 512 KiB, the madvise and the faults of two touched pages cost more
+// us, 60 times a memset of the page). Blocks under kCallocPurgeMin, and
+// huge blocks, are written: below 512 KiB, the madvise and the faults of two touched pages cost more
 // than the memset (a 256 KiB block: 1.5x slower purged).
 #pragma once
 

@@ -627,9 +627,7 @@ struct Quarantine {
 // first kFillMax bytes.
 std::size_t cleared_len(std::size_t bs) { return g_zero_free || bs <= kFillMax ? bs - kTrailer : kFillMax; }
 
-// Back to the heap: a block that leaves the quarantine, checked for writes
-// since its free, on the free list of its page (this thread's heap's or,
-// through its remote list, the owner's).
+// heap_block_release's report, out of its way.
 [[gnu::cold, gnu::noinline]] void report_written_after_free(std::uint8_t* blk, std::size_t len, std::size_t bs) {
   std::size_t at = 0;
   while (at < len && blk[at] == 0) ++at;
@@ -640,6 +638,9 @@ std::size_t cleared_len(std::size_t bs) { return g_zero_free || bs <= kFillMax ?
   trailer_store(blk + bs - kTrailer, 0);
 }
 
+// Back to the heap: a block that leaves the quarantine, checked for writes
+// since its free, on the free list of its page (this thread's heap's or,
+// through its remote list, the owner's).
 __attribute__((always_inline)) inline void heap_block_release(Heap* h, std::uint8_t* blk, std::size_t bs) {
   const std::uint64_t mark = trailer_load(blk + bs - kTrailer);
   const std::size_t len = mark == kForeignMark ? kFillMax : cleared_len(bs);
