@@ -74,6 +74,11 @@ std::string fmt_ratio(double r) {
 // would read as large ratios.
 constexpr double kHeapFloor = 256.0 * 1024;
 
+// The most glibc's time is taken to be of default libtailor's when the
+// phases after the search are planned (fragmenting-style programs measure
+// 5-9x on the replay; beyond 12x, the real runs' 40% cap governs anyway).
+constexpr double kGlibcFactorMax = 12.0;
+
 class Tuner {
  public:
   Tuner(const TuneOptions& o, const std::function<void(const Progress&)>& progress)
@@ -249,7 +254,7 @@ class Tuner {
     final_rounds_ = static_cast<unsigned>(std::clamp(std::ceil(0.5 / std::max(loop, 1e-4)), 5.0, 15.0));
     real_cost_ = run_program(real_spec(default_config_, true)).seconds;
     // glibc's real run, estimated from its replay against default libtailor's.
-    glibc_factor_ = std::clamp(glibc_loop / std::max(loop, 1e-6), 1.0, 4.0);
+    glibc_factor_ = std::clamp(glibc_loop / std::max(loop, 1e-6), 1.0, kGlibcFactorMax);
     reserve_ = final_reserve(kMaxSearchFinalists + o_.candidates.size()) +
                real_reserve(std::min<std::size_t>(2, kMaxSearchFinalists) + o_.candidates.size());
   }
@@ -316,11 +321,16 @@ class Tuner {
   // is judged on the medians).
   std::vector<Ratios> compare(const replay::Allocator& ref, const std::vector<replay::Allocator>& alts, unsigned rounds,
                               std::vector<Row>* rows = nullptr, const std::vector<std::string>* labels = nullptr,
-                              std::vector<unsigned>* wins = nullptr) {
+                              std::vector<unsigned>* wins = nullptr,
+                              const std::function<bool(double)>& another_round = {}) {
     if (wins != nullptr) wins->assign(alts.size(), 0);
     std::vector<std::vector<double>> t(alts.size()), m(alts.size());
     std::vector<std::vector<double>> raw_t(alts.size() + 1), raw_m(alts.size() + 1);
+    auto round_start = Clock::now();
     for (unsigned round = 0; round < rounds; ++round) {
+      // Asked with the last round's length before each round after the first.
+      if (round > 0 && another_round && !another_round(seconds_since(round_start))) break;
+      round_start = Clock::now();
       auto replay_once = [&](const replay::Allocator& a) {
         const nlohmann::json j = replay::run_driver(tools_, a, plan_);
         ++r_.replays;
@@ -556,8 +566,22 @@ class Tuner {
     while (rounds > 1 && per_round * rounds > seconds_until(deadline_) - keep) --rounds;
     report("finalists", std::to_string(all.size()) + " configurations and glibc against default libtailor, " +
                             std::to_string(rounds) + " rounds");
-    r_.replay_rounds = rounds;
-    const std::vector<Ratios> ratios = compare(default_, alts, rounds, &r_.replay_rows, &labels);
+    // The costs were measured once, at the start: a machine that has grown
+    // slower since (a neighbour's load) makes each round, and the real runs
+    // after them, as much longer. A round starts only if it and the real
+    // runs, both scaled by the slowdown seen, end within the budget.
+    r_.replay_rounds = 1;
+    auto another_round = [&](double last) {
+      const double slower = std::max(1.0, last / per_round);
+      const bool fits = last + keep * slower <= seconds_until(deadline_);
+      r_.replay_rounds += fits ? 1 : 0;
+      return fits;
+    };
+    const std::vector<Ratios> ratios = compare(default_, alts, rounds, &r_.replay_rows, &labels, nullptr, another_round);
+    // glibc's replay against default libtailor's, now from every round: the
+    // real runs' rounds are planned with it.
+    if (r_.replay_rows.size() > 1)
+      glibc_factor_ = std::clamp(r_.replay_rows[1].seconds / std::max(r_.replay_rows[0].seconds, 1e-6), 1.0, kGlibcFactorMax);
     for (std::size_t i = 0; i < all.size(); ++i) {
       all[i].replay = ratios[i + 1];
       if (all[i].origin != "given") all[i].why_not = replay_refusal(ratios[i + 1]);
