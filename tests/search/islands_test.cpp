@@ -645,12 +645,16 @@ TEST(Islands, FewerIslandsThanProcessesGiveTheOneProcessResult) {
           const srch::SearchResult& r = results[p];
           expect_same(alone, r);
           EXPECT_EQ(r.evaluations, alone.evaluations);
-          // Every process of a group of two took a share; a group of one measured alone.
-          if (p < 2) EXPECT_GT(r.sharing.measured, 0u);
+          // The processes of a group of two exchanged measures; a group of
+          // one measured alone. (How the work was split is not asserted:
+          // units go to whichever process asks first, and on a loaded
+          // machine one of the two may take them all.)
+          if (p < 2) EXPECT_GT(r.sharing.rounds, 0u);
           else EXPECT_EQ(r.sharing.rounds, 0u);
           // Each group made every run once: no allocator was run twice in a group.
           EXPECT_EQ(r.simulations, alone.simulations * (processes == 3 ? 2 : 1));
         }
+        EXPECT_GT(results[0].sharing.measured + results[1].sharing.measured, 0u);
       }
     }
   }
