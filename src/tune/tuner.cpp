@@ -108,6 +108,12 @@ class Tuner {
 
     if (o_.search) {
       estimate_costs();
+      // The phases after the search fit their rounds to the time left (at
+      // least one each): they are reserved what their planned rounds need
+      // but at most half of what is left, so that a program much faster on
+      // libtailor than on glibc, or a machine slowed by a neighbour, still
+      // gets a search, with fewer final rounds.
+      reserve_ = std::min(reserve_, 0.5 * seconds_until(deadline_));
       const double window = seconds_until(deadline_) - reserve_;
       if (window < 5) {
         r_.notes.push_back("the budget leaves no time to search after recording and the real runs it needs; "
