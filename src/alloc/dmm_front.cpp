@@ -264,8 +264,7 @@ void account_resident() noexcept {
 
 // The calling thread's front, made (or taken from a thread that ended) on
 // its first use; nullptr if the arena is out of room. Under the lock.
-ThreadFront* front_locked() noexcept {
-  if (tl_front != nullptr) return tl_front;
+__attribute__((noinline)) ThreadFront* front_make() noexcept {
   ThreadFront* f = g_spares;
   if (f != nullptr) {
     g_spares = f->next_spare;
@@ -279,6 +278,10 @@ ThreadFront* front_locked() noexcept {
   tl_front = f;
   pthread_setspecific(g_front_key, f);
   return f;
+}
+inline ThreadFront* front_locked() noexcept {
+  ThreadFront* f = tl_front;
+  return f != nullptr ? f : front_make();
 }
 
 // A thread ends: its blocks go back to the DMM, its front to the spares.
@@ -358,19 +361,11 @@ void dmm_init() noexcept {
   g_dmm_size = g_memory_count * kSpan;  // from here on, the DMM serves malloc
 }
 
-void* dmm_malloc(std::size_t size, std::size_t align) noexcept {
-  unsigned bin = 0;
-  if (g_front_limit > 0) {
-    bin = dmm::Front::bin_of_request(size, align);
-    if (bin != 0 && g_owner[bin] == dmm::Front::kNoOwner) bin = 0;
-    if (ThreadFront* f = tl_front; bin != 0 && f != nullptr) {
-      if (const dmm::Address a = f->front.take(bin, size, load_word); a != 0) {
-        ++f->counters.hits;
-        return reinterpret_cast<void*>(a);
-      }
-      ++f->counters.misses;
-    }
-  }
+namespace {
+
+// A request the front did not serve: the DMM's mechanism, under the lock.
+// `bin`: the request's front bin (0: none serves it).
+__attribute__((noinline)) void* dmm_malloc_slow(std::size_t size, std::size_t align, unsigned bin) noexcept {
   Guard g;
   const std::uint64_t held = g_totals.held;
   const dmm::Block b = g_dmm->allocate(size, align);
@@ -390,13 +385,47 @@ void* dmm_malloc(std::size_t size, std::size_t align) noexcept {
   return outside(size, align);
 }
 
+}  // namespace
+
+// The thread's front first, without the lock or the mechanism (a thread has
+// a front once it has freed a DMM block, and only while fronts are on):
+// kept small, so that a request it serves pays no more than a few loads.
+void* dmm_malloc(std::size_t size, std::size_t align) noexcept {
+  const unsigned bin = dmm::Front::bin_of_request(size, align);
+  if (g_owner[bin] == dmm::Front::kNoOwner) return dmm_malloc_slow(size, align, 0);  // bin 0 has no owner
+  ThreadFront* f = tl_front;
+  if (f == nullptr) [[unlikely]]  // no front yet, or fronts are off
+    return dmm_malloc_slow(size, align, g_front_limit > 0 ? bin : 0);
+  if (const dmm::Address a = f->front.take(bin, size, load_word); a != 0) {
+    ++f->counters.hits;
+    return reinterpret_cast<void*>(a);
+  }
+  ++f->counters.misses;  // its bin had no block
+  return dmm_malloc_slow(size, align, bin);
+}
+
+namespace {
+
+// A block the front does not keep goes back to its allocator (the caller
+// holds the lock): out of line, so that a free the front keeps saves no
+// more registers than it uses.
+__attribute__((noinline)) void release_locked(dmm::Address a, std::size_t part) noexcept {
+  ++g_releases;
+  const std::uint64_t held = g_totals.held;
+  g_dmm->release(part, a);
+  if (g_totals.held != held) [[unlikely]]
+    account_resident();
+}
+
+}  // namespace
+
 void dmm_free(void* p) noexcept {
   Guard g;
   const auto a = reinterpret_cast<dmm::Address>(p);
+  const std::size_t part = part_of(a);
   if (g_front_limit > 0) {
     // The block's usable bytes come from its header, which a neighbour's
     // release may be rewriting: under the lock (none while single-threaded).
-    const std::size_t part = part_of(a);
     const unsigned b = dmm::Front::bin_of_block(a, g_dmm->usable(part, a));
     if (b != 0 && g_owner[b] == part) {
       if (ThreadFront* f = front_locked(); f != nullptr) {
@@ -408,11 +437,7 @@ void dmm_free(void* p) noexcept {
       }
     }
   }
-  ++g_releases;
-  const std::uint64_t held = g_totals.held;
-  g_dmm->release(part_of(a), a);
-  if (g_totals.held != held) [[unlikely]]
-    account_resident();
+  release_locked(a, part);
 }
 
 std::size_t dmm_usable(const void* p) noexcept {
