@@ -102,7 +102,10 @@ struct ThreadFront {
 };
 unsigned g_front_limit = 0;  // blocks per bin; 0: no front
 std::uint8_t g_owner[dmm::Front::kBins + 1];
-std::uint16_t g_limits[dmm::Front::kBins + 1];  // blocks each bin keeps (dmm::Front::limits)
+// Blocks each bin keeps (dmm::Front::limits): while the process has one
+// thread, and each thread's once it has several.
+std::uint32_t g_limits[dmm::Front::kBins + 1];
+std::uint32_t g_threads_limits[dmm::Front::kBins + 1];
 ThreadFront* g_fronts = nullptr;   // every front made (under the lock)
 ThreadFront* g_spares = nullptr;   // fronts of threads that ended (under the lock)
 pthread_key_t g_front_key;
@@ -355,6 +358,8 @@ void dmm_init() noexcept {
   if (g_front_limit > 0) {
     dmm::Front::owners(g_owner, [](std::uint64_t bytes) { return g_dmm->part_for(bytes); });
     dmm::Front::limits(g_limits, g_owner, g_front_limit, [](std::size_t i) { return g_dmm->merges(i); });
+    dmm::Front::limits(g_threads_limits, g_owner, g_front_limit, [](std::size_t i) { return g_dmm->merges(i); },
+                       dmm::Front::kThreadsUnmergedLimit);
     if (pthread_key_create(&g_front_key, &front_done) != 0) g_front_limit = 0;
   }
   pthread_atfork(fork_prepare, fork_parent, fork_child);
@@ -429,7 +434,7 @@ void dmm_free(void* p) noexcept {
     const unsigned b = dmm::Front::bin_of_block(a, g_dmm->usable(part, a));
     if (b != 0 && g_owner[b] == part) {
       if (ThreadFront* f = front_locked(); f != nullptr) {
-        if (f->front.push(b, a, g_limits[b], store_word)) {
+        if (f->front.push(b, a, g.locked ? g_threads_limits[b] : g_limits[b], store_word)) {
           ++f->counters.kept;
           return;
         }

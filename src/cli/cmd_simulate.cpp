@@ -313,8 +313,9 @@ void add_simulate(CLI::App& app, Runner& run) {
       ->capture_default_str();
   cmd->add_option("--threads", o->threads, "DMMs simulated at once (default: one per core)");
   cmd->add_option("--front", o->front,
-                  "Blocks per bin of the front of free blocks before the DMM (TAILOR_DMM_FRONT of the real run, "
-                  "docs/deploy.md); 0: the DMM alone")
+                  "Blocks per bin of the front of free blocks before an allocator that splits, coalesces or gives "
+                  "memory back (TAILOR_DMM_FRONT of the real run, docs/deploy.md; before one that never does, every "
+                  "block); 0: the DMM alone")
       ->check(CLI::Range(0u, dmm::Front::kMaxLimit))
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "Machine-readable output (with the time series)");

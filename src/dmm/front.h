@@ -6,10 +6,15 @@
 // bin's sizes takes it back in a few instructions, without the mechanism
 // (a list pop, no header to write, no class to find). A bin keeps at most
 // `limit` blocks before an allocator that may split, coalesce or give back
-// its free blocks (a block the front keeps is one it cannot), and
-// kUnmergedLimit before one that never does (Kingsley, segregated lists,
-// simple segregated storage: a block kept in the front is one its own free
-// list would hold, at no cost in memory); beyond, the block goes back to its
+// its free blocks (a block the front keeps is one it cannot). Before one
+// that never does (Kingsley, segregated lists, simple segregated storage: a
+// block kept in the front is one its own free list would hold, at no cost
+// in memory) it keeps every block while one thread runs (the simulator's
+// one front for the trace; a process before its second thread), so that a
+// program that frees a whole structure and builds it again never reaches
+// the mechanism, and kThreadsUnmergedLimit blocks per thread once several
+// run (a thread's front holds blocks no other thread can take: a consumer
+// thread must not keep all it frees). Beyond, the block goes back to its
 // allocator as before.
 //
 // Why: a DMM found by the search is a composition of generic mechanisms
@@ -62,7 +67,8 @@ class Front {
   static constexpr std::uint64_t kMaxUsable = std::uint64_t{kBins} * 8;
   static constexpr unsigned kDefaultLimit = 16;
   static constexpr unsigned kMaxLimit = 1024;
-  static constexpr unsigned kUnmergedLimit = 1024;
+  static constexpr std::uint32_t kUnmergedLimit = UINT32_MAX;   ///< one thread: every block
+  static constexpr std::uint32_t kThreadsUnmergedLimit = 1024;  ///< each thread's, with several
   static constexpr std::uint8_t kNoOwner = 0xff;
 
   /// Which allocator owns each bin: part_for(bytes) gives the allocator a
@@ -77,14 +83,16 @@ class Front {
   }
 
   /// The blocks each bin keeps at most: `limit` (0: the front is off)
-  /// where its owner merges blocks (merges(part)), else kUnmergedLimit.
+  /// where its owner merges blocks (merges(part)), else `unmerged`
+  /// (kUnmergedLimit; kThreadsUnmergedLimit for a thread's front among
+  /// several), or `limit` if that is more.
   template <class Merges>
-  static void limits(std::uint16_t (&out)[kBins + 1], const std::uint8_t (&owner)[kBins + 1], unsigned limit,
-                     Merges merges) noexcept {
+  static void limits(std::uint32_t (&out)[kBins + 1], const std::uint8_t (&owner)[kBins + 1], unsigned limit,
+                     Merges merges, std::uint32_t unmerged = kUnmergedLimit) noexcept {
     for (unsigned b = 0; b <= kBins; ++b) {
-      unsigned n = 0;
-      if (owner[b] != kNoOwner && limit != 0) n = merges(owner[b]) || limit > kUnmergedLimit ? limit : kUnmergedLimit;
-      out[b] = static_cast<std::uint16_t>(n);
+      std::uint32_t n = 0;
+      if (owner[b] != kNoOwner && limit != 0) n = merges(owner[b]) || limit > unmerged ? limit : unmerged;
+      out[b] = n;
     }
   }
 
@@ -136,7 +144,7 @@ class Front {
 
   /// Keeps a block in bin b unless it is full; false if it is.
   template <class Store>
-  bool push(unsigned b, Address a, unsigned limit, Store&& store) noexcept {
+  bool push(unsigned b, Address a, std::uint32_t limit, Store&& store) noexcept {
     if (count_[b] >= limit) return false;
     store(a, head_[b]);
     head_[b] = a;
@@ -159,7 +167,7 @@ class Front {
 
  private:
   Address head_[kBins + 1] = {};
-  std::uint16_t count_[kBins + 1] = {};
+  std::uint32_t count_[kBins + 1] = {};
   std::uint8_t target_[kBins + 1] = {};  // 0: the bin itself
 };
 

@@ -31,7 +31,7 @@ namespace tailor::simulate {
 struct FrontSettings {
   unsigned limit = dmm::Front::kDefaultLimit;  ///< blocks per bin; 0: no front
   std::uint8_t owner[dmm::Front::kBins + 1] = {};  ///< allocator owning each bin (dmm::Front::owners)
-  std::uint16_t limits[dmm::Front::kBins + 1] = {};  ///< blocks each bin keeps (dmm::Front::limits)
+  std::uint32_t limits[dmm::Front::kBins + 1] = {};  ///< blocks each bin keeps (dmm::Front::limits)
 };
 
 template <class D>

@@ -61,14 +61,35 @@ TEST(Front, ABinBelongsToTheAllocatorAllItsSizesGoTo) {
 TEST(Front, ABinBeforeAnAllocatorThatNeverMergesKeepsMore) {
   std::uint8_t owner[Front::kBins + 1];
   Front::owners(owner, [](std::uint64_t bytes) -> std::size_t { return bytes <= 64 ? 0 : 1; });
-  std::uint16_t limits[Front::kBins + 1];
+  std::uint32_t limits[Front::kBins + 1];
   // Allocator 0 splits or coalesces (a block kept is one it cannot merge), allocator 1 never does.
   Front::limits(limits, owner, 16, [](std::size_t part) { return part == 0; });
-  EXPECT_EQ(limits[0], 0);
-  EXPECT_EQ(limits[8], 16);
-  EXPECT_EQ(limits[9], Front::kUnmergedLimit);
+  EXPECT_EQ(limits[0], 0u);
+  EXPECT_EQ(limits[8], 16u);
+  EXPECT_EQ(limits[9], Front::kUnmergedLimit);  // one thread: every block
+  // A thread's front among several keeps a bounded number.
+  Front::limits(limits, owner, 16, [](std::size_t part) { return part == 0; }, Front::kThreadsUnmergedLimit);
+  EXPECT_EQ(limits[8], 16u);
+  EXPECT_EQ(limits[9], Front::kThreadsUnmergedLimit);
   Front::limits(limits, owner, 0, [](std::size_t) { return false; });
-  EXPECT_EQ(limits[9], 0);  // 0: no front at all
+  EXPECT_EQ(limits[9], 0u);  // 0: no front at all
+}
+
+// A program that frees a whole structure and builds it again (olden's
+// treeadd) keeps every block in a bin of an allocator that never merges, so
+// the rebuild takes them all back without the mechanism, last freed first.
+TEST(Front, ABinBeforeAnAllocatorThatNeverMergesKeepsAWholeStructure) {
+  std::uint8_t owner[Front::kBins + 1];
+  Front::owners(owner, [](std::uint64_t) -> std::size_t { return 0; });
+  std::uint32_t limits[Front::kBins + 1];
+  Front::limits(limits, owner, 16, [](std::size_t) { return false; });
+  Front f;
+  Words m;
+  constexpr Address kBlocks = 100000;  // more than a 16-bit count holds
+  for (Address i = 1; i <= kBlocks; ++i) ASSERT_TRUE(f.push(3, i * 32, limits[3], m.store()));
+  EXPECT_EQ(f.blocks(), kBlocks);
+  for (Address i = kBlocks; i >= 1; --i) ASSERT_EQ(f.take(3, 24, m.load()), i * 32);
+  EXPECT_EQ(f.take(3, 24, m.load()), 0u);
 }
 
 TEST(Front, ABinKeepsAtMostItsLimitLastInFirstOut) {
