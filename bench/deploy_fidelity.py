@@ -157,13 +157,18 @@ def main():
           f"every DMM within 10%: {within10} of {len(results)}.\n")
 
     print("### The found DMM for real, with its front: replay against default libtailor\n")
-    print("| workload | libtailor s | found s | found / libtailor | resident simulated | resident real | diff |")
+    print("| workload | libtailor s | found s | found / libtailor (median of the rounds' ratios) | resident simulated | resident real | diff |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     ratios = []
     for name, r in results.items():
-        m = {("found" if a["name"].endswith(".json") else a["name"]): a["median"] for a in r["replay"]["allocators"]}
+        by = {("found" if a["name"].endswith(".json") else a["name"]): a for a in r["replay"]["allocators"]}
+        m = {k: a["median"] for k, a in by.items()}
         f = next(d for d in r["validate"]["dmms"] if d["dmm"].endswith(".json"))
-        ratio = m["found"]["seconds"] / m["libtailor"]["seconds"]
+        # The median of the per-round ratios: the two ran back to back in
+        # each round, so a host that changes speed between rounds (this
+        # VM's does, by up to 2x) moves both.
+        ratio = statistics.median(x["seconds"] / l["seconds"]
+                                  for l, x in zip(by["libtailor"]["runs"], by["found"]["runs"]))
         ratios.append(ratio)
         print(f"| {name} | {m['libtailor']['seconds']:.3f} | {m['found']['seconds']:.3f} | {ratio:.2f} | "
               f"{f['simulated']['memory_usage_bytes']:,} | {f['real']['os_high_water_bytes']:,.0f} | "
