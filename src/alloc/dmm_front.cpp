@@ -393,11 +393,14 @@ __attribute__((noinline)) void* dmm_malloc_slow(std::size_t size, std::size_t al
 }  // namespace
 
 // The thread's front first, without the lock or the mechanism (a thread has
-// a front once it has freed a DMM block, and only while fronts are on):
-// kept small, so that a request it serves pays no more than a few loads.
+// a front from its first request of a bin or free of a DMM block, and only
+// while fronts are on): kept small, so that a request it serves pays no
+// more than a few loads.
 void* dmm_malloc(std::size_t size, std::size_t align) noexcept {
   const unsigned bin = dmm::Front::bin_of_request(size, align);
-  if (g_owner[bin] == dmm::Front::kNoOwner) return dmm_malloc_slow(size, align, 0);  // bin 0 has no owner
+  // Bin 0 (aligned or above 1 KiB) has no owner while fronts are on; while
+  // they are off no thread has a front, and the request goes on below.
+  if (g_owner[bin] == dmm::Front::kNoOwner) return dmm_malloc_slow(size, align, 0);
   ThreadFront* f = tl_front;
   if (f == nullptr) [[unlikely]]  // no front yet, or fronts are off
     return dmm_malloc_slow(size, align, g_front_limit > 0 ? bin : 0);
