@@ -41,16 +41,22 @@ struct ValidateCmdOptions {
 
 nlohmann::json to_json(const deploy::ValidationReport& r) {
   nlohmann::json out = nlohmann::json::array();
-  for (const auto& row : r.rows)
+  for (const auto& row : r.rows) {
+    nlohmann::json counts = nlohmann::json::object();  // the time model's features
+    const auto features = simulate::TimeModel::features(row.sim);
+    for (std::size_t k = 0; k < features.size(); ++k) counts[simulate::TimeModel::kNames[k]] = features[k];
     out.push_back({{"dmm", row.dmm},
                    {"runs_on", row.runs_on},
                    {"simulated",
                     {{"steps", row.sim.steps},
+                     {"counts", counts},
                      {"time", row.sim_time},
                      {"memory_usage_bytes", row.sim.memory_usage},
                      {"held_usage_bytes", row.sim.held_usage}}},
                    {"real",
                     {{"seconds", row.real_seconds},
+                     {"fastest_seconds", row.real_fastest},
+                     {"runs_seconds", row.real_run_seconds},
                      {"held_high_water_bytes", row.real_held},
                      {"os_high_water_bytes", row.real_os}}},
                    {"normalized_to_kng",
@@ -62,6 +68,7 @@ nlohmann::json to_json(const deploy::ValidationReport& r) {
                     {{"time_normalized", row.time_norm_diff_pct},
                      {"memory", row.memory_diff_pct},
                      {"held", row.held_diff_pct}}}});
+  }
   return {{"trace", r.trace},
           {"runs", r.runs},
           {"passes", r.passes},
@@ -76,7 +83,9 @@ void print_text(const deploy::ValidationReport& r, double tolerance) {
     fmt::print("trace       {} played {} times in a row ({} operations in all)\n", r.trace, r.passes, r.operations);
   else
     fmt::print("trace       {} ({} operations)\n", r.trace, r.operations);
-  fmt::print("real        libtailor with TAILOR_DMM, replaying the trace (tailor replay), median of {} run(s)\n", r.runs);
+  fmt::print("real        libtailor with TAILOR_DMM, replaying the trace (tailor replay), {} run(s) in interleaved\n"
+             "            rounds: time the fastest run's, memory the median\n",
+             r.runs);
   fmt::print("sim time    {}\n\n", r.model ? "the time model's prediction (seconds)" : "steps (no time model)");
   fmt::print("{:<14} {:>9} {:>9} {:>8} {:>12} {:>12} {:>8} {:>12} {:>12} {:>8}\n", "DMM", "sim time", "real", "diff %",
              "sim memory", "real memory", "diff %", "sim held", "real held", "diff %");

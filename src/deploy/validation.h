@@ -42,6 +42,12 @@ struct ValidationRow {
   simulate::Metrics sim;
   double sim_time = 0;    ///< the model's seconds, or steps without a model
   double real_seconds = 0, real_held = 0, real_os = 0;  ///< medians of the real runs
+  /// The fastest real run: the time the simulation is compared with. On a
+  /// shared host a run is slowed, never sped up, by what else runs; the
+  /// fastest of the rounds is the least disturbed, and repeats between sets
+  /// of rounds far better than their median (docs/deploy.md).
+  double real_fastest = 0;
+  std::vector<double> real_run_seconds;  ///< every real run's time, round by round
   // Against Kingsley's, simulated and real, and their difference in percent.
   double sim_time_norm = 0, real_time_norm = 0, time_norm_diff_pct = 0;
   double sim_memory_norm = 0, real_memory_norm = 0;

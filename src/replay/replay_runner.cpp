@@ -14,6 +14,8 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <numeric>
+#include <random>
 #include <stdexcept>
 
 #include "layout/layout.h"
@@ -240,8 +242,12 @@ std::vector<AllocatorResult> run_rounds(const Tools& tools, const std::vector<Al
                                         const std::function<void(unsigned, std::size_t)>& progress) {
   std::vector<AllocatorResult> results(allocators.size());
   for (std::size_t i = 0; i < allocators.size(); ++i) results[i].allocator = allocators[i];
+  std::vector<std::size_t> order(allocators.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::mt19937 shuffle(0x7a11u);
   for (unsigned round = 0; round < runs; ++round) {
-    for (std::size_t i = 0; i < allocators.size(); ++i) {
+    if (round > 0) std::shuffle(order.begin(), order.end(), shuffle);
+    for (const std::size_t i : order) {
       if (progress) progress(round, i);
       results[i].runs.push_back(run_driver(tools, allocators[i], plan_path));
     }

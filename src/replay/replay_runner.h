@@ -75,8 +75,11 @@ struct AllocatorResult {
   Medians median;
 };
 
-/// `runs` interleaved rounds: round r runs every allocator once, in order,
-/// so that drift of the machine hits all alike. `progress(round, index)` is
+/// `runs` interleaved rounds: round r runs every allocator once, so that
+/// drift of the machine hits all alike; the first round in the given order,
+/// each later one in a shuffled order (a fixed seed), so that interference
+/// that comes back with the period of a round (seen on shared hosts) does
+/// not fall on the same allocator every round. `progress(round, index)` is
 /// called before each run.
 std::vector<AllocatorResult> run_rounds(const Tools& tools, const std::vector<Allocator>& allocators,
                                         const std::string& plan_path, unsigned runs,

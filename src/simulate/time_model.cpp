@@ -196,15 +196,47 @@ TimeModel fit_time_model(const std::vector<FitRow>& rows) {
     const auto present = std::count_if(rows.begin(), rows.end(), [&](const FitRow& r) { return r.features[k] > 0; });
     if (4 * static_cast<std::size_t>(present) < rows.size()) scale[k] = 0;
   }
-  Mat a;
-  Vec b;
-  for (const FitRow& r : rows) {
+  auto relative = [&](const FitRow& r) {
     Vec row(n);
     for (std::size_t k = 0; k < n; ++k)
       row[k] = scale[k] > 0 ? r.features[k] / std::max(r.real_seconds, 1e-9) / scale[k] : 0;
+    return row;
+  };
+  // What the model is for is ranking DMMs on one trace, and their times
+  // over Kingsley's: so each DMM's time over its trace's reference run
+  // (Kingsley's, else the trace's first row) is the main equation,
+  // (features / real - reference features / reference real) . x = 0. Those
+  // alone hold at x = 0 (they say nothing of scale), so one equation of
+  // great weight sets the scale (the mean over the rows of predicted / real
+  // is 1), and each row's own predicted / real = 1 weighs kAnchor: enough to
+  // keep absolute times near, not so much that a trace's own cost (its
+  // replay reading the plan, writing its blocks) bends the ratios.
+  constexpr double kAnchor = 0.1, kScale = 100.0;
+  std::map<std::string, const FitRow*> reference;
+  for (const FitRow& r : rows)
+    if (auto it = reference.find(r.trace); it == reference.end() || (r.dmm == "kng" && it->second->dmm != "kng"))
+      reference[r.trace] = &r;
+  Mat a;
+  Vec b;
+  Vec mean(n, 0.0);
+  for (const FitRow& r : rows) {
+    Vec row = relative(r);
+    for (std::size_t k = 0; k < n; ++k) mean[k] += row[k] / static_cast<double>(rows.size());
+    const FitRow& ref = *reference.at(r.trace);
+    if (&ref != &r) {
+      const Vec base = relative(ref);
+      Vec diff(n);
+      for (std::size_t k = 0; k < n; ++k) diff[k] = row[k] - base[k];
+      a.push_back(std::move(diff));
+      b.push_back(0.0);
+    }
+    for (double& v : row) v *= kAnchor;
     a.push_back(std::move(row));
-    b.push_back(1.0);
+    b.push_back(kAnchor);
   }
+  for (double& v : mean) v *= kScale;
+  a.push_back(std::move(mean));
+  b.push_back(kScale);
   const Vec x = nnls(a, b, n);
   TimeModel m;
   for (std::size_t k = 0; k < n; ++k) m.ns[k] = scale[k] > 0 ? x[k] / scale[k] * 1e9 : 0;

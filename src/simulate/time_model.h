@@ -73,11 +73,12 @@ struct FitRow {
 };
 
 /// Least squares on relative errors with non-negative coefficients
-/// (Lawson and Hanson's active set): the coefficients that make the
-/// predicted time of every row closest to its real time, each row weighing
-/// as much as any other whatever its length. A feature counted in fewer
-/// than a quarter of the rows gets 0. Throws std::invalid_argument for no
-/// rows.
+/// (Lawson and Hanson's active set): the coefficients that make each row's
+/// predicted time over its trace's Kingsley row (else the trace's first
+/// row) closest to the real ratio, the mean of predicted / real over the
+/// rows 1, and each row's predicted / real near 1 with a tenth of the
+/// weight; each row weighs as much as any other whatever its length. A feature counted in fewer than a quarter of
+/// the rows gets 0. Throws std::invalid_argument for no rows.
 TimeModel fit_time_model(const std::vector<FitRow>& rows);
 
 }  // namespace tailor::simulate

@@ -14,7 +14,7 @@ trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
 "$tailor" record -o "$dir/t.trace" -- "$exe" --size 4 > /dev/null 2>&1 || fail "record"
-"$tailor" validate "$dir/t.trace" --dmm lea,s10,exa --runs 1 --tolerance 1000000 --json > "$dir/ok.json"
+"$tailor" validate "$dir/t.trace" --dmm lea,s10,exa --runs 3 --tolerance 1000000 --json > "$dir/ok.json"
 rc=$?; [[ $rc -eq 0 ]] || fail "a generous tolerance gave exit status $rc"
 python3 - "$dir/ok.json" <<'PY' || exit 1
 import json, sys
@@ -27,6 +27,14 @@ for x in d["dmms"]:
     assert x["real"]["os_high_water_bytes"] == x["simulated"]["memory_usage_bytes"], x
     assert x["real"]["held_high_water_bytes"] == x["simulated"]["held_usage_bytes"], x
     assert x["real"]["os_high_water_bytes"] > x["real"]["held_high_water_bytes"], x  # pages and state
+    runs = x["real"]["runs_seconds"]                # every round's time; the fastest is compared
+    assert len(runs) == 3 and x["real"]["fastest_seconds"] == min(runs), x
+    assert sorted(runs)[1] == x["real"]["seconds"], x  # the median
+    counts = x["simulated"]["counts"]
+    assert counts["calls"] + counts["hits"] > 0 and "steps_lea" in counts, x
+kng = d["dmms"][0]["real"]["fastest_seconds"]
+for x in d["dmms"]:
+    assert abs(x["normalized_to_kng"]["real_time"] - x["real"]["fastest_seconds"] / kng) < 1e-9, x
 assert d["within_tolerance"] is True
 print("ok: generous tolerance")
 PY
