@@ -209,8 +209,9 @@ TimeModel fit_time_model(const std::vector<FitRow>& rows) {
   // alone hold at x = 0 (they say nothing of scale), so one equation of
   // great weight sets the scale (the mean over the rows of predicted / real
   // is 1), and each row's own predicted / real = 1 weighs kAnchor: enough to
-  // keep absolute times near, not so much that a trace's own cost (its
-  // replay reading the plan, writing its blocks) bends the ratios.
+  // keep absolute times near, not so much that what slows every DMM on one
+  // trace alike (its cache footprint, what its rounds met on the host)
+  // bends the costs' proportions.
   constexpr double kAnchor = 0.1, kScale = 100.0;
   std::map<std::string, const FitRow*> reference;
   for (const FitRow& r : rows)

@@ -77,8 +77,9 @@ struct FitRow {
 /// predicted time over its trace's Kingsley row (else the trace's first
 /// row) closest to the real ratio, the mean of predicted / real over the
 /// rows 1, and each row's predicted / real near 1 with a tenth of the
-/// weight; each row weighs as much as any other whatever its length. A feature counted in fewer than a quarter of
-/// the rows gets 0. Throws std::invalid_argument for no rows.
+/// weight; each row weighs as much as any other whatever its length. A
+/// feature counted in fewer than a quarter of the rows gets 0. Throws
+/// std::invalid_argument for no rows.
 TimeModel fit_time_model(const std::vector<FitRow>& rows);
 
 }  // namespace tailor::simulate
