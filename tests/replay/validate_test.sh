@@ -41,6 +41,10 @@ PY
 "$tailor" validate "$dir/t.trace" --dmm lea --runs 1 --tolerance 0 > "$dir/strict.txt"
 rc=$?; [[ $rc -eq 0 ]] || fail "tolerance 0 gave exit status $rc, not 0"
 grep -q "memory within 0.00%       yes" "$dir/strict.txt" || fail "the table does not say the tolerance was met"
+! grep -q "^median / fastest run" "$dir/strict.txt" || fail "one run has no spread to show"
+"$tailor" validate "$dir/t.trace" --dmm lea --runs 2 > "$dir/two.txt" || fail "validate --runs 2"
+grep -Eq "^median / fastest run       [0-9]+\.[0-9]{2}-[0-9]+\.[0-9]{2} over the DMMs$" "$dir/two.txt" ||
+  fail "two runs: no line of how much the host disturbed them"
 # The time: a deliberately wrong model (every step of a Fibonacci buddy a
 # microsecond) fails a time tolerance; a missing model file is one line
 # naming it, and the simulated time falls back to steps.
