@@ -113,10 +113,10 @@ void print_text(const deploy::ValidationReport& r, double tolerance) {
     // How much the host disturbed the runs: each DMM's median over its
     // fastest. Near 1, the rounds agree; far above, the ranking of DMMs
     // closer than that is the host's, not theirs.
-    double lo = 0, hi = 0;
+    double lo = HUGE_VAL, hi = 0;
     for (const auto& row : r.rows) {
       const double q = row.real_fastest > 0 ? row.real_seconds / row.real_fastest : 1.0;
-      lo = lo == 0 ? q : std::min(lo, q);
+      lo = std::min(lo, q);
       hi = std::max(hi, q);
     }
     fmt::print("median / fastest run       {:.2f}-{:.2f} over the DMMs\n", lo, hi);

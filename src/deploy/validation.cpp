@@ -184,7 +184,7 @@ ValidationReport validate(const ValidationRequest& q) {
       r.rows[i].runs_on = dmm.value("name", std::string("?"));
     }
     r.rows[i].real_seconds = results[i].median.seconds;
-    r.rows[i].real_fastest = *std::min_element(r.rows[i].real_run_seconds.begin(), r.rows[i].real_run_seconds.end());
+    r.rows[i].real_fastest = results[i].median.seconds_min;
     r.rows[i].real_held = util::median(held);
     r.rows[i].real_os = util::median(os);
   }

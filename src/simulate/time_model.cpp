@@ -217,15 +217,17 @@ TimeModel fit_time_model(const std::vector<FitRow>& rows) {
   for (const FitRow& r : rows)
     if (auto it = reference.find(r.trace); it == reference.end() || (r.dmm == "kng" && it->second->dmm != "kng"))
       reference[r.trace] = &r;
+  std::map<const FitRow*, Vec> reference_row;  // each trace's reference, scaled once
+  for (const auto& [trace, ref] : reference) reference_row[ref] = relative(*ref);
   Mat a;
   Vec b;
   Vec mean(n, 0.0);
   for (const FitRow& r : rows) {
     Vec row = relative(r);
     for (std::size_t k = 0; k < n; ++k) mean[k] += row[k] / static_cast<double>(rows.size());
-    const FitRow& ref = *reference.at(r.trace);
-    if (&ref != &r) {
-      const Vec base = relative(ref);
+    const FitRow* ref = reference.at(r.trace);
+    if (ref != &r) {
+      const Vec& base = reference_row.at(ref);
       Vec diff(n);
       for (std::size_t k = 0; k < n; ++k) diff[k] = row[k] - base[k];
       a.push_back(std::move(diff));
