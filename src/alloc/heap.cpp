@@ -291,12 +291,52 @@ void push_remote(Heap* owner, Block* head, Block* tail) {
   } while (!owner->remote.compare_exchange_weak(old, head, std::memory_order_release, std::memory_order_relaxed));
 }
 
-void flush_batch(Heap* h) {
-  if (h->batch_count == 0) return;
-  push_remote(h->batch_heap, h->batch_head, h->batch_tail);
-  h->batch_heap = nullptr;
-  h->batch_head = h->batch_tail = nullptr;
-  h->batch_count = 0;
+// A batch's index, written by the hand-back over its block with the most
+// room (RemoteBatch::index), past the block's chain link and free mark
+// (misuse.h): word 2 counts the batch's other blocks, words 3.. hold their
+// addresses, and the block's last word is left alone (secure mode keeps a
+// mark there). The pointer to an indexed batch, in the owner's remote list,
+// carries kIndexTag. The owner reads the addresses at once, so that the
+// misses on blocks last written by another core overlap, instead of one
+// after the other along the chain, and clears the index as it reads it.
+constexpr std::uintptr_t kIndexTag = 1;
+constexpr std::uint32_t kIndexMin = 3;  // smaller batches go back as chains
+
+std::uint32_t index_room(std::uint32_t c) {
+  if (c >= g_classes.count) return 0;  // large blocks and call-site pools' pages: chains
+  const std::uint32_t words = g_classes.cls[c].size / 8;
+  return words > 4 ? words - 4 : 0;
+}
+
+void flush_batch(Heap* h, RemoteBatch& bt) {
+  if (bt.count == 0) return;
+  Block* head = bt.head;
+  Block* tail = bt.tail;
+  if (bt.count >= kIndexMin && bt.room >= bt.count - 1) {
+    auto* w = reinterpret_cast<std::uintptr_t*>(bt.index);
+    std::uintptr_t n = 0;
+    for (Block* b = bt.head;; b = b->next) {  // blocks this thread has just freed: in its cache
+      if (b != bt.index) {
+        w[3 + n++] = reinterpret_cast<std::uintptr_t>(b);
+        tail = b;
+      }
+      if (b == bt.tail) break;
+    }
+    TAILOR_ASSERT(n == bt.count - 1);
+    w[2] = n;
+    head = reinterpret_cast<Block*>(reinterpret_cast<std::uintptr_t>(bt.index) | kIndexTag);
+  }
+  push_remote(bt.owner, head, tail);
+  bt = RemoteBatch{};
+  h->batch_pending--;
+}
+
+// Hands every batch back (each slow path's kBatchFlushEvery-th, thread exit,
+// collect).
+void flush_batches(Heap* h) {
+  if (h->batch_pending == 0) return;
+  for (RemoteBatch& bt : h->batches) flush_batch(h, bt);
+  h->batch_flush_in = kBatchFlushEvery;
 }
 
 // ------------------------------------------------------------------ stashes
@@ -385,23 +425,45 @@ void free_local(Heap* h, void* p) {
 }
 
 void drain_remote(Heap* h) {
-  Block* b = h->remote.exchange(nullptr, std::memory_order_acquire);
-  while (b != nullptr) {
-    Block* next = b->next;
-    free_local(h, b);
-    b = next;
+  Block* e = h->remote.exchange(nullptr, std::memory_order_acquire);
+  while (e != nullptr) {
+    const auto v = reinterpret_cast<std::uintptr_t>(e);
+    if ((v & kIndexTag) == 0) {
+      Block* next = e->next;
+      free_local(h, e);
+      e = next;
+      continue;
+    }
+    // An indexed batch (flush_batch): its blocks' addresses first, then
+    // each block freed; the next entry is in the last block's link.
+    auto* index = reinterpret_cast<Block*>(v & ~kIndexTag);
+    auto* w = reinterpret_cast<std::uintptr_t*>(index);
+    const std::uintptr_t n = w[2];
+    TAILOR_ASSERT(n >= kIndexMin - 1);
+    for (std::uintptr_t i = 0; i < n; ++i) __builtin_prefetch(reinterpret_cast<void*>(w[3 + i]), 1);
+    Block* next = reinterpret_cast<Block*>(w[2 + n])->next;
+    for (std::uintptr_t i = 0; i < n; ++i) {
+      auto* b = reinterpret_cast<Block*>(w[3 + i]);
+      w[3 + i] = 0;
+      free_local(h, b);
+    }
+    w[2] = 0;
+    free_local(h, index);  // last: the index lived in it
+    e = next;
   }
 }
 
 void prepare_slow_path(Heap* h) {
   h->slow_paths.store(h->slow_paths.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   if (h->remote.load(std::memory_order_relaxed) != nullptr) drain_remote(h);
-  flush_batch(h);
+  if (h->batch_pending != 0 && --h->batch_flush_in == 0) flush_batches(h);
 }
 
-// Drains the remote list and returns every empty page's span to the back end.
+// Drains the remote list, hands this heap's batches back and returns every
+// empty page's span to the back end.
 void free_empty_pages(Heap* h) {
   prepare_slow_path(h);
+  flush_batches(h);
   for (std::uint32_t c = 0; c < g_classes.count; ++c) {
     PageQueue& q = h->queues[c];
     bool changed = false;
@@ -847,16 +909,39 @@ void free_remote(Segment* seg, void* p) noexcept {
     push_remote(owner, b, b);
     return;
   }
-  if (me->batch_heap != owner) {
-    flush_batch(me);
-    me->batch_heap = owner;
-    me->batch_tail = b;
-    b->next = nullptr;
-  } else {
-    b->next = me->batch_head;
+  // The owner's batch, else a free slot, else the next slot in turn, handed
+  // back first. (One batch for whichever owner came last made batches of
+  // one or two blocks where a thread frees blocks of several threads in
+  // turn, and each its own push on a line the owner reads.)
+  RemoteBatch* bt = nullptr;
+  RemoteBatch* unused = nullptr;
+  for (RemoteBatch& s : me->batches) {
+    if (s.owner == owner) {
+      bt = &s;
+      break;
+    }
+    if (s.owner == nullptr && unused == nullptr) unused = &s;
   }
-  me->batch_head = b;
-  if (++me->batch_count >= g_config.remote_batch) flush_batch(me);
+  if (bt == nullptr) {
+    if (unused == nullptr) {
+      unused = &me->batches[me->batch_victim];
+      me->batch_victim = (me->batch_victim + 1) % kBatchOwners;
+      flush_batch(me, *unused);
+    }
+    bt = unused;
+    bt->owner = owner;
+    bt->tail = b;
+    b->next = nullptr;
+    me->batch_pending++;
+  } else {
+    b->next = bt->head;
+  }
+  bt->head = b;
+  if (const std::uint32_t room = index_room(c); room > bt->room) {
+    bt->room = room;
+    bt->index = b;
+  }
+  if (++bt->count >= g_config.remote_batch) flush_batch(me, *bt);
 }
 
 void heap_collect(Heap* h) noexcept {

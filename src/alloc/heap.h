@@ -50,6 +50,24 @@ constexpr std::uint32_t kStashReturnEvery = 8;  // a power of two, dividing kDor
 constexpr std::uint32_t kDormantPushes = 1024;
 static_assert(kDormantPushes % kStashReturnEvery == 0 && (kStashReturnEvery & (kStashReturnEvery - 1)) == 0);
 
+// Other heaps' blocks freed by this thread, on their way back to one owner:
+// a chain through the blocks' first words (head .. tail, `count` blocks).
+// `index` is the block of the batch with the most room for an index of the
+// others (`room` pointers), which the hand-back writes into it so that the
+// owner takes the batch back without walking its chain (flush_batch).
+struct RemoteBatch {
+  Heap* owner;
+  Block* head;
+  Block* tail;
+  Block* index;
+  std::uint32_t count;
+  std::uint32_t room;
+};
+constexpr std::uint32_t kBatchOwners = 4;
+// Slow paths between two hand-backs of every batch, full or not: the
+// longest a freed block waits in a live thread's batches.
+constexpr std::uint32_t kBatchFlushEvery = 32;
+
 // Heap::state bits. Owned: a thread uses the heap, or works on it alone
 // (upkeep of idle heaps). OnStack: the heap is on the idle stack. A heap
 // can be claimed where it lies on the stack (owned and on it at once, see
@@ -71,11 +89,12 @@ struct alignas(64) Heap {
   Page* direct[kDirectSlots];  // sizes 0..1024 -> current page of their class (or its stash)
   PageQueue queues[kMaxClasses] = {};
   SegmentPool pool = {};
-  // Frees of other heaps' blocks, gathered for one hand-back.
-  Heap* batch_heap = nullptr;
-  Block* batch_head = nullptr;
-  Block* batch_tail = nullptr;
-  std::uint32_t batch_count = 0;
+  // Frees of other heaps' blocks, gathered per owner (kBatchOwners owners
+  // at a time) for one hand-back each (heap.cpp, "cross-thread frees").
+  RemoteBatch batches[kBatchOwners] = {};
+  std::uint32_t batch_pending = 0;                 // batches holding blocks
+  std::uint32_t batch_victim = 0;                  // the slot a new owner takes when all are in use
+  std::uint32_t batch_flush_in = kBatchFlushEvery;  // slow paths until every batch is handed back
   // Own frees until the next heartbeat (free_owned): a thread whose mallocs
   // its own frees serve never takes the slow path, which is where other
   // threads' frees to it are taken back.

@@ -9,7 +9,10 @@
 // thread's heap; and a thread that adopts an ended thread's heap finds its
 // free pages still resident, without faulting them in again, also the
 // pages of blocks that another thread held and freed after the owner ended;
-// and waves of new threads adopt the idle heaps, also while a sweep holds them.
+// waves of new threads
+// adopt the idle heaps, also while a sweep holds them; and a thread that
+// frees the blocks of several owners in turn hands each its own back, in
+// batches with an index or as chains.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -266,5 +269,69 @@ TEST(ThreadReuse, WavesOfThreadsReuseTheIdleHeapsWhileTheyAreSwept) {
   EXPECT_EQ(after.heaps_created, before.heaps_created) << "new heaps made while idle ones were there to adopt";
   EXPECT_GE(after.heaps_adopted - before.heaps_adopted, std::uint64_t{kThreads} * kWaves);
 }
+
+}  // namespace
+
+namespace {
+
+// One thread frees the blocks of three live threads in turn, of classes that
+// go back to their owners (not multiples of the line): each owner's blocks
+// travel in a batch of their own (heap.h, RemoteBatch), and a batch of
+// three blocks or more goes back with an index in its roomiest block, which
+// the owner reads and clears (heap.cpp, flush_batch and drain_remote). Each
+// owner gets every block back, exactly once (a block taken back twice, or
+// an index taken for a block, would free more than was allocated, or
+// corrupt a page's lists: the debug build's checks).
+void several_owners_in_turn(bool freer_ends, const std::vector<std::size_t>& kSizes) {
+  constexpr int kOwners = 3;
+  constexpr std::size_t kPerSize = 200;
+  std::atomic<int> ready{0}, go_back{0};
+  std::vector<void*> owned[kOwners];
+  std::uint64_t before[kOwners] = {}, after[kOwners] = {};
+  for (auto& v : owned) v.reserve(kSizes.size() * kPerSize);
+  std::vector<std::thread> owners;
+  for (int o = 0; o < kOwners; ++o)
+    owners.emplace_back([&, o] {
+      for (std::size_t i = 0; i < kPerSize; ++i)
+        for (std::size_t size : kSizes) owned[o].push_back(tailor_malloc(size));
+      before[o] = used();
+      ready++;
+      while (go_back.load() == 0) std::this_thread::yield();
+      tailor_collect();  // drains the remote list
+      after[o] = used();
+    });
+  while (ready.load() != kOwners) std::this_thread::yield();
+  std::thread freer([&] {
+    tailor_free(tailor_malloc(8));  // a heap of its own
+    for (std::size_t i = 0; i < owned[0].size(); ++i)
+      for (auto& v : owned) tailor_free(v[i]);
+    if (!freer_ends) {
+      tailor_collect();  // hands its batches back while it lives on
+      go_back = 1;
+    }
+  });
+  if (freer_ends) {
+    freer.join();  // hands its batches back as it ends
+    go_back = 1;
+  }
+  for (auto& t : owners) t.join();
+  if (!freer_ends) freer.join();
+  std::uint64_t bytes = 0;
+  for (std::size_t size : kSizes) bytes += kPerSize * size;
+  for (int o = 0; o < kOwners; ++o)
+    EXPECT_EQ(before[o] - after[o], bytes) << "owner " << o << " did not get its blocks back, once each";
+}
+
+// 224-byte blocks have room for an index of 23 others; 32, 48 and 80-byte
+// ones for none, two and six: batches of those go back as chains.
+TEST(ThreadReuse, BlocksOfSeveralOwnersFreedInTurnGoBackToEachWhenTheFreerEnds) {
+  several_owners_in_turn(true, {48, 160, 224, 80, 32});
+}
+
+TEST(ThreadReuse, BlocksOfSeveralOwnersFreedInTurnGoBackToEachWhenTheFreerCollects) {
+  several_owners_in_turn(false, {48, 160, 224, 80, 32});
+}
+
+TEST(ThreadReuse, BatchesWithNoRoomForAnIndexGoBackAsChains) { several_owners_in_turn(true, {32, 48, 80}); }
 
 }  // namespace
