@@ -229,6 +229,18 @@ void* malloc_from_class(Heap* h, std::uint32_t c) {
       break;
     }
     if (pg->capacity < pg->reserved) {
+      // The free blocks of the page behind before fresh ones here: memory
+      // already touched before memory that would be faulted in. (A full
+      // page that gets blocks back goes right behind this one when this one
+      // still has free blocks, page_free_slow; with the blocks it carves,
+      // this one used to fill up first.)
+      if (Page* nx = pg->next; nx != nullptr && (nx->free != nullptr || nx->local_free != nullptr)) {
+        list_remove(q, nx);
+        list_push_front(q, nx);
+        moved = true;
+        pg = nx;
+        continue;
+      }
       extend(pg);
       break;
     }
@@ -460,8 +472,11 @@ void prepare_slow_path(Heap* h) {
 }
 
 // Drains the remote list, hands this heap's batches back and returns every
-// empty page's span to the back end.
-void free_empty_pages(Heap* h) {
+// empty page's span to the back end, but for the first page of each class
+// while their spans come to at most `keep` bytes in all; returns the bytes
+// of the pages kept.
+std::size_t free_empty_pages(Heap* h, std::size_t keep = 0) {
+  const std::size_t budget = keep;
   prepare_slow_path(h);
   flush_batches(h);
   for (std::uint32_t c = 0; c < g_classes.count; ++c) {
@@ -470,22 +485,33 @@ void free_empty_pages(Heap* h) {
     for (Page* pg = q.first; pg != nullptr;) {
       Page* next = pg->next;
       if (pg->used == 0) {
-        list_remove(q, pg);
-        span_free(h->pool, pg);
-        changed = true;
+        const std::size_t bytes = std::size_t{pg->slice_count} << g_config.slice_shift;
+        if (pg == q.first && bytes <= keep) {
+          keep -= bytes;
+        } else {
+          list_remove(q, pg);
+          span_free(h->pool, pg);
+          changed = true;
+        }
       }
       pg = next;
     }
     if (changed) update_direct(h, c);
   }
+  return budget - keep;
 }
 
 // ---------------------------------------------------------------- life cycle
 
-// Free spans an exiting thread's heap keeps resident for its adopter (at
-// most this much; the rest goes back to the OS at once). A program whose
-// threads come and go, each adopting the heap of one that ended, then does
-// not fault the same pages in again for every thread.
+// What an exiting thread's heap keeps resident for its adopter: the first
+// empty page of each class (where the adopter's first blocks of that class
+// land, on the lines and pages its predecessor touched) and free spans, at
+// most this much in all; the rest goes back to the OS at once. A program
+// whose threads come and go, each adopting the heap of one that ended, then
+// does not fault the same pages in again for every thread. (With the empty
+// pages freed at exit, their spans coalesced, and each new thread's pages,
+// made in another order, were cut at other offsets: the memory each heap
+// had touched grew round after round, up to all of its spans.)
 constexpr std::size_t kAbandonedResident = 8u << 20;
 
 // An idle heap's upkeep (idle_sweep_maybe): what its thread would do on its
@@ -502,9 +528,9 @@ void thread_done(void* value) {
   stash_flush(h);
   h->stash_misses = h->stash_pause = 0;  // the adopter is a thread of its own
   h->watched = nullptr;
-  free_empty_pages(h);
+  const std::size_t kept = free_empty_pages(h, kAbandonedResident);
   if (h->site_pools != nullptr) pools_heap_exit(h);
-  pool_purge(h->pool, h->pool.dirty_bytes > kAbandonedResident);
+  pool_purge(h->pool, h->pool.dirty_bytes + kept > kAbandonedResident);
   if (tl_heap == h) tl_heap = &g_empty_heap;
   idle_push(h);
 }
@@ -819,9 +845,13 @@ void page_free_slow(Heap* h, Page* pg) noexcept {
     }
   }
   if (pg->used == 0) {
-    // Keep the only page of a small class, so that a program allocating and
-    // freeing one block does not create and destroy a page each time.
-    if (q.first == pg && pg->next == nullptr && g_classes.cls[c].size <= g_config.small_max) return;
+    // Keep the only page of a class, so that a program allocating and
+    // freeing one block does not create and destroy a page each time (and
+    // its next page of the class, cut from the coalesced free spans, does
+    // not land on memory the last one did not touch: threads that used a
+    // few blocks of many middle classes faulted in more and more of their
+    // spans that way).
+    if (q.first == pg && pg->next == nullptr) return;
     TAILOR_DEBUG_ONLY(check_empty_page(pg));
     bool was_first = q.first == pg;
     list_remove(q, pg);

@@ -8,8 +8,8 @@
 // a new thread whose first free is of an ended thread's block adopts that
 // thread's heap; and a thread that adopts an ended thread's heap finds its
 // free pages still resident, without faulting them in again, also the
-// pages of blocks that another thread held and freed after the owner ended;
-// waves of new threads
+// pages of blocks that another thread held and freed after the owner ended,
+// and allocates in its predecessor's empty pages; waves of new threads
 // adopt the idle heaps, also while a sweep holds them; and a thread that
 // frees the blocks of several owners in turn hands each its own back, in
 // batches with an index or as chains.
@@ -333,5 +333,39 @@ TEST(ThreadReuse, BlocksOfSeveralOwnersFreedInTurnGoBackToEachWhenTheFreerCollec
 }
 
 TEST(ThreadReuse, BatchesWithNoRoomForAnIndexGoBackAsChains) { several_owners_in_turn(true, {32, 48, 80}); }
+
+// A thread that ends with its pages empty leaves each class's first page to
+// the thread that adopts its heap, which allocates in the same blocks: its
+// first blocks of each class land where its predecessor's did, on pages
+// already faulted in, whatever order it asks for its classes in. (Freed at
+// exit, the pages' spans coalesced and each new thread cut its pages at
+// other offsets, so that every wave of threads faulted more of them in.)
+TEST(ThreadReuse, AnAdopterAllocatesInItsPredecessorsEmptyPagesWithoutFaults) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "page faults under a sanitizer count its shadow memory";
+#endif
+  tailor_free(tailor_malloc(8));  // this thread has a heap of its own
+  std::vector<std::size_t> sizes;
+  for (std::size_t s = 16; s <= 32768; s += s / 4) sizes.push_back(s);  // about one per class
+  auto work = [&](bool reverse) {
+    std::vector<void*> v;
+    for (std::size_t k = 0; k < sizes.size(); ++k) {
+      const std::size_t size = sizes[reverse ? sizes.size() - 1 - k : k];
+      for (int i = 0; i < 4; ++i) {
+        v.push_back(tailor_malloc(size));
+        std::memset(v.back(), 0x5a, size);
+      }
+    }
+    for (void* p : v) tailor_free(p);
+  };
+  std::thread([&] { work(false); }).join();
+  long faults = 0;
+  std::thread([&] {
+    const long before = minor_faults();
+    work(true);
+    faults = minor_faults() - before;
+  }).join();
+  EXPECT_LT(faults, 20) << "the adopter faulted in pages its predecessor had not touched";
+}
 
 }  // namespace
