@@ -476,7 +476,7 @@ void prepare_slow_path(Heap* h) {
 // while their spans come to at most `keep` bytes in all; returns the bytes
 // of the pages kept.
 std::size_t free_empty_pages(Heap* h, std::size_t keep = 0) {
-  const std::size_t budget = keep;
+  std::size_t kept = 0;
   prepare_slow_path(h);
   flush_batches(h);
   for (std::uint32_t c = 0; c < g_classes.count; ++c) {
@@ -486,8 +486,8 @@ std::size_t free_empty_pages(Heap* h, std::size_t keep = 0) {
       Page* next = pg->next;
       if (pg->used == 0) {
         const std::size_t bytes = std::size_t{pg->slice_count} << g_config.slice_shift;
-        if (pg == q.first && bytes <= keep) {
-          keep -= bytes;
+        if (pg == q.first && kept + bytes <= keep) {
+          kept += bytes;
         } else {
           list_remove(q, pg);
           span_free(h->pool, pg);
@@ -498,7 +498,7 @@ std::size_t free_empty_pages(Heap* h, std::size_t keep = 0) {
     }
     if (changed) update_direct(h, c);
   }
-  return budget - keep;
+  return kept;
 }
 
 // ---------------------------------------------------------------- life cycle
