@@ -54,10 +54,8 @@ void* calloc_impl(std::size_t count, std::size_t size) noexcept {
     if (seg->pages()->is_zero) return p;  // fresh from mmap (not from the huge cache)
   } else if (Page* pg = page_of(seg, p); pg->kind == PageKind::kLarge) {
     if (pg->is_zero) return p;  // fresh or purged span
-    if (total >= kCallocPurgeMin) {  // used before: purged or written (calloc_zero.h)
-      calloc_zero_large(pg, total);
-      return p;
-    }
+    calloc_zero_large(pg, total);  // used before: its backed pages, or the whole (calloc_zero.h)
+    return p;
   }
   std::memset(p, 0, total);
   return p;

@@ -288,7 +288,7 @@ void* large_alloc(Heap* h, std::size_t size, std::size_t align) {
   pg->block_magic = block_magic(pg->block_size);
   pg->size_span = slice;  // sizes above block_size - slice
   pg->reserved = pg->capacity = pg->used = 1;
-  pg->zeroed_by_purge = 0;
+  pg->zeroed_sparsely = 0;
   if (!pg->is_zero) block_key(pg->start) = 0;
   return pg->start;
 }
@@ -804,7 +804,7 @@ void page_free_slow(Heap* h, Page* pg) noexcept {
   const std::uint32_t c = pg->size_class;
   if (c >= kPoolPageClass) {
     if (c == kLargeClass) {
-      if (pg->zeroed_by_purge) calloc_observe(pg);
+      if (pg->zeroed_sparsely) calloc_observe(pg);
       span_free(h->pool, pg);
     } else {
       pools_page_free(h, pg);  // a call-site pool's page

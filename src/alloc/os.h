@@ -31,6 +31,14 @@ long resident_pages(void* p, std::size_t size) noexcept;
 // is resident (vec holds size / page_size() bytes); false if the OS cannot tell.
 bool resident_map(void* p, std::size_t size, unsigned char* vec) noexcept;
 
+// Which OS pages of [p, p + size) (p page-aligned) have memory behind them:
+// vec[i] = 1 if page i is present or swapped out (it may hold data), 0 if it
+// has none (never touched since it was mapped or purged: it reads as zero).
+// vec holds size / page_size() bytes. From /proc/self/pagemap (page_map.cpp),
+// which, unlike mincore, tells a swapped-out page from an untouched one.
+// False if the OS cannot tell; vec is then meaningless.
+bool backed_map(void* p, std::size_t size, unsigned char* vec) noexcept;
+
 // Grows or moves the mapping [p, p + old_size) to new_size without copying.
 // Tries in place first; otherwise moves the pages into a fresh mapping
 // aligned to `align`. Returns the new address or nullptr (nothing changed).

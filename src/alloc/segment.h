@@ -56,7 +56,7 @@ struct alignas(64) Page {
   std::uint32_t capacity; // blocks carved so far
   std::uint8_t in_full;   // no free block: out of its class queue (on no list)
   std::uint8_t is_zero;   // memory of this span reads as zero (fresh or purged)
-  std::uint8_t zeroed_by_purge;  // large page: calloc purged it (calloc_zero.h); counted at its free
+  std::uint8_t zeroed_sparsely;  // large page: calloc zeroed its backed pages or purged it (calloc_zero.h); counted at its free
   std::uint32_t dirty_slices;  // free span: slices with resident pages (counted from its start)
   Page* next;             // class queue or span bin
   Page* prev;

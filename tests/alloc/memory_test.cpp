@@ -15,6 +15,7 @@
 
 #include "common/process_memory.h"
 #include "alloc/config.h"
+#include "alloc/os.h"
 #include "tailor/tailor.h"
 
 namespace {
@@ -189,6 +190,42 @@ TEST(Memory, CallocOfReusedLargeBlockIsZeroAndPurgedWhileTheProgramTouchesLittle
   // zeros into the resident pages instead of faulting them in again.
   for (int i = 0; i < 8; ++i) reused(true);
   EXPECT_LT(reused(true), 64) << "purged although the program fills its blocks";
+}
+
+// A zeroed block the program touched at a few pages, freed and zeroed again:
+// calloc writes zeros over those pages and leaves the rest as they are,
+// holes that read as zero. Nothing faults when the program touches the same
+// pages again (purging would fault each in again; writing the whole would
+// fault in all 1024), and the old data is gone.
+TEST(Memory, CallocOfASparselyTouchedBlockZeroesOnlyItsBackedPages) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "page faults under a sanitizer count its shadow memory";
+#endif
+  const std::size_t n = 4u << 20;  // 1024 OS pages
+  tailor_collect();  // free spans given back: the block starts as holes
+  auto* a = static_cast<unsigned char*>(tailor_calloc(1, n));
+  for (std::size_t i = 0; i < n; i += 16 * 4096) a[i + 8] = 0xab;  // 64 pages
+  a[n - 1] = 0xab;
+  tailor_free(a);
+  for (int round = 0; round < 3; ++round) {
+    const long before = minor_faults();
+    auto* b = static_cast<unsigned char*>(tailor_calloc(1, n));
+    ASSERT_EQ(b, a);  // the same span again
+    for (std::size_t i = 0; i < n; i += 16 * 4096) {
+      EXPECT_EQ(b[i + 8], 0) << "byte " << i + 8;
+      b[i + 8] = 0xab;
+    }
+    EXPECT_EQ(b[n - 1], 0);
+    b[n - 1] = 0xab;
+    EXPECT_LT(minor_faults() - before, 16) << "faults: the touched pages were purged, or the holes written";
+    unsigned char backed[1024];
+    if (tailor::alloc::os::backed_map(b, n, backed)) {
+      std::size_t count = 0;
+      for (unsigned char v : backed) count += v;
+      EXPECT_EQ(count, 65u) << "pages with memory behind them";
+    }
+    tailor_free(b);
+  }
 }
 
 // A program that fills every zeroed block: calloc writes zeros, and the
