@@ -724,6 +724,7 @@ __attribute__((always_inline)) inline void* malloc_slow(Heap* h, std::size_t siz
 
 // The slow path on a thread's heap, for any size.
 __attribute__((always_inline)) inline void* malloc_from_heap(Heap* h, std::size_t size) noexcept {
+  h->frees_only = false;
   if (size <= g_config.middle_max) {
     const std::uint32_t c = class_of(size);
     if (size <= kDirectMax) {
@@ -915,7 +916,18 @@ void free_remote(Segment* seg, void* p) noexcept {
     free_local(owner, p);
     return;
   }
-  if (me != &g_empty_heap) {
+  // Any other thread with no heap gets one at its first remote free: a
+  // thread that only frees (the consumer of a queue) then hands its blocks
+  // back in batches the owner reads at once, instead of one push each on a
+  // line the owner reads, and a chain the owner walks miss after miss (the
+  // owner's walk was 40% of mt_producer_consumer's time).
+  if (me == &g_empty_heap && g_config.remote_batch > 1 && !dmm_active() && !secure_active()) {
+    if (Heap* h = heap_init_thread(); h != nullptr) {
+      me = h;
+      me->frees_only = true;
+    }
+  }
+  if (me != &g_empty_heap && !me->frees_only) {
     if (me->stash_pause != 0) {
       --me->stash_pause;
     } else {

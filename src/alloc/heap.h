@@ -119,6 +119,10 @@ struct alignas(64) Heap {
   // kStashPause foreign frees go straight back to their owners.
   std::uint32_t stash_misses = 0;
   std::uint32_t stash_pause = 0;
+  // Taken by a thread at its first free of another thread's block, before
+  // any malloc: it stashes nothing until it allocates (a queue's consumer
+  // would keep the blocks it stashed, unused, for good).
+  bool frees_only = false;
   // The owner whose blocks this heap stashes lately, its slow-path count
   // when last looked at (if counted yet), blocks stashed since, and whether
   // it took no slow path meanwhile (dormant: stash_push hands some of its

@@ -12,7 +12,7 @@
 // and allocates in its predecessor's empty pages; waves of new threads
 // adopt the idle heaps, also while a sweep holds them; and a thread that
 // frees the blocks of several owners in turn hands each its own back, in
-// batches with an index or as chains.
+// batches with an index or as chains, also one that never allocates.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "alloc/config.h"
 #include "common/process_memory.h"
 #include "tailor/tailor.h"
 
@@ -366,6 +367,50 @@ TEST(ThreadReuse, AnAdopterAllocatesInItsPredecessorsEmptyPagesWithoutFaults) {
     faults = minor_faults() - before;
   }).join();
   EXPECT_LT(faults, 20) << "the adopter faulted in pages its predecessor had not touched";
+}
+
+}  // namespace
+
+namespace {
+
+// A thread that never allocates (a queue's consumer) and frees a live
+// thread's blocks gets a heap at its first free, to gather them in batches
+// (heap.h, RemoteBatch): the owner gets them back a batch at a time, and the
+// rest when the freer ends, not one push each (the owner then walked a
+// chain of blocks last written by another core, a miss each). Until it
+// allocates, it stashes nothing: blocks of a line-sized class (128 bytes)
+// go back too, not into stashes it would never use.
+TEST(ThreadReuse, AThreadThatOnlyFreesHandsBlocksBackInBatchesAndStashesNone) {
+  constexpr std::size_t kBlocks = 40, kSize = 128;
+  tailor_config(nullptr, 0);  // reads the configuration
+  const std::size_t batch = tailor::alloc::g_config.remote_batch;
+  if (batch <= 1 || batch > kBlocks) GTEST_SKIP() << "REMOTE_BATCH " << batch;
+  std::atomic<int> stage{0};
+  std::vector<void*> owned;
+  std::uint64_t start = 0, while_freer_lives = 0, after_freer = 0;
+  std::thread owner([&] {
+    owned = allocate(kBlocks, kSize);
+    start = used();
+    stage = 1;
+    while (stage.load() != 2) std::this_thread::yield();
+    tailor_collect();  // drains the remote list
+    while_freer_lives = used();
+    stage = 3;
+    while (stage.load() != 4) std::this_thread::yield();
+    tailor_collect();
+    after_freer = used();
+  });
+  while (stage.load() != 1) std::this_thread::yield();
+  std::thread freer([&] {
+    for (void* p : owned) tailor_free(p);  // its first calls: no heap yet
+    stage = 2;
+    while (stage.load() != 3) std::this_thread::yield();
+  });
+  freer.join();  // hands its last batch back as it ends
+  stage = 4;
+  owner.join();
+  EXPECT_EQ(start - while_freer_lives, kBlocks / batch * batch * kSize) << "not the full batches alone";
+  EXPECT_EQ(start - after_freer, kBlocks * kSize) << "blocks kept after the freer ended";
 }
 
 }  // namespace
