@@ -51,7 +51,8 @@ void* calloc_impl(std::size_t count, std::size_t size) noexcept {
   if (p == nullptr) return nullptr;
   Segment* seg = segment_of(p);
   if (seg->kind == SegmentKind::kHuge) {
-    if (seg->pages()->is_zero) return p;  // fresh from mmap (not from the huge cache)
+    if (!seg->pages()->is_zero) calloc_zero_huge(p, total);  // not fresh from mmap: from the huge cache
+    return p;
   } else if (Page* pg = page_of(seg, p); pg->kind == PageKind::kLarge) {
     if (pg->is_zero) return p;  // fresh or purged span
     calloc_zero_large(pg, total);  // used before: its backed pages, or the whole (calloc_zero.h)

@@ -112,6 +112,17 @@ void calloc_zero_large(Page* pg, std::size_t total) noexcept {
   std::memset(b, 0, total);
 }
 
+void calloc_zero_huge(void* p, std::size_t total) noexcept {
+  auto* b = static_cast<std::uint8_t*>(p);
+  const std::size_t ps = os::page_size();
+  const std::size_t whole = total & ~(ps - 1);
+  if ((reinterpret_cast<std::uintptr_t>(b) & (ps - 1)) == 0 && zero_sparsely(b, whole, false)) {
+    std::memset(b + whole, 0, total - whole);
+    return;
+  }
+  std::memset(b, 0, total);
+}
+
 void calloc_observe(Page* pg) noexcept {
   pg->zeroed_sparsely = 0;
   zeroing_observe(pg->start, pg->block_size);

@@ -28,7 +28,10 @@
 // never as a probe, and never by purging: there a memset of resident pages
 // costs less than the map's three system calls, or than the madvise and
 // the faults of two touched pages (a 256 KiB block: 1.5x slower purged).
-// Huge blocks are written.
+// A huge block reused from the huge cache has its backed pages written and
+// its holes left, always: against a memset of 32 MiB or more, the map's
+// system calls cost nothing, and a mapping grown by mremap, or a buffer the
+// program touched sparsely, is mostly holes that a memset would fault in.
 #pragma once
 
 #include <cstddef>
@@ -42,6 +45,10 @@ constexpr std::size_t kCallocPurgeMin = 512 * 1024;
 // Zeroes the first `total` bytes of the block of large page pg (memory used
 // before).
 void calloc_zero_large(Page* pg, std::size_t total) noexcept;
+
+// Zeroes the first `total` bytes of huge block p (a mapping from the huge
+// cache, used before).
+void calloc_zero_huge(void* p, std::size_t total) noexcept;
 
 // Large page pg, zeroed sparsely, is freed: counts its touched pages.
 void calloc_observe(Page* pg) noexcept;
