@@ -64,6 +64,12 @@ int pagemap_fd(std::uint32_t pid) noexcept {
     g_open.store(0, std::memory_order_release);
     return -1;
   }
+  // The identity before the descriptor is published, so that no reader
+  // checks the new descriptor against the old identity (it would call the
+  // map doubtful and drop the descriptor, open). Any open of this
+  // process's pagemap names the same file: a racing thread stores the same.
+  g_dev.store(static_cast<std::uint64_t>(st.st_dev), std::memory_order_release);
+  g_ino.store(static_cast<std::uint64_t>(st.st_ino), std::memory_order_release);
   const std::uint64_t mine = (std::uint64_t{pid} << 32) | static_cast<std::uint32_t>(fd);
   // Two threads may open at once (the first calls, or both after a doubt):
   // the first to publish wins, the other closes its own.
@@ -71,8 +77,6 @@ int pagemap_fd(std::uint32_t pid) noexcept {
     close(fd);
     return cur != 0 && static_cast<std::uint32_t>(cur >> 32) == pid ? static_cast<int>(cur & 0xffffffffu) : -1;
   }
-  g_dev.store(static_cast<std::uint64_t>(st.st_dev), std::memory_order_release);
-  g_ino.store(static_cast<std::uint64_t>(st.st_ino), std::memory_order_release);
   return fd;
 }
 
