@@ -990,6 +990,7 @@ void heap_collect(Heap* h) noexcept {
   if (h == &g_empty_heap) return;
   stash_flush(h);
   free_empty_pages(h);
+  pools_collect(h);
   pool_purge(h->pool, true);
 }
 

@@ -66,6 +66,10 @@ void pools_heartbeat(Heap* h) noexcept;
 // Thread exit (the heap goes idle): gives back the pools' empty pages.
 void pools_heap_exit(Heap* h) noexcept;
 
+// heap_collect (malloc_trim, tailor_collect, a refused mapping): gives
+// back the empty pages the pools keep for their next growth.
+void pools_collect(Heap* h) noexcept;
+
 void pools_get_stats(tailor_pools_stats* out) noexcept;
 std::size_t pool_slot_size(const void* p) noexcept;
 
