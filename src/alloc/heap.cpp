@@ -654,21 +654,22 @@ __attribute__((always_inline)) inline void* malloc_slow(Heap* h, std::size_t siz
 __attribute__((always_inline)) inline void* malloc_from_heap(Heap* h, std::size_t size) noexcept;
 }  // namespace
 
-// Both only test for pools and jump: the pools' routing must not start
-// behind the registers the slow path saves.
-// A DMM serving malloc (dmm_front.h) is tested first: its threads never get
-// a heap, so every request of theirs comes here.
+// Both only test the front ends and jump: the pools' routing must not
+// start behind the registers the slow path saves. Pools first: with them
+// on, every request of a routed size comes here (secure mode and a DMM
+// never run with pools: process_init). A DMM serving malloc (dmm_front.h):
+// its threads never get a heap, so every request of theirs comes here.
 void* heap_malloc_generic(Heap* h, std::size_t size) noexcept {
+  if (__builtin_expect(pools_active(), 0)) return pools_malloc(h, size, __builtin_return_address(0));
   if (__builtin_expect(secure_active(), 0)) return secure_malloc(size, 0);  // every request (secure.h)
   if (__builtin_expect(dmm_active(), 0)) return dmm_malloc(size, 0);
-  if (__builtin_expect(pools_active(), 0)) return pools_malloc(h, size, __builtin_return_address(0));
   return heap_malloc_unrouted(h, size);
 }
 
 void* heap_malloc_site(Heap* h, std::size_t size, const void* site) noexcept {
+  if (__builtin_expect(pools_active(), 0)) return pools_malloc(h, size, site);
   if (__builtin_expect(secure_active(), 0)) return secure_malloc(size, 0);
   if (__builtin_expect(dmm_active(), 0)) return dmm_malloc(size, 0);
-  if (__builtin_expect(pools_active(), 0)) return pools_malloc(h, size, site);
   return heap_malloc_unrouted(h, size);
 }
 

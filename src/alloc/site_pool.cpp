@@ -268,12 +268,14 @@ struct Pool {
 constexpr std::uint32_t kDemoted = 1;
 
 // A heap's memory of the sites it has met whose fate is decided: the
-// return address and its pool (nullptr: not pooled), direct-mapped, so that
-// the site table is not searched on every request.
+// return address, its pool's slot size and index, direct-mapped, so that
+// the site table is not searched on every request, and a request of the
+// pool's size is told by one comparison.
 constexpr std::uint32_t kCacheBits = 8;
 struct SiteCacheEntry {
   std::uintptr_t ra;
-  Pool* pool;
+  std::uint32_t slot;  // the pool's slot size; 0: not pooled, or demoted
+  std::uint32_t pool;  // index in SitePools::pools
 };
 
 }  // namespace
@@ -387,6 +389,8 @@ bool pool_emptied(Heap* h, Pool& pool, Page* pg) noexcept {
   if (++pool.young_empties < kYoungEmpties) return false;  // (a demoted pool has no page left to empty)
   pool.slot = kDemoted;
   Site& site = g_sites[&pool - h->site_pools->pools];
+  SiteCacheEntry& e = h->site_pools->cache[cache_index(site.key.load(std::memory_order_relaxed))];
+  if (&h->site_pools->pools[e.pool] == &pool) e.slot = 0;  // its requests go to the heap from now on
   if (site.state.exchange(kUnpooled, std::memory_order_acq_rel) == kPooled) {
     g_sites_pooled.fetch_sub(1, std::memory_order_relaxed);
     g_sites_unpooled.fetch_add(1, std::memory_order_relaxed);
@@ -396,16 +400,12 @@ bool pool_emptied(Heap* h, Pool& pool, Page* pg) noexcept {
   return true;
 }
 
-// A slot of page pg: its most recently freed one, or a fresh one.
+// A slot of page pg: its most recently freed one, or a fresh one. The
+// slots other threads freed (local_free) wait for page_take_any, on the
+// slow path, when the page has no other left.
 [[gnu::always_inline]] inline void* page_take(Page* pg) noexcept {
   if (Block* b = pg->free) {  // the owner's frees
     pg->free = b->next;
-    pg->used++;
-    block_key(b) = 0;
-    return b;
-  }
-  if (Block* b = pg->local_free) {  // other threads' frees, taken back
-    pg->local_free = b->next;
     pg->used++;
     block_key(b) = 0;
     return b;
@@ -420,18 +420,26 @@ bool pool_emptied(Heap* h, Pool& pool, Page* pg) noexcept {
   return nullptr;
 }
 
+inline void* page_take_any(Page* pg) noexcept {
+  if (pg->free == nullptr && pg->local_free != nullptr) {  // other threads' frees, taken back
+    pg->free = pg->local_free;
+    pg->local_free = nullptr;
+  }
+  return page_take(pg);
+}
+
 // The pool's current page has no slot left: slots other threads freed,
 // then a page with freed slots, then a kept empty one, then a new page.
 __attribute__((noinline)) void* pool_alloc_slow(Heap* h, Pool& pool) noexcept {
   heap_prepare(h);  // other threads' frees go back to their pages (which may empty or demote)
   if (pool.slot == kDemoted) return nullptr;
-  if (void* p = page_take(pool.current)) return p;
+  if (void* p = page_take_any(pool.current)) return p;
   if (pool.current != &g_empty_page) pool.current->in_full = 1;  // on no list until a slot comes back
   pool.current = &g_empty_page;
   while (Page* pg = pool.partial) {
     partial_remove(pool, pg);
     pool.current = pg;
-    if (void* p = page_take(pg)) return p;
+    if (void* p = page_take_any(pg)) return p;
     pg->in_full = 1;
     pool.current = &g_empty_page;
   }
@@ -593,7 +601,7 @@ __attribute__((noinline)) void* pool_malloc_slow(Heap* h, std::size_t size, std:
   }
   SiteCacheEntry& e = sp->cache[cache_index(ra)];
   if (state != kPooled) {
-    e = SiteCacheEntry{ra, nullptr};
+    e = SiteCacheEntry{ra, 0, 0};
     return nullptr;
   }
   const std::uint32_t slot = s->slot.load(std::memory_order_relaxed);
@@ -604,7 +612,7 @@ __attribute__((noinline)) void* pool_malloc_slow(Heap* h, std::size_t size, std:
     pool.current = &g_empty_page;
     sp->set_up[sp->set_up_count++] = index;
   }
-  e = SiteCacheEntry{ra, &pool};
+  e = SiteCacheEntry{ra, pool.slot == kDemoted ? 0 : pool.slot, index};
   if (round_slot(size) != pool.slot) return nullptr;  // not the site's size (or demoted): the heap serves it
   route_size(h, size);
   if (void* p = page_take(pool.current)) return p;
@@ -661,11 +669,12 @@ void* pools_malloc(Heap* h, std::size_t size, const void* site) noexcept {
     const SiteCacheEntry& e = sp->cache[cache_index(ra)];
     if (e.ra != ra) return route_site_miss(h, size, ra);
     const std::size_t w = direct_slot(size);
-    if (Pool* pool = e.pool; pool != nullptr && round_slot(size) == pool->slot) {
+    if (round_slot(size) == e.slot) {
+      Pool& pool = sp->pools[e.pool];
       sp->pooled[w]++;
-      if (__builtin_expect(h->unrouted[w] != 0, 0)) return route_pooled_unrouted(h, size, *pool);
-      if (void* p = page_take(pool->current)) return p;
-      return route_pool_refill(h, size, *pool);
+      if (__builtin_expect(h->unrouted[w] != 0, 0)) return route_pooled_unrouted(h, size, pool);
+      if (void* p = page_take(pool.current)) return p;
+      return route_pool_refill(h, size, pool);
     }
     sp->last_site[round_slot(size) / 16] = ra;
     if (__builtin_expect(++sp->quiet[w] >= kQuietRequests, 0)) return route_quiet(h, size, w);
