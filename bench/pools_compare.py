@@ -15,6 +15,11 @@ Two measurements:
              instructions executed, D1 misses and last-level data misses,
              at --cg-scale of each workload's default size.
 
+--cpu N (default 0) pins every wall-time run of a one-thread workload (the
+bundled ones and four of bench/alloc) to CPU N, for every allocator alike,
+as alloc_compare.py does: a virtual machine's CPUs may differ in speed
+(here by up to 1.6x, and which one is faster changes). --cpu -1: no pinning.
+
 Every run's stdout must equal glibc's (the workloads check themselves).
 Prints markdown tables; the machine's load average is printed before and
 after, since wall times on a busy machine are noisy.
@@ -39,6 +44,8 @@ OTHERS = ["hypercube_net", "cfrac", "boolean_sets", "gc_trees", "boxed_spheres",
 ALLOC_BENCH = ["ab_mt_random_small", "ab_mt_producer_consumer", "ab_mt_server", "ab_mt_false_sharing",
                "ab_realloc_grow", "ab_large_churn", "ab_mt_larson", "ab_random_replace", "ab_huge_churn",
                "ab_mt_burst_pass"]
+# bench/alloc programs that run one thread (the bundled workloads all do).
+ONE_THREAD_ALLOC = {"ab_realloc_grow", "ab_large_churn", "ab_random_replace", "ab_huge_churn"}
 # Sizes for the cachegrind runs (about a tenth of the work of the defaults).
 CG_SIZES = {"olden_em3d": 20000, "olden_health": 200, "olden_mst": 500, "olden_treeadd": 18, "olden_tsp": 100000,
             "olden_perimeter": 10, "olden_bisort": 16, "ptrdist_ft": 20000, "hypercube_net": 50000, "cfrac": 8,
@@ -107,8 +114,11 @@ def binary(args, name):
 def wall(args, names, allocs):
     res = {}
     print(f"load before: {load()}", flush=True)
+    print(f"one-thread workloads pinned to CPU {args.cpu}" if args.cpu >= 0 else "unpinned", flush=True)
     for name in names:
         cmd = [binary(args, name)]
+        if args.cpu >= 0 and (not name.startswith("ab_") or name in ONE_THREAD_ALLOC):
+            cmd = ["taskset", "-c", str(args.cpu)] + cmd
         ref = None
         for r in range(args.runs):
             for alloc, (extra, lib) in allocs.items():
@@ -175,6 +185,8 @@ def main():
     ap.add_argument("--workloads", default=",".join(POINTER_CHASING),
                     help="comma-separated; 'others' for the other bundled workloads, 'all' for every one, "
                          "'alloc' for the allocator benchmarks (wall time only)")
+    ap.add_argument("--cpu", type=int, default=0,
+                    help="CPU that one-thread workloads run pinned to in the wall-time rounds (default 0; -1: unpinned)")
     ap.add_argument("--cachegrind", action="store_true", help="instruction and cache-miss counts instead of time")
     ap.add_argument("--base-lib", help="a libtailor.so built from another commit, as an extra column")
     ap.add_argument("--pools-file", help="also run with TAILOR_POOLS_FILE=this profile")

@@ -29,6 +29,8 @@ TAILOR_TEST_SITE(site_quiet_first, tailor_malloc(n))
 TAILOR_TEST_SITE(site_quiet_later, tailor_malloc(n))
 TAILOR_TEST_SITE(site_many, tailor_malloc(n))
 TAILOR_TEST_SITE(site_few, tailor_malloc(n))
+TAILOR_TEST_SITE(site_busy, tailor_malloc(n))
+TAILOR_TEST_SITE(site_idle, tailor_malloc(n))
 
 // Past the site's window: the slot size of a block it makes now; with
 // `other`, each of the site's requests is followed by one of other's.
@@ -119,6 +121,26 @@ TEST(PoolsSlotRule, ARarePooledSiteLosesTheRoutingAndGetsItBackWhenItGrows) {
   EXPECT_EQ(tailor_pool_slot_size(burst.back()), 400u);
   for (void* p : burst) tailor_free(p);
   for (void* p : kept) tailor_free(p);
+}
+
+// A size whose pools serve no request and whose monitors see none during
+// 64 routed requests leaves the routing then, not after 4096: a program
+// that pools nothing of a size pays the routing for a few requests of it.
+TEST(PoolsSlotRule, ASizeNoPoolServesLeavesTheRoutingAfter64Requests) {
+  if (!sites_distinguished()) GTEST_SKIP() << "one call site for every request in this build";
+  EXPECT_EQ(slot_after_window(&site_busy, 600), 0u);                 // first of slot 608: the heap's
+  EXPECT_EQ(slot_after_window(&site_idle, 600, &site_busy), 608u);  // second: a pool
+  std::vector<void*> v;
+  for (int i = 0; i < 200; ++i) v.push_back(site_idle(600));  // enough for the size to stay routed at 4096
+  // site_busy alone, past that judgement at 4096 requests of the size,
+  // then 256 more, freed at once, so the heap's page has free blocks of
+  // the size.
+  for (int i = 0; i < 4096 + 256; ++i) tailor_free(site_busy(600));
+  for (void* q : v) tailor_free(q);
+  // Quiet: site_idle's next request takes the heap's fast path.
+  void* p = site_idle(600);
+  EXPECT_EQ(tailor_pool_slot_size(p), 0u);
+  tailor_free(p);
 }
 
 }  // namespace
