@@ -723,7 +723,7 @@ void pools_page_free(Heap* h, Page* pg) noexcept {
   // pools and the heap; kept but taken back largest first, every round
   // touched more of their tails: either way each round faulted in more
   // (3.7 MiB per round there, 12% of the peak RSS). PURGE_DELAY 0 keeps
-  // one.
+  // one, until the heap's next heartbeat.
   SitePools* sp = h->site_pools;
   const std::int64_t delay = g_config.purge_delay_ms;
   if (delay == 0 && pool.empty != nullptr) {
