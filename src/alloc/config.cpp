@@ -44,7 +44,7 @@ const Spec kSpecs[] = {
     {{"TAILOR_HEAP_CACHE", "bytes", "resident free bytes a thread keeps at most; beyond, the oldest are purged down to half"},
      "heap_cache", 256 * kMiB, 0, 1024 * kGiB, false, true},
     {{"TAILOR_REMOTE_BATCH", "count", "frees of another thread's blocks gathered before one atomic hand-back (1: none)"},
-     "remote_batch", 16, 1, 1024, false, false},
+     "remote_batch", 64, 1, 1024, false, false},
     {{"TAILOR_HUGE_CACHE", "bytes", "freed blocks above LARGE_MAX kept mapped for reuse, at most, for PURGE_DELAY; 0: none"},
      "huge_cache", 64 * kMiB, 0, 1024 * kGiB, false, true},
     {{"TAILOR_HUGE_PAGES", "count", "1: segments and huge blocks ask for transparent huge pages (fewer faults and TLB misses, more resident memory)"},

@@ -44,8 +44,6 @@ constexpr std::uint32_t kStashClasses = 64;
 constexpr std::uint32_t kStashMaxSize = 8192;
 constexpr std::uint32_t kStashMax = 32;
 constexpr std::uint32_t kStashBytes = 64 * 1024;
-constexpr std::uint32_t kStashMisses = 64;
-constexpr std::uint32_t kStashPause = 4096;
 constexpr std::uint32_t kStashReturnEvery = 8;  // a power of two, dividing kDormantPushes
 constexpr std::uint32_t kDormantPushes = 1024;
 static_assert(kDormantPushes % kStashReturnEvery == 0 && (kStashReturnEvery & (kStashReturnEvery - 1)) == 0);
@@ -111,14 +109,9 @@ struct alignas(64) Heap {
   // fast path pops its `free` and counts `used` up (larger sizes pop it in
   // heap_malloc_generic); a stashed block counts it down, so it holds -used
   // blocks. The owner's page still counts the block as in use.
+  // While a class's stash holds blocks, its direct[] range points at it
+  // (update_direct), whatever changes among its pages meanwhile.
   Page stash[kStashClasses] = {};
-  // A thread that frees other threads' blocks but allocates few of its own
-  // (a consumer) fills its stashes and then would only read the owners'
-  // page descriptors for nothing, on lines the owners are writing: after
-  // kStashMisses frees in a row that could not be stashed, the next
-  // kStashPause foreign frees go straight back to their owners.
-  std::uint32_t stash_misses = 0;
-  std::uint32_t stash_pause = 0;
   // Taken by a thread at its first free of another thread's block, before
   // any malloc: it stashes nothing until it allocates (a queue's consumer
   // would keep the blocks it stashed, unused, for good).

@@ -32,7 +32,7 @@ std::vector<Dimension> tunable_space(Objective o, const TraceTraits& t) {
                "largest size class: above, one block per span of whole slices"});
   d.push_back({"heap_cache", {"256M", "16M", "64M", "1G"}, "resident free bytes a thread keeps"});
   if (t.threads > 1 && t.cross_thread_frees)
-    d.push_back({"remote_batch", {"16", "1", "4", "64"}, "cross-thread frees gathered before one hand-back"});
+    d.push_back({"remote_batch", {"64", "1", "16", "256"}, "cross-thread frees gathered before one hand-back"});
   if (t.huge_blocks) d.push_back({"huge_cache", {"64M", "0", "256M"}, "freed huge mappings kept for reuse"});
   if (t.large_blocks) d.push_back({"large_max", {"32M", "4M"}, "largest block carved from a segment"});
   // Call-site pools (the pool allocation paper, docs/pools.md): objects of one site together.

@@ -91,7 +91,7 @@ TEST(Config, BadValuesRejectedByName) {
   EXPECT_NE(err.find("TAILOR_LARGE_MAX=134217728 rejected"), std::string::npos) << err;
   EXPECT_EQ(v(c, Param::kPageSize), 64 * 1024);
   EXPECT_EQ(v(c, Param::kClassSpacing), 4);
-  EXPECT_EQ(v(c, Param::kRemoteBatch), 16);
+  EXPECT_EQ(v(c, Param::kRemoteBatch), 64);
   EXPECT_EQ(v(c, Param::kLargeMax), 32 << 20);
   EXPECT_EQ(src(c, Param::kPageSize), Source::kDefault);
 }

@@ -381,7 +381,7 @@ namespace {
 // allocates, it stashes nothing: blocks of a line-sized class (128 bytes)
 // go back too, not into stashes it would never use.
 TEST(ThreadReuse, AThreadThatOnlyFreesHandsBlocksBackInBatchesAndStashesNone) {
-  constexpr std::size_t kBlocks = 40, kSize = 128;
+  constexpr std::size_t kBlocks = 150, kSize = 128;  // two full batches of the default 64, and a rest
   tailor_config(nullptr, 0);  // reads the configuration
   const std::size_t batch = tailor::alloc::g_config.remote_batch;
   if (batch <= 1 || batch > kBlocks) GTEST_SKIP() << "REMOTE_BATCH " << batch;
