@@ -70,7 +70,8 @@ inline void* malloc_inline_at(std::size_t size, const void* site) noexcept {
   // The segment's registry byte is this heap's tag: libtailor's, and ours
   // (misuse.h). Anything else (NULL, unknown, a DMM's block, another heap's,
   // huge, a tagless heap's) is sorted out of line.
-  if (TAILOR_LIKELY(segment_tag(seg) == h->tag)) {
+  const std::uint32_t tag = segment_tag(seg);
+  if (TAILOR_LIKELY(tag == h->tag)) {
     Page* pg = page_of(seg, p);
     if (TAILOR_UNLIKELY(!block_start_ok(pg, p) || block_key(p) == g_free_key)) {  // interior, or freed
       misuse_in_segment("free", seg, p);
@@ -79,6 +80,13 @@ inline void* malloc_inline_at(std::size_t size, const void* site) noexcept {
     // The registry byte (misuse.h) and the segment's header name one owner.
     TAILOR_ASSERT(seg->heap.load(std::memory_order_relaxed) == h);
     free_owned(h, pg, p);
+    return;
+  }
+  // Another tagged heap's block: set aside unread, looked at with the
+  // others later (heap.h, Heap::deferred).
+  if (tag - 1u < kTagLast && h->defer_left != 0) {
+    h->deferred[kDeferMax - h->defer_left] = p;
+    if (--h->defer_left == 0) free_deferred(h);
     return;
   }
   free_not_mine(p);  // a tail call: nothing to save on the owner's path

@@ -362,23 +362,26 @@ void flush_batches(Heap* h) {
 
 // ------------------------------------------------------------------ stashes
 
-// (c may be no class: a call-site pool's page has kPoolPageClass.)
-bool stashable(std::uint32_t c) {
-  if (c >= kStashClasses) return false;
-  const std::uint32_t size = g_classes.cls[c].size;
-  return size <= kStashMaxSize && size % 64 == 0;
+// Each class's stash capacity (SizeClass::stash_max): classes whose index
+// is below kStashClasses and size a multiple of the line up to
+// kStashMaxSize, at most kStashMax blocks and kStashBytes bytes.
+void stash_classes_init() {
+  for (std::uint32_t c = 0; c < g_classes.count; ++c) {
+    SizeClass& k = g_classes.cls[c];
+    const bool stashable = c < kStashClasses && k.size <= kStashMaxSize && k.size % 64 == 0;
+    k.stash_max = stashable ? std::min(kStashMax, kStashBytes / k.size) : 0;
+  }
 }
 
 bool is_stash(const Heap* h, const Page* pg) { return pg >= h->stash && pg < h->stash + kStashClasses; }
 
 // Keeps another heap's block `b` (of a page of class c) for this heap's next
 // malloc of class c; false if the class does not qualify or its stash is full.
-bool stash_push(Heap* h, std::uint32_t c, Block* b, Heap* owner) {
-  if (!stashable(c)) return false;
+// (c may be no class: a call-site pool's page has kPoolPageClass.)
+[[gnu::always_inline]] inline bool stash_push(Heap* h, std::uint32_t c, Block* b, Heap* owner) {
+  if (c >= kStashClasses) return false;
   Page& s = h->stash[c];
-  const std::uint32_t size = g_classes.cls[c].size;
-  const std::uint32_t held = 0u - s.used;
-  if (held >= kStashMax || (held + 1) * size > kStashBytes) return false;  // (no division on this path)
+  if (0u - s.used >= g_classes.cls[c].stash_max) return false;  // full, or a class that is not stashed
   // A stashed block handed out and freed again is stashed again, so the
   // blocks of a live heap whose thread does not allocate (a thread waiting
   // for its workers, as larson's main thread does) stayed foreign for good,
@@ -413,7 +416,7 @@ bool stash_push(Heap* h, std::uint32_t c, Block* b, Heap* owner) {
   s.used--;
   // Larger classes: heap_malloc_generic pops it. (A class's direct range
   // is up to 16 slots wide: written only when it changes.)
-  if (size <= kDirectMax && live_direct(h)[size >> 3] != &s) set_direct(h, c, &s);
+  if (const std::uint32_t size = g_classes.cls[c].size; size <= kDirectMax && live_direct(h)[size >> 3] != &s) set_direct(h, c, &s);
   return true;
 }
 
@@ -431,6 +434,44 @@ void stash_flush(Heap* h) {
     s.used = 0;
     if (g_classes.cls[c].size <= kDirectMax && live_direct(h)[g_classes.cls[c].size >> 3] == &s) update_direct(h, c);
   }
+}
+
+// Adds `owner`'s block b (of class c, or no class) to this heap's batch for
+// that owner, handed back when full (REMOTE_BATCH blocks, at least 2).
+void batch_add(Heap* me, Heap* owner, Block* b, std::uint32_t c) {
+  // The owner's batch, else a free slot, else the next slot in turn, handed
+  // back first. (One batch for whichever owner came last made batches of
+  // one or two blocks where a thread frees blocks of several threads in
+  // turn, and each its own push on a line the owner reads.)
+  RemoteBatch* bt = nullptr;
+  RemoteBatch* unused = nullptr;
+  for (RemoteBatch& s : me->batches) {
+    if (s.owner == owner) {
+      bt = &s;
+      break;
+    }
+    if (s.owner == nullptr && unused == nullptr) unused = &s;
+  }
+  if (bt == nullptr) {
+    if (unused == nullptr) {
+      unused = &me->batches[me->batch_victim];
+      me->batch_victim = (me->batch_victim + 1) % kBatchOwners;
+      flush_batch(me, *unused);
+    }
+    bt = unused;
+    bt->owner = owner;
+    bt->tail = b;
+    b->next = nullptr;
+    me->batch_pending++;
+  } else {
+    b->next = bt->head;
+  }
+  bt->head = b;
+  if (const std::uint32_t room = index_room(c); room > bt->room) {
+    bt->room = room;
+    bt->index = b;
+  }
+  if (++bt->count >= g_config.remote_batch) flush_batch(me, *bt);
 }
 
 void free_local(Heap* h, void* p) {
@@ -475,6 +516,7 @@ void drain_remote(Heap* h) {
 }
 
 void prepare_slow_path(Heap* h) {
+  deferred_flush(h);
   h->slow_paths.store(h->slow_paths.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   if (h->remote.load(std::memory_order_relaxed) != nullptr) drain_remote(h);
   if (h->batch_pending != 0 && --h->batch_flush_in == 0) flush_batches(h);
@@ -534,6 +576,7 @@ void thread_done(void* value) {
   auto* h = static_cast<Heap*>(value);
   if (h == nullptr || h == &g_empty_heap) return;
   if (h->secure_quarantine != nullptr) secure_heap_done(h);  // before the stash: it may fill it
+  deferred_flush(h);  // before the stash: it may fill it too
   stash_flush(h);
   h->watched = nullptr;
   const std::size_t kept = free_empty_pages(h, kAbandonedResident);
@@ -601,6 +644,9 @@ Heap* heap_new() {
 // Makes h (owned by the caller: new, popped or claimed) the thread's heap.
 void heap_set_thread(Heap* h) {
   tl_heap = h;
+  // (A DMM serving malloc and secure mode are set at process_init, before
+  // any heap: their blocks are never deferred.)
+  if (h->defer_left == 0 && g_config.remote_batch > 1 && !dmm_active() && !secure_active()) h->defer_left = kDeferMax;
   pthread_setspecific(g_thread_key, h);
   // After the heap is set: pthread_atfork may allocate. A child forked while
   // another thread held segments_lock (segment.h) must not wait for it.
@@ -633,6 +679,7 @@ void process_init() noexcept {
     config_init();
     misuse_init();
     size_classes_init();
+    stash_classes_init();
     pthread_key_create(&g_thread_key, &thread_done);
     // Secure mode serves every request (secure.h): no DMM, no pools. Set
     // before the state is 2, so that no thread allocates from a heap
@@ -956,43 +1003,45 @@ void free_remote(Segment* seg, void* p) noexcept {
     push_remote(owner, b, b);
     return;
   }
-  // The owner's batch, else a free slot, else the next slot in turn, handed
-  // back first. (One batch for whichever owner came last made batches of
-  // one or two blocks where a thread frees blocks of several threads in
-  // turn, and each its own push on a line the owner reads.)
-  RemoteBatch* bt = nullptr;
-  RemoteBatch* unused = nullptr;
-  for (RemoteBatch& s : me->batches) {
-    if (s.owner == owner) {
-      bt = &s;
-      break;
+  batch_add(me, owner, b, c);
+}
+
+// The checks free_remote makes and its hand-off, for each deferred block in
+// turn: a thread with a heap skips the rest of free_remote for the blocks of
+// class pages, and the configuration's and the key's loads are made once.
+void free_deferred(Heap* h) noexcept {
+  const std::uint32_t n = kDeferMax - h->defer_left;
+  h->defer_left = kDeferMax;
+  const auto shift = g_config.slice_shift;
+  const std::uintptr_t in_slice = g_config.slice_size - 1;
+  const std::uintptr_t key = g_free_key;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    void* p = h->deferred[i];
+    Segment* seg = segment_of(p);
+    std::uint32_t m = 0;  // the slice's class + 1 and page offset (segment.h); 0: not a class page
+    const std::uintptr_t off = reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(seg);
+    if (seg->kind == SegmentKind::kNormal && (off >> shift) < seg->slice_count) m = seg->slice_classes()[off >> shift];
+    if (m == 0) {
+      free_remote(seg, p);
+      continue;
     }
-    if (s.owner == nullptr && unused == nullptr) unused = &s;
-  }
-  if (bt == nullptr) {
-    if (unused == nullptr) {
-      unused = &me->batches[me->batch_victim];
-      me->batch_victim = (me->batch_victim + 1) % kBatchOwners;
-      flush_batch(me, *unused);
+    const std::uint32_t c = (m & 0xff) - 1;
+    const std::uintptr_t in_page = (std::uintptr_t{m >> 8} << shift) + (off & in_slice);
+    if (!offset_start_ok(in_page, g_classes.cls[c].magic) || block_key(p) == key) {
+      misuse_in_segment("free", seg, p);  // interior, or freed (misuse.h)
+      continue;
     }
-    bt = unused;
-    bt->owner = owner;
-    bt->tail = b;
-    b->next = nullptr;
-    me->batch_pending++;
-  } else {
-    b->next = bt->head;
+    block_key(p) = key;
+    auto* b = static_cast<Block*>(p);
+    Heap* owner = seg->heap.load(std::memory_order_relaxed);
+    if (!h->frees_only && stash_push(h, c, b, owner)) continue;
+    batch_add(h, owner, b, c);
   }
-  bt->head = b;
-  if (const std::uint32_t room = index_room(c); room > bt->room) {
-    bt->room = room;
-    bt->index = b;
-  }
-  if (++bt->count >= g_config.remote_batch) flush_batch(me, *bt);
 }
 
 void heap_collect(Heap* h) noexcept {
   if (h == &g_empty_heap) return;
+  deferred_flush(h);
   stash_flush(h);
   free_empty_pages(h);
   pools_collect(h);

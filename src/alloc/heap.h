@@ -62,6 +62,8 @@ struct RemoteBatch {
   std::uint32_t room;
 };
 constexpr std::uint32_t kBatchOwners = 4;
+// Foreign frees a thread sets aside before it looks at them (Heap::deferred).
+constexpr std::uint32_t kDeferMax = 32;
 // Slow paths between two hand-backs of every batch, full or not: the
 // longest a freed block waits in a live thread's batches.
 constexpr std::uint32_t kBatchFlushEvery = 32;
@@ -130,6 +132,17 @@ struct alignas(64) Heap {
   // a dormant owner, stash_push); so on a line of the owner's, not on the
   // remote list's, which other threads write.
   std::atomic<std::uint32_t> slow_paths{0};
+  // Frees of other tagged heaps' blocks, set aside by free (alloc.h) and
+  // looked at kDeferMax at a time (free_deferred), at the next slow path,
+  // at thread exit and by heap_collect. In a thread that frees blocks other
+  // threads just wrote (a server draining its inbox), free returns at once,
+  // so the program's loads of the next blocks overlap with the miss on
+  // this one, and the checks and hand-offs run later as a loop over lines
+  // now in this core's cache. defer_left counts the free entries down
+  // from kDeferMax; 0 in a heap that defers nothing (the empty heap, a
+  // DMM serving malloc, secure mode, REMOTE_BATCH 1).
+  std::uint32_t defer_left = 0;
+  void* deferred[kDeferMax] = {};
   alignas(64) std::atomic<Block*> remote{nullptr};  // blocks freed by other threads
   // With call-site pools on (site_pool.h), direct[] stays empty so that
   // every malloc reaches the routing, and these are the direct pointers:
@@ -201,6 +214,10 @@ void page_free_slow(Heap* heap, Page* page) noexcept;  // local free left used =
   page_free_slow(h, pg);
 }
 void free_remote(Segment* seg, void* p) noexcept;      // another heap's block, or huge
+void free_deferred(Heap* h) noexcept;                 // the blocks of Heap::deferred
+inline void deferred_flush(Heap* h) noexcept {
+  if (h->defer_left != 0 && h->defer_left != kDeferMax) free_deferred(h);
+}
 // What the slow path does first: takes back the blocks other threads freed
 // to this heap, and hands back this thread's batch of theirs.
 void heap_prepare(Heap* heap) noexcept;

@@ -30,6 +30,7 @@ struct SizeClass {
   std::uint32_t slices;      // slices per page
   std::uint32_t blocks;      // blocks per page
   std::uint32_t extend;      // blocks carved at a time (about 4 KiB, at least 1)
+  std::uint32_t stash_max;   // blocks a heap's stash of the class holds at most (heap.cpp; 0: none)
   std::uint64_t magic;       // block_magic(size) (misuse.h): the block-start test without the page
 };
 

@@ -132,6 +132,41 @@ TEST(Misuse, AnotherThreadsFreeIsCheckedAsTheOwnersIs) {
   }).join();
 }
 
+// A thread with a heap sets other threads' frees aside and checks them
+// later (heap.h, Heap::deferred): at the latest when it ends, with the
+// same messages.
+TEST(Misuse, AnotherThreadsFreesSetAsideAreCheckedWhenLookedAt) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  auto elsewhere = [](void* p, void* q) {
+    std::thread([p, q] {
+      tailor_free(tailor_malloc(8));  // a heap of its own: its next foreign frees are set aside
+      tailor_free(opaque(p));
+      tailor_free(opaque(q));
+    }).join();
+  };
+  EXPECT_DEATH(
+      {
+        void* p = tailor_malloc(48);
+        elsewhere(p, p);
+      },
+      "^tailor: free\\(\\): double free of 0x[0-9a-f]+ \\(block of 48 bytes, already free\\)\n");
+  EXPECT_DEATH(
+      {
+        void* p = tailor_malloc(256);  // a stashed class
+        void* q = tailor_malloc(256);
+        tailor_free(p);
+        elsewhere(q, p);
+      },
+      "^tailor: free\\(\\): double free of 0x[0-9a-f]+ \\(block of 256 bytes, already free\\)\n");
+  EXPECT_DEATH(
+      {
+        auto* p = static_cast<char*>(tailor_malloc(64));
+        void* q = tailor_malloc(64);
+        elsewhere(q, p + 16);
+      },
+      "invalid pointer 0x[0-9a-f]+ \\(not the start of a block: 16 bytes into the block of 64 bytes at 0x");
+}
+
 // The slice map (segment.h, slice_classes) knows a slice's class only
 // while a class page holds it: a slice that held one and now starts
 // a middle block must send that block's cross-thread free to the

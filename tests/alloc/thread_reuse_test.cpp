@@ -71,13 +71,67 @@ TEST(ThreadReuse, FreeingThreadReusesLineSizedForeignBlocksMostRecentFirst) {
   // (fewer than 8: once its owner is found dormant, one block in eight goes back)
   while_owner_lives(7, 256, [](const std::vector<void*>& owned) {  // 256: a multiple of the line
     tailor_free(tailor_malloc(256));  // this thread's heap exists before the foreign frees
-    for (void* p : owned) tailor_free(p);
+    for (void* p : owned) tailor_free(p);  // set aside (heap.h, Heap::deferred), not yet looked at
+    // The thread's next slow path (the first malloc of a class it has not
+    // used) looks at them: into the stash, in the order they were freed.
+    void* other = tailor_malloc(2048);
     for (int i = 6; i >= 0; --i) {
       void* q = tailor_malloc(256);
       EXPECT_EQ(q, owned[static_cast<std::size_t>(i)]) << "the block freed last comes back first";
     }
     for (void* p : owned) tailor_free(p);  // still the owner's blocks: into this thread's stash again
+    tailor_free(other);
   });
+}
+
+// Until the thread looks at the blocks it set aside, they are neither
+// reused nor handed back: its malloc fast path does not look at them.
+TEST(ThreadReuse, ForeignFreesSetAsideAreNotReusedBeforeTheThreadLooksAtThem) {
+  while_owner_lives(7, 256, [](const std::vector<void*>& owned) {
+    tailor_free(tailor_malloc(256));
+    for (void* p : owned) tailor_free(p);
+    void* q = tailor_malloc(256);  // a fast path: from this thread's own page
+    EXPECT_FALSE(contains(owned, q));
+    tailor_free(q);
+  });
+}
+
+// A thread that sets foreign frees aside hands them back when it ends,
+// also those of classes that are not stashed and fewer than it looks at
+// at a time (32).
+TEST(ThreadReuse, ForeignFreesSetAsideGoBackWhenTheFreeingThreadEnds) {
+  tailor_collect();
+  std::vector<void*> owned = allocate(10, 48);  // 48: not stashed, handed back to the owner
+  const std::uint64_t with = used();
+  std::thread freer([&] {
+    tailor_free(tailor_malloc(48));  // a heap of its own: its next foreign frees are set aside
+    for (void* p : owned) tailor_free(p);
+  });
+  freer.join();
+  tailor_collect();  // drains the remote list
+  EXPECT_EQ(with - used(), 10u * 48) << "the ended thread's set-aside frees did not come back to the owner";
+}
+
+// And a live thread hands them back when it collects (tailor_collect,
+// malloc_trim), whatever their number.
+TEST(ThreadReuse, ForeignFreesSetAsideGoBackWhenTheFreeingThreadCollects) {
+  tailor_collect();
+  std::vector<void*> owned = allocate(10, 48);
+  const std::uint64_t with = used();
+  std::atomic<int> stage{0};
+  std::thread freer([&] {
+    tailor_free(tailor_malloc(48));
+    for (void* p : owned) tailor_free(p);
+    tailor_collect();
+    stage = 1;
+    while (stage.load() != 2) std::this_thread::yield();
+  });
+  while (stage.load() != 1) std::this_thread::yield();
+  tailor_collect();
+  const std::uint64_t after = used();
+  stage = 2;
+  freer.join();
+  EXPECT_EQ(with - after, 10u * 48) << "tailor_collect did not hand the set-aside frees back";
 }
 
 TEST(ThreadReuse, ALiveOwnersBlocksDoNotStayInTheStashesForGood) {
