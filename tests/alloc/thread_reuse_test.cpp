@@ -312,7 +312,18 @@ TEST(ThreadReuse, WavesOfThreadsReuseTheIdleHeapsWhileTheyAreSwept) {
     for (int t = 0; t < kThreads; ++t) ts.emplace_back(work);
     for (auto& t : ts) t.join();
   };
-  wave();  // kThreads idle heaps at least
+  {  // kThreads idle heaps at least: the first wave's threads hold heaps at once
+    std::atomic<int> started{0};
+    std::vector<std::thread> ts;
+    for (int t = 0; t < kThreads; ++t)
+      ts.emplace_back([&] {
+        tailor_free(tailor_malloc(16));
+        started.fetch_add(1);
+        while (started.load() != kThreads) std::this_thread::yield();
+        work();
+      });
+    for (auto& t : ts) t.join();
+  }
   tailor_stats before;
   tailor_get_stats(&before);
   for (int w = 0; w < kWaves; ++w) {
