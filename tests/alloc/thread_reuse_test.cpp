@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "alloc/config.h"
+#include "alloc/heap.h"
 #include "common/process_memory.h"
 #include "tailor/tailor.h"
 
@@ -68,32 +69,36 @@ void while_owner_lives(std::size_t n, std::size_t size, F with_blocks) {
 }
 
 TEST(ThreadReuse, FreeingThreadReusesLineSizedForeignBlocksMostRecentFirst) {
-  // (fewer than 8: once its owner is found dormant, one block in eight goes back)
-  while_owner_lives(7, 256, [](const std::vector<void*>& owned) {  // 256: a multiple of the line
+  // 7 blocks of 256 bytes (a multiple of the line; fewer than 8: once their
+  // owner is found dormant, one block in eight goes back) after blocks of
+  // 48 bytes (not stashed: they go back to the owner), kDeferMax foreign
+  // frees in all: the last one makes the thread look at all it set aside
+  // (heap.h, Heap::deferred), the 256-byte ones into its stash in the order
+  // they were freed. (Its next slow path would too, but a thread that
+  // adopted an earlier test's heap may not take one.)
+  constexpr std::size_t kLine = 7, kOther = tailor::alloc::kDeferMax - kLine;
+  std::atomic<int> stage{0};
+  std::vector<void*> other, owned;
+  std::thread owner([&] {
+    other = allocate(kOther, 48);
+    owned = allocate(kLine, 256);
+    stage = 1;
+    while (stage.load() != 2) std::this_thread::yield();
+  });
+  while (stage.load() != 1) std::this_thread::yield();
+  std::thread([&] {
     tailor_free(tailor_malloc(256));  // this thread's heap exists before the foreign frees
-    for (void* p : owned) tailor_free(p);  // set aside (heap.h, Heap::deferred), not yet looked at
-    // The thread's next slow path (the first malloc of a class it has not
-    // used) looks at them: into the stash, in the order they were freed.
-    void* other = tailor_malloc(2048);
-    for (int i = 6; i >= 0; --i) {
+    for (void* p : other) tailor_free(p);
+    for (void* p : owned) tailor_free(p);
+    for (std::size_t i = kLine; i-- > 0;) {
       void* q = tailor_malloc(256);
-      EXPECT_EQ(q, owned[static_cast<std::size_t>(i)]) << "the block freed last comes back first";
+      EXPECT_EQ(q, owned[i]) << "the block freed last comes back first";
+      if (q != owned[i]) tailor_free(q);
     }
     for (void* p : owned) tailor_free(p);  // still the owner's blocks: into this thread's stash again
-    tailor_free(other);
-  });
-}
-
-// Until the thread looks at the blocks it set aside, they are neither
-// reused nor handed back: its malloc fast path does not look at them.
-TEST(ThreadReuse, ForeignFreesSetAsideAreNotReusedBeforeTheThreadLooksAtThem) {
-  while_owner_lives(7, 256, [](const std::vector<void*>& owned) {
-    tailor_free(tailor_malloc(256));
-    for (void* p : owned) tailor_free(p);
-    void* q = tailor_malloc(256);  // a fast path: from this thread's own page
-    EXPECT_FALSE(contains(owned, q));
-    tailor_free(q);
-  });
+  }).join();
+  stage = 2;
+  owner.join();
 }
 
 // A thread that sets foreign frees aside hands them back when it ends,
