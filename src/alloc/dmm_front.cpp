@@ -425,11 +425,11 @@ __attribute__((noinline)) void release_locked(dmm::Address a, std::size_t part) 
     account_resident();
 }
 
-}  // namespace
-
-void dmm_free(void* p) noexcept {
+// A free the single-threaded fast path did not take: with the lock (once
+// the process has threads), the front made on first use, the block kept or
+// passed on.
+__attribute__((noinline)) void dmm_free_slow(dmm::Address a) noexcept {
   Guard g;
-  const auto a = reinterpret_cast<dmm::Address>(p);
   const std::size_t part = part_of(a);
   if (g_front_limit > 0) {
     // The block's usable bytes come from its header, which a neighbour's
@@ -446,6 +446,33 @@ void dmm_free(void* p) noexcept {
     }
   }
   release_locked(a, part);
+}
+
+}  // namespace
+
+// While the process has one thread and this thread has a front (fronts are
+// on), a block whose header the composition reads inline (composite.h,
+// usable_inline: every mechanism of the dmm layer) is decided here, with no
+// lock and, when its bin keeps it, no call; every other free goes through
+// dmm_free_slow, which decides the same way under the lock.
+void dmm_free(void* p) noexcept {
+  const auto a = reinterpret_cast<dmm::Address>(p);
+  ThreadFront* f = tl_front;
+  const std::size_t part = part_of(a);
+  std::uint64_t usable;
+  if (f != nullptr && __libc_single_threaded && g_dmm->usable_inline(part, a, usable)) [[likely]] {
+    const unsigned b = dmm::Front::bin_of_block(a, usable);
+    if (b != 0 && g_owner[b] == part) {
+      if (f->front.push(b, a, g_limits[b], store_word)) {
+        ++f->counters.kept;
+        return;
+      }
+      ++f->counters.passed;
+    }
+    release_locked(a, part);  // no lock: one thread
+    return;
+  }
+  dmm_free_slow(a);
 }
 
 std::size_t dmm_usable(const void* p) noexcept {

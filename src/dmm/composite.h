@@ -34,8 +34,11 @@
 #include "dmm/binary_buddy.h"
 #include "dmm/fibonacci_buddy.h"
 #include "dmm/fixed_array.h"
+#include "dmm/kingsley.h"
+#include "dmm/lea.h"
 #include "dmm/memory.h"
 #include "dmm/segregated_fit.h"
+#include "dmm/segregated_lists.h"
 #include "dmm/simple_segregated_storage.h"
 #include "dmm/size_classes.h"
 #include "dmm/spec.h"
@@ -125,8 +128,17 @@ class Composite {
   }
   /// Usable bytes of a block of allocator `part` from `address` (malloc_usable_size).
   std::uint64_t usable(std::size_t part, Address address) {
+    std::uint64_t n;
+    if (usable_inline(part, address, n)) return n;
     const Part& p = parts_[part];
     return p.ops->usable(p.self, address);
+  }
+  /// The same, read inline for every mechanism of the dmm layer (one or two
+  /// header loads, a compare per kind tried before it, no indirect call);
+  /// false for one it does not know. Every free through a front asks it.
+  [[gnu::always_inline]] bool usable_inline(std::size_t part, Address address, std::uint64_t& out) {
+    return usable_of<SegregatedFit<M>, SimpleSegregatedStorage<M>, SegregatedLists<M>, Kingsley<M>, Lea<M>,
+                     FibonacciBuddy<M>, BinaryBuddy<M>>(parts_[part], address, out);
   }
 
   std::uint64_t steps(std::size_t i) const noexcept { return parts_[i].ops->steps(parts_[i].self); }
@@ -274,6 +286,13 @@ class Composite {
                                  coalesces, min_alignment, state_bytes, destroy, kind_of(),
                                  merges};
   };
+
+  // usable_inline over the mechanisms Mechs, in the order given.
+  template <class... Mechs>
+  [[gnu::always_inline]] static bool usable_of(const Part& p, Address address, std::uint64_t& out) {
+    return ((p.ops == &Holder<Mechs>::kOps && (out = static_cast<Holder<Mechs>*>(p.self)->mech.usable(address), true)) ||
+            ...);
+  }
 
   static constexpr std::uint64_t round8(std::uint64_t n) noexcept { return (n + 7) & ~std::uint64_t{7}; }
 
