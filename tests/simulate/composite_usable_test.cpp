@@ -56,58 +56,32 @@ void check_blocks(Composite& c, const char* what, std::uint64_t max = UINT64_MAX
   for (const auto& r : ranges) c.release(0, r.first);
 }
 
+// Mech alone in a composition, built from `args` on a memory of its own.
+template <class Mech, class... Args>
+void check_mechanism(const char* what, std::uint64_t max, Args&&... args) {
+  M memory;
+  Composite c;
+  ASSERT_EQ(c.build_one<Mech>(memory, std::forward<Args>(args)...), nullptr) << what;
+  check_blocks(c, what, max);
+}
+
 TEST(CompositeUsable, EveryMechanismIsReadInline) {
-  {
-    M memory;
-    Composite c;
-    ASSERT_EQ(c.build_one<dmm::Kingsley<M>>(memory), nullptr);
-    check_blocks(c, "kingsley");
-  }
-  {
-    M memory;
-    Composite c;
-    ASSERT_EQ(c.build_one<dmm::Lea<M>>(memory), nullptr);
-    check_blocks(c, "lea");
-  }
-  {
-    M memory;
-    Composite c;
-    ASSERT_EQ(c.build_one<dmm::FibonacciBuddy<M>>(memory), nullptr);
-    check_blocks(c, "fibonacci buddy");
-  }
-  {
-    M memory;
-    Composite c;
-    ASSERT_EQ(c.build_one<dmm::BinaryBuddy<M>>(memory), nullptr);
-    check_blocks(c, "binary buddy");
-  }
-  {
-    M memory;
-    Composite c;
-    ASSERT_EQ(c.build_one<dmm::SegregatedLists<M>>(memory, sim::s10_classes(), dmm::s10_config()), nullptr);
-    check_blocks(c, "segregated lists");
-  }
-  {
-    M memory;
-    Composite c;
-    dmm::SegregatedFitConfig config;
-    config.search_larger = true;
-    config.split = true;
-    config.coalesce = true;
-    ASSERT_EQ(c.build_one<dmm::SegregatedFit<M>>(memory, sim::powers_of_two_classes(4, 14, true), config), nullptr);
-    check_blocks(c, "segregated fit");
-  }
-  {  // bounded classes, each in areas of one chunk (its check)
-    M memory;
-    Composite c;
-    const sim::SizeClasses classes = sim::powers_of_two_classes(3, 10, false);
-    dmm::SimpleSegregatedConfig config;
-    config.chunk = 65536;
-    ASSERT_EQ(dmm::SimpleSegregatedStorage<M>::check(classes, config), nullptr);
-    ASSERT_EQ(c.build_one<dmm::SimpleSegregatedStorage<M>>(memory, sim::powers_of_two_classes(3, 10, false), config),
-              nullptr);
-    check_blocks(c, "simple segregated storage", 1024);
-  }
+  check_mechanism<dmm::Kingsley<M>>("kingsley", UINT64_MAX);
+  check_mechanism<dmm::Lea<M>>("lea", UINT64_MAX);
+  check_mechanism<dmm::FibonacciBuddy<M>>("fibonacci buddy", UINT64_MAX);
+  check_mechanism<dmm::BinaryBuddy<M>>("binary buddy", UINT64_MAX);
+  check_mechanism<dmm::SegregatedLists<M>>("segregated lists", UINT64_MAX, sim::s10_classes(), dmm::s10_config());
+  dmm::SegregatedFitConfig fit;
+  fit.search_larger = true;
+  fit.split = true;
+  fit.coalesce = true;
+  check_mechanism<dmm::SegregatedFit<M>>("segregated fit", UINT64_MAX, sim::powers_of_two_classes(4, 14, true), fit);
+  // Bounded classes, each in areas of one chunk (its check).
+  dmm::SimpleSegregatedConfig simple;
+  simple.chunk = 65536;
+  ASSERT_EQ(dmm::SimpleSegregatedStorage<M>::check(sim::powers_of_two_classes(3, 10, false), simple), nullptr);
+  check_mechanism<dmm::SimpleSegregatedStorage<M>>("simple segregated storage", 1024,
+                                                   sim::powers_of_two_classes(3, 10, false), simple);
 }
 
 }  // namespace
