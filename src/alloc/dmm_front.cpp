@@ -425,6 +425,24 @@ __attribute__((noinline)) void release_locked(dmm::Address a, std::size_t part) 
     account_resident();
 }
 
+// The front's bin for a freed block of allocator `part` with `usable`
+// bytes, or 0: none, or a bin another allocator owns (dmm/front.h).
+inline unsigned front_bin(dmm::Address a, std::uint64_t usable, std::size_t part) noexcept {
+  const unsigned b = dmm::Front::bin_of_block(a, usable);
+  return b != 0 && g_owner[b] == part ? b : 0;
+}
+
+// Keeps the block in bin b of the thread's front if the bin has room;
+// false, counted as passed on, if it has not.
+inline bool keep_in_front(ThreadFront* f, unsigned b, dmm::Address a, std::uint32_t limit) noexcept {
+  if (f->front.push(b, a, limit, store_word)) {
+    ++f->counters.kept;
+    return true;
+  }
+  ++f->counters.passed;
+  return false;
+}
+
 // A free the single-threaded fast path did not take: with the lock (once
 // the process has threads), the front made on first use, the block kept or
 // passed on.
@@ -434,15 +452,10 @@ __attribute__((noinline)) void dmm_free_slow(dmm::Address a) noexcept {
   if (g_front_limit > 0) {
     // The block's usable bytes come from its header, which a neighbour's
     // release may be rewriting: under the lock (none while single-threaded).
-    const unsigned b = dmm::Front::bin_of_block(a, g_dmm->usable(part, a));
-    if (b != 0 && g_owner[b] == part) {
-      if (ThreadFront* f = front_locked(); f != nullptr) {
-        if (f->front.push(b, a, g.locked ? g_threads_limits[b] : g_limits[b], store_word)) {
-          ++f->counters.kept;
-          return;
-        }
-        ++f->counters.passed;
-      }
+    if (const unsigned b = front_bin(a, g_dmm->usable(part, a), part); b != 0) {
+      if (ThreadFront* f = front_locked();
+          f != nullptr && keep_in_front(f, b, a, g.locked ? g_threads_limits[b] : g_limits[b]))
+        return;
     }
   }
   release_locked(a, part);
@@ -461,14 +474,7 @@ void dmm_free(void* p) noexcept {
   const std::size_t part = part_of(a);
   std::uint64_t usable;
   if (f != nullptr && __libc_single_threaded && g_dmm->usable_inline(part, a, usable)) [[likely]] {
-    const unsigned b = dmm::Front::bin_of_block(a, usable);
-    if (b != 0 && g_owner[b] == part) {
-      if (f->front.push(b, a, g_limits[b], store_word)) {
-        ++f->counters.kept;
-        return;
-      }
-      ++f->counters.passed;
-    }
+    if (const unsigned b = front_bin(a, usable, part); b != 0 && keep_in_front(f, b, a, g_limits[b])) return;
     release_locked(a, part);  // no lock: one thread
     return;
   }
